@@ -1,0 +1,89 @@
+// Package store defines the Store interface that persists revisit's domain,
+// and opens the implementation a URL names: PostgreSQL (postgres://…) for
+// fleets, SQLite (sqlite:///path/file.db) for the embedded default.
+//
+// Every implementation passes the conformance suite in store/storetest.
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/revisit-sched/revisit"
+)
+
+// Store persists revisit's domain. Methods are named NounVerb; errors are
+// *revisit.Error values for everything a caller can act on (not found, stale
+// data, invalid input, unknown policy, unavailable database).
+type Store interface {
+	// TaskTypeCreate stores a new task type; ErrConflict if it exists.
+	TaskTypeCreate(ctx context.Context, t revisit.TaskType) error
+	// TaskTypeUpdate replaces an existing task type; ErrNotFound if absent.
+	TaskTypeUpdate(ctx context.Context, t revisit.TaskType) error
+	// TaskTypeGet returns one task type; ErrNotFound if absent.
+	TaskTypeGet(ctx context.Context, name string) (revisit.TaskType, error)
+	// TaskTypeList returns every task type, by name.
+	TaskTypeList(ctx context.Context) ([]revisit.TaskType, error)
+
+	// ListerGetOrCreate returns the lister of that name and instance,
+	// creating it if needed; it is idempotent and race-free.
+	ListerGetOrCreate(ctx context.Context, name, instanceName string) (revisit.Lister, error)
+	// ListerGet returns the lister of that name and instance; ErrNotFound if
+	// absent.
+	ListerGet(ctx context.Context, name, instanceName string) (revisit.Lister, error)
+	// ListerUpdate stores CurrentState and LastListingFinishedAt if the stored
+	// Updated equals l.Updated, and returns the lister with its new Updated;
+	// ErrStaleData otherwise.
+	ListerUpdate(ctx context.Context, l revisit.Lister) (revisit.Lister, error)
+	// ListerList returns every lister, by name and instance name.
+	ListerList(ctx context.Context) ([]revisit.Lister, error)
+	// ListerGetByIDs returns the listers with those ids that exist.
+	ListerGetByIDs(ctx context.Context, ids []uuid.UUID) ([]revisit.Lister, error)
+
+	// ListedOriginsRecord upserts a batch on (lister_id, url, visit_type):
+	// inside the batch the last duplicate wins; a new row gets first_seen =
+	// last_seen = now, an existing one keeps first_seen, gets last_seen = now
+	// and the batch's other fields. The batch is written whole or not at all.
+	ListedOriginsRecord(ctx context.Context, origins []revisit.ListedOrigin) (revisit.RecordResult, error)
+	// ListedOriginsGet returns one page in (lister_id, url, visit_type) order.
+	ListedOriginsGet(ctx context.Context, f revisit.ListedOriginFilter) (revisit.ListedOriginPage, error)
+	// ListerVisitTypes returns the visit types of a lister's origins, sorted.
+	ListerVisitTypes(ctx context.Context, listerID uuid.UUID) ([]string, error)
+
+	// VisitStatsGet returns the stats that exist among keys.
+	VisitStatsGet(ctx context.Context, keys []revisit.OriginKey) ([]revisit.VisitStats, error)
+	// VisitStatsUpsert writes stats; a null (nil) field never overwrites a
+	// stored value.
+	VisitStatsUpsert(ctx context.Context, stats []revisit.VisitStats) error
+
+	// QueuePositionGet returns the visit type's queue position, 0 if unset.
+	QueuePositionGet(ctx context.Context, visitType string) (int64, error)
+	// QueuePositionSet sets the visit type's queue position.
+	QueuePositionSet(ctx context.Context, visitType string, position int64) error
+
+	// GrabNextVisits returns the true top p.Count eligible origins of the
+	// policy, one per (url, visit_type), and (unless p.DryRun) marks them
+	// scheduled at p.Now in the same atomic step. Concurrent callers never
+	// receive the same origin.
+	GrabNextVisits(ctx context.Context, p revisit.GrabParams) ([]revisit.ListedOrigin, error)
+
+	// MetricsUpdate recomputes and stores the scheduler metrics of one
+	// lister (nil: all) at now, and returns them.
+	MetricsUpdate(ctx context.Context, listerID *uuid.UUID, now time.Time) ([]revisit.SchedulerMetrics, error)
+	// MetricsGet reads stored metrics, filtered by lister and visit type
+	// when given.
+	MetricsGet(ctx context.Context, listerID *uuid.UUID, visitType string) ([]revisit.SchedulerMetrics, error)
+
+	// Close releases the store's connections.
+	Close() error
+}
+
+// Migrator applies and reports the schema migrations of a store.
+type Migrator interface {
+	// Migrate applies every pending migration.
+	Migrate(ctx context.Context) error
+	// SchemaVersion returns the applied version and the newest known one.
+	SchemaVersion(ctx context.Context) (current, latest int64, err error)
+}
