@@ -1,0 +1,166 @@
+// Package batch prepares the inputs and outputs that both stores share:
+// validated and deduplicated batches, page limits and keyset pages.
+package batch
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/google/uuid"
+
+	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/store/internal/pagetoken"
+)
+
+// ListedOrigins validates a batch, naming the first bad origin by its index
+// (origins[3].url), and returns it deduplicated on (lister_id, url,
+// visit_type), the last duplicate winning, sorted by that key so that
+// concurrent writers lock rows in one order. Times are truncated to µs and a
+// nil ExtraLoaderArguments becomes an empty object.
+func ListedOrigins(origins []revisit.ListedOrigin) ([]revisit.ListedOrigin, error) {
+	type key struct {
+		lister   uuid.UUID
+		url, typ string
+	}
+	last := make(map[key]int, len(origins))
+	for i, o := range origins {
+		if err := o.Validate(); err != nil {
+			return nil, indexed(err, "origins", i)
+		}
+		last[key{o.ListerID, o.URL, o.VisitType}] = i
+	}
+	out := make([]revisit.ListedOrigin, 0, len(last))
+	for i, o := range origins {
+		if last[key{o.ListerID, o.URL, o.VisitType}] != i {
+			continue
+		}
+		o.LastUpdate = revisit.MicrosecondPtr(o.LastUpdate)
+		if o.ExtraLoaderArguments == nil {
+			o.ExtraLoaderArguments = map[string]any{}
+		}
+		out = append(out, o)
+	}
+	slices.SortFunc(out, func(a, b revisit.ListedOrigin) int {
+		return cmp.Or(slices.Compare(a.ListerID[:], b.ListerID[:]), cmp.Compare(a.URL, b.URL), cmp.Compare(a.VisitType, b.VisitType))
+	})
+	return out, nil
+}
+
+// VisitStats validates a batch of stats and returns it deduplicated on
+// (url, visit_type), the last duplicate winning, sorted by that key, with
+// times truncated to µs.
+func VisitStats(stats []revisit.VisitStats) ([]revisit.VisitStats, error) {
+	last := make(map[revisit.OriginKey]int, len(stats))
+	for i, s := range stats {
+		if err := validateStats(s); err != nil {
+			return nil, indexed(err, "stats", i)
+		}
+		last[s.Key()] = i
+	}
+	out := make([]revisit.VisitStats, 0, len(last))
+	for i, s := range stats {
+		if last[s.Key()] != i {
+			continue
+		}
+		s.LastSuccessful = revisit.MicrosecondPtr(s.LastSuccessful)
+		s.LastVisit = revisit.MicrosecondPtr(s.LastVisit)
+		s.LastScheduled = revisit.MicrosecondPtr(s.LastScheduled)
+		out = append(out, s)
+	}
+	slices.SortFunc(out, func(a, b revisit.VisitStats) int {
+		return cmp.Or(cmp.Compare(a.URL, b.URL), cmp.Compare(a.VisitType, b.VisitType))
+	})
+	return out, nil
+}
+
+func validateStats(s revisit.VisitStats) error {
+	if err := revisit.ValidateOriginURL(s.URL); err != nil {
+		return err
+	}
+	if err := revisit.ValidateVisitType(s.VisitType); err != nil {
+		return err
+	}
+	if s.LastVisitStatus != nil && !s.LastVisitStatus.Valid() {
+		return revisit.Invalidf("last_visit_status", "%q is not successful, failed or not_found", *s.LastVisitStatus)
+	}
+	if s.NextPositionOffset < 0 || s.NextPositionOffset > 10 {
+		return revisit.Invalidf("next_position_offset", "%d is outside [0, 10]", s.NextPositionOffset)
+	}
+	if s.SuccessiveVisits < 1 {
+		return revisit.Invalidf("successive_visits", "%d is less than 1", s.SuccessiveVisits)
+	}
+	return nil
+}
+
+// indexed prefixes the field of an invalid-input error with the batch
+// element it comes from.
+func indexed(err error, name string, i int) error {
+	e, ok := err.(*revisit.Error)
+	if !ok {
+		return err
+	}
+	field := fmt.Sprintf("%s[%d]", name, i)
+	if e.Field != "" {
+		field += "." + e.Field
+	}
+	return &revisit.Error{Code: e.Code, Field: field, Message: e.Message}
+}
+
+// ListerIDs returns the distinct lister ids of a batch.
+func ListerIDs(origins []revisit.ListedOrigin) []uuid.UUID {
+	seen := make(map[uuid.UUID]struct{})
+	var ids []uuid.UUID
+	for _, o := range origins {
+		if _, ok := seen[o.ListerID]; !ok {
+			seen[o.ListerID] = struct{}{}
+			ids = append(ids, o.ListerID)
+		}
+	}
+	return ids
+}
+
+// CheckListersKnown fails with an invalid-input error naming the first
+// origin whose lister is not among known.
+func CheckListersKnown(origins []revisit.ListedOrigin, known []uuid.UUID) error {
+	set := make(map[uuid.UUID]struct{}, len(known))
+	for _, id := range known {
+		set[id] = struct{}{}
+	}
+	for i, o := range origins {
+		if _, ok := set[o.ListerID]; !ok {
+			return revisit.Invalidf(fmt.Sprintf("origins[%d].lister_id", i), "lister %s does not exist", o.ListerID)
+		}
+	}
+	return nil
+}
+
+// Page sizes of listed origins.
+const (
+	DefaultPageLimit = 1000
+	MaxPageLimit     = 10000
+)
+
+// PageLimit returns the page size to use for a requested limit.
+func PageLimit(limit int) (int, error) {
+	switch {
+	case limit == 0:
+		return DefaultPageLimit, nil
+	case limit < 0 || limit > MaxPageLimit:
+		return 0, revisit.Invalidf("limit", "must be between 1 and %d, not %d", MaxPageLimit, limit)
+	}
+	return limit, nil
+}
+
+// Page turns up to limit+1 rows read in key order into a page whose token is
+// set exactly when a row follows.
+func Page(origins []revisit.ListedOrigin, limit int) revisit.ListedOriginPage {
+	if len(origins) <= limit {
+		return revisit.ListedOriginPage{Origins: origins}
+	}
+	last := origins[limit-1]
+	return revisit.ListedOriginPage{
+		Origins:       origins[:limit],
+		NextPageToken: pagetoken.Encode(pagetoken.Key{ListerID: last.ListerID, URL: last.URL, VisitType: last.VisitType}),
+	}
+}

@@ -1,0 +1,126 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/store/internal/grabsql"
+)
+
+// dialect renders grab queries for PostgreSQL.
+var dialect = grabsql.Dialect{
+	Placeholder:    func(n int) string { return fmt.Sprintf("$%d", n) },
+	IsDistinctFrom: "IS DISTINCT FROM",
+	NullsFirst:     func(col string) string { return col + " NULLS FIRST" },
+	NullsLast:      func(col string) string { return col + " NULLS LAST" },
+	Lag:            "(last_update - last_successful)",
+	Random:         "random()",
+	Time:           func(t time.Time) any { return t },
+}
+
+// GrabNextVisits selects the top eligible origins of a policy and marks them
+// scheduled, in one transaction that holds the visit type's grab lock.
+func (s *Store) GrabNextVisits(ctx context.Context, p revisit.GrabParams) ([]revisit.ListedOrigin, error) {
+	cooldowns, err := p.Validate()
+	if err != nil {
+		return nil, err
+	}
+	now := p.Now
+	if now.IsZero() {
+		now = s.opts.Now()
+	}
+	now = revisit.Microsecond(now)
+	var picked []grabsql.Candidate
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", "revisit.grab:"+p.VisitType); err != nil {
+			return err
+		}
+		q, err := s.grabQuery(ctx, tx, p, now, cooldowns)
+		if err != nil {
+			return err
+		}
+		picked, err = grabsql.Pick(p.Count, func(limit int) ([]grabsql.Candidate, error) {
+			rows, _ := tx.Query(ctx, q.SQL, append(q.Args, limit)...)
+			return pgx.CollectRows(rows, scanCandidate)
+		})
+		if err != nil || p.DryRun || len(picked) == 0 {
+			return err
+		}
+		return markScheduled(ctx, tx, p, now, picked)
+	})
+	if err != nil {
+		return nil, translate(wrap(err, "grab %d %s visits (%s)", p.Count, p.VisitType, p.Policy))
+	}
+	origins := make([]revisit.ListedOrigin, len(picked))
+	for i, c := range picked {
+		origins[i] = c.Origin
+	}
+	return origins, nil
+}
+
+// grabQuery resolves the lister filter and renders the candidate query.
+func (s *Store) grabQuery(ctx context.Context, tx pgx.Tx, p revisit.GrabParams, now time.Time, c revisit.Cooldowns) (grabsql.Query, error) {
+	gp := grabsql.Params{VisitType: p.VisitType, Policy: p.Policy, Now: now, Disabled: p.Disabled,
+		Cooldowns: c, Sample: p.Sample}
+	if p.ListerID != nil || p.ListerName != "" {
+		var (
+			id       uuid.UUID
+			finished *time.Time
+		)
+		err := tx.QueryRow(ctx, `SELECT id, last_listing_finished_at FROM lister
+			WHERE CASE WHEN $1::uuid IS NOT NULL THEN id = $1 ELSE name = $2 AND instance_name = $3 END`,
+			p.ListerID, p.ListerName, p.ListerInstanceName).Scan(&id, &finished)
+		if err == pgx.ErrNoRows {
+			return grabsql.Query{}, revisit.Errorf(revisit.CodeNotFound, "lister %s not found", listerLabel(p))
+		}
+		if err != nil {
+			return grabsql.Query{}, err
+		}
+		gp.ListerID, gp.ListingFinishedAt = id, finished
+	}
+	return dialect.Build(gp)
+}
+
+func listerLabel(p revisit.GrabParams) string {
+	if p.ListerID != nil {
+		return p.ListerID.String()
+	}
+	return p.ListerName + "/" + p.ListerInstanceName
+}
+
+// markScheduled sets last_scheduled = max(existing, now) on the picked
+// origins' stats and listed rows, and for origins_without_last_update raises
+// the queue position, all in one round trip.
+func markScheduled(ctx context.Context, tx pgx.Tx, p revisit.GrabParams, now time.Time, picked []grabsql.Candidate) error {
+	urls := make([]string, len(picked))
+	for i, c := range picked {
+		urls[i] = c.Origin.URL
+	}
+	b := &pgx.Batch{}
+	b.Queue(`
+		WITH up AS (
+			INSERT INTO visit_stats AS vs (url, visit_type, last_scheduled)
+			SELECT url, $2, $3 FROM unnest($1::text[]) AS u(url)
+			ON CONFLICT (url, visit_type) DO UPDATE SET last_scheduled = GREATEST(vs.last_scheduled, EXCLUDED.last_scheduled)
+			RETURNING url, visit_type, last_successful, last_visit, last_visit_status, last_scheduled, next_visit_queue_position
+		)`+syncListedOrigins, urls, p.VisitType, now)
+	if pos, ok := grabsql.MaxQueuePosition(picked); ok && p.Policy == revisit.OriginsWithoutLastUpdate {
+		b.Queue(`INSERT INTO queue_position AS qp (visit_type, position) VALUES ($1, $2)
+			ON CONFLICT (visit_type) DO UPDATE SET position = GREATEST(qp.position, EXCLUDED.position)`, p.VisitType, pos)
+	}
+	return tx.SendBatch(ctx, b).Close()
+}
+
+// scanCandidate scans a row of grabsql.Columns.
+func scanCandidate(row pgx.CollectableRow) (grabsql.Candidate, error) {
+	var c grabsql.Candidate
+	dests := append(append([]any{&c.ID}, originDests(&c.Origin)...), &c.QueuePosition)
+	err := row.Scan(dests...)
+	normalizeOrigin(&c.Origin)
+	return c, err
+}

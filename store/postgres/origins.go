@@ -1,0 +1,180 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/store/internal/batch"
+	"github.com/revisit-sched/revisit/store/internal/pagetoken"
+)
+
+const originColumns = "lister_id, url, visit_type, extra_loader_arguments, enabled, first_seen, last_seen, " +
+	"last_update, is_fork, forked_from_url"
+
+// ListedOriginsRecord upserts a batch of listed origins in one statement.
+func (s *Store) ListedOriginsRecord(ctx context.Context, origins []revisit.ListedOrigin) (revisit.RecordResult, error) {
+	origins, err := batch.ListedOrigins(origins)
+	if err != nil || len(origins) == 0 {
+		return revisit.RecordResult{}, err
+	}
+	n := len(origins)
+	var (
+		listers  = make([]uuid.UUID, n)
+		urls     = make([]string, n)
+		types    = make([]string, n)
+		extras   = make([]string, n)
+		enabled  = make([]bool, n)
+		updates  = make([]pgtype.Timestamptz, n)
+		forks    = make([]pgtype.Bool, n)
+		forkURLs = make([]pgtype.Text, n)
+	)
+	for i, o := range origins {
+		listers[i], urls[i], types[i], enabled[i] = o.ListerID, o.URL, o.VisitType, o.Enabled
+		extra, err := json.Marshal(o.ExtraLoaderArguments)
+		if err != nil {
+			return revisit.RecordResult{}, revisit.Invalidf(fmt.Sprintf("origins[%d].extra_loader_arguments", i), "%v", err)
+		}
+		extras[i] = string(extra)
+		if o.LastUpdate != nil {
+			updates[i] = pgtype.Timestamptz{Time: revisit.Microsecond(*o.LastUpdate), Valid: true}
+		}
+		if o.IsFork != nil {
+			forks[i] = pgtype.Bool{Bool: *o.IsFork, Valid: true}
+		}
+		if o.ForkedFromURL != nil {
+			forkURLs[i] = pgtype.Text{String: *o.ForkedFromURL, Valid: true}
+		}
+	}
+	var res revisit.RecordResult
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		if err := checkListers(ctx, tx, origins); err != nil {
+			return err
+		}
+		return tx.QueryRow(ctx, `
+			WITH b AS (
+				SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::bool[],
+					$6::timestamptz[], $7::bool[], $8::text[])
+					AS b(lister_id, url, visit_type, extra, enabled, last_update, is_fork, forked_from_url)
+			), up AS (
+				INSERT INTO listed_origin AS lo (`+originColumns+`,
+					last_successful, last_visit, last_visit_status, last_scheduled, next_visit_queue_position)
+				SELECT b.lister_id, b.url, b.visit_type, b.extra::jsonb, b.enabled, $9, $9,
+					b.last_update, b.is_fork, b.forked_from_url,
+					vs.last_successful, vs.last_visit, vs.last_visit_status, vs.last_scheduled, vs.next_visit_queue_position
+				FROM b LEFT JOIN visit_stats vs ON vs.url = b.url AND vs.visit_type = b.visit_type
+				ON CONFLICT (lister_id, url, visit_type) DO UPDATE SET
+					extra_loader_arguments = EXCLUDED.extra_loader_arguments, enabled = EXCLUDED.enabled,
+					last_seen = EXCLUDED.last_seen, last_update = EXCLUDED.last_update,
+					is_fork = EXCLUDED.is_fork, forked_from_url = EXCLUDED.forked_from_url
+				RETURNING xmax = 0 AS inserted
+			)
+			SELECT count(*) FILTER (WHERE inserted), count(*) FILTER (WHERE NOT inserted) FROM up`,
+			listers, urls, types, extras, enabled, updates, forks, forkURLs, s.now()).Scan(&res.Inserted, &res.Updated)
+	})
+	return res, translate(wrap(err, "record %d listed origins", n))
+}
+
+// checkListers fails with an invalid-input error naming the first origin
+// whose lister does not exist.
+func checkListers(ctx context.Context, tx pgx.Tx, origins []revisit.ListedOrigin) error {
+	ids := batch.ListerIDs(origins)
+	rows, _ := tx.Query(ctx, "SELECT id FROM lister WHERE id = ANY($1)", ids)
+	known, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		return err
+	}
+	return batch.CheckListersKnown(origins, known)
+}
+
+// ListedOriginsGet returns one keyset page of listed origins.
+func (s *Store) ListedOriginsGet(ctx context.Context, f revisit.ListedOriginFilter) (revisit.ListedOriginPage, error) {
+	limit, err := batch.PageLimit(f.Limit)
+	if err != nil {
+		return revisit.ListedOriginPage{}, err
+	}
+	var (
+		where []string
+		args  []any
+	)
+	arg := func(v any) string { args = append(args, v); return fmt.Sprintf("$%d", len(args)) }
+	if f.ListerID != nil {
+		where = append(where, "lister_id = "+arg(*f.ListerID))
+	}
+	if len(f.URLs) > 0 {
+		where = append(where, "url = ANY("+arg(f.URLs)+")")
+	}
+	if f.VisitType != "" {
+		where = append(where, "visit_type = "+arg(f.VisitType))
+	}
+	switch f.Enabled {
+	case revisit.OnlyEnabled:
+		where = append(where, "enabled")
+	case revisit.OnlyDisabled:
+		where = append(where, "NOT enabled")
+	}
+	if f.PageToken != "" {
+		k, err := pagetoken.Decode(f.PageToken)
+		if err != nil {
+			return revisit.ListedOriginPage{}, err
+		}
+		where = append(where, fmt.Sprintf("(lister_id, url, visit_type) > (%s, %s, %s)", arg(k.ListerID), arg(k.URL), arg(k.VisitType)))
+	}
+	sql := "SELECT " + originColumns + " FROM listed_origin"
+	if len(where) > 0 {
+		sql += " WHERE " + strings.Join(where, " AND ")
+	}
+	sql += " ORDER BY lister_id, url, visit_type LIMIT " + arg(limit+1)
+	rows, _ := s.pool.Query(ctx, sql, args...)
+	origins, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (revisit.ListedOrigin, error) {
+		var o revisit.ListedOrigin
+		return o, scanOrigin(row, &o)
+	})
+	if err != nil {
+		return revisit.ListedOriginPage{}, translate(wrap(err, "get listed origins"))
+	}
+	return batch.Page(origins, limit), nil
+}
+
+// scanOrigin scans the originColumns of a row.
+func scanOrigin(row pgx.Row, o *revisit.ListedOrigin) error {
+	err := row.Scan(originDests(o)...)
+	normalizeOrigin(o)
+	return err
+}
+
+// originDests returns the scan destinations of originColumns.
+func originDests(o *revisit.ListedOrigin) []any {
+	return []any{&o.ListerID, &o.URL, &o.VisitType, &o.ExtraLoaderArguments, &o.Enabled,
+		&o.FirstSeen, &o.LastSeen, &o.LastUpdate, &o.IsFork, &o.ForkedFromURL}
+}
+
+// normalizeOrigin puts scanned times in UTC and makes absent extra
+// arguments an empty object.
+func normalizeOrigin(o *revisit.ListedOrigin) {
+	o.FirstSeen, o.LastSeen, o.LastUpdate = o.FirstSeen.UTC(), o.LastSeen.UTC(), utcPtr(o.LastUpdate)
+	if o.ExtraLoaderArguments == nil {
+		o.ExtraLoaderArguments = map[string]any{}
+	}
+}
+
+// ListerVisitTypes returns the visit types of a lister's origins.
+func (s *Store) ListerVisitTypes(ctx context.Context, listerID uuid.UUID) ([]string, error) {
+	// A loose index scan: one probe of the primary key per visit type.
+	rows, _ := s.pool.Query(ctx, `
+		WITH RECURSIVE vt(visit_type) AS (
+			SELECT min(visit_type) FROM listed_origin WHERE lister_id = $1
+			UNION ALL
+			SELECT (SELECT min(visit_type) FROM listed_origin WHERE lister_id = $1 AND visit_type > vt.visit_type)
+			FROM vt WHERE vt.visit_type IS NOT NULL
+		)
+		SELECT visit_type FROM vt WHERE visit_type IS NOT NULL`, listerID)
+	vts, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	return vts, translate(wrap(err, "visit types of lister %s", listerID))
+}

@@ -1,0 +1,171 @@
+// Package postgres is the PostgreSQL implementation of store.Store, for
+// deployments with several processes and machines. docs/store.md describes
+// the schema; migrations are embedded and applied by Migrate (revisit db
+// migrate).
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+
+	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/store"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Store is the PostgreSQL store.
+type Store struct {
+	pool *pgxpool.Pool
+	opts store.Options
+}
+
+var (
+	_ store.Store    = (*Store)(nil)
+	_ store.Migrator = (*Store)(nil)
+)
+
+// Open connects to the database the URL names (postgres://…). It does not
+// migrate: call Migrate, or check SchemaVersion first.
+func Open(ctx context.Context, url string, opts store.Options) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, revisit.Invalidf("store", "bad PostgreSQL URL: %v", err)
+	}
+	// Plan each grab for its actual parameters: a generic plan cannot know
+	// which partial index a LIMIT and the cooldown bounds make best.
+	cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_custom_plan"
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, translate(fmt.Errorf("postgres: connect: %w", err))
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, translate(fmt.Errorf("postgres: connect: %w", err))
+	}
+	return &Store{pool: pool, opts: opts}, nil
+}
+
+// Close closes the connection pool.
+func (s *Store) Close() error {
+	s.pool.Close()
+	return nil
+}
+
+// Pool returns the connection pool, for packages that keep their own tables
+// in the same database.
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+func (s *Store) now() time.Time { return revisit.Microsecond(s.opts.Now()) }
+
+func (s *Store) provider() (*goose.Provider, *sql.DB, error) {
+	fsys, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		return nil, nil, err
+	}
+	locker, err := lock.NewPostgresSessionLocker()
+	if err != nil {
+		return nil, nil, err
+	}
+	db := stdlib.OpenDBFromPool(s.pool)
+	p, err := goose.NewProvider(goose.DialectPostgres, db, fsys, goose.WithSessionLocker(locker))
+	if err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	return p, db, nil
+}
+
+// Migrate applies every pending migration, holding an advisory lock so that
+// concurrent migrators wait for each other.
+func (s *Store) Migrate(ctx context.Context) error {
+	p, db, err := s.provider()
+	if err != nil {
+		return fmt.Errorf("postgres: migrations: %w", err)
+	}
+	defer db.Close()
+	if _, err := p.Up(ctx); err != nil {
+		return translate(fmt.Errorf("postgres: migrate: %w", err))
+	}
+	return nil
+}
+
+// SchemaVersion returns the applied and the newest schema versions.
+func (s *Store) SchemaVersion(ctx context.Context) (current, latest int64, err error) {
+	p, db, err := s.provider()
+	if err != nil {
+		return 0, 0, fmt.Errorf("postgres: migrations: %w", err)
+	}
+	defer db.Close()
+	current, err = p.GetDBVersion(ctx)
+	if err != nil {
+		return 0, 0, translate(fmt.Errorf("postgres: schema version: %w", err))
+	}
+	srcs := p.ListSources()
+	if len(srcs) > 0 {
+		latest = srcs[len(srcs)-1].Version
+	}
+	return current, latest, nil
+}
+
+// inTx runs fn in a transaction, retried when PostgreSQL aborts it for a
+// deadlock or a serialization failure.
+func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	const attempts = 5
+	var err error
+	for range attempts {
+		err = pgx.BeginFunc(ctx, s.pool, fn)
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && (pgErr.Code == "40P01" || pgErr.Code == "40001") {
+			continue
+		}
+		return err
+	}
+	return err
+}
+
+// translate maps driver errors to revisit errors once, at the boundary.
+func translate(err error) error {
+	if err == nil {
+		return nil
+	}
+	var rerr *revisit.Error
+	if errors.As(err, &rerr) {
+		return err
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		return &revisit.Error{Code: revisit.CodeNotFound, Message: err.Error()}
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code[:2] {
+		case "08", "57", "53": // connection, operator intervention, resources
+			return fmt.Errorf("%w: %w", revisit.Errorf(revisit.CodeUnavailable, "database unavailable"), err)
+		}
+		return err
+	}
+	var connErr *pgconn.ConnectError
+	if errors.As(err, &connErr) || pgconn.Timeout(err) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%w: %w", revisit.Errorf(revisit.CodeUnavailable, "database unavailable"), err)
+	}
+	return err
+}
+
+// isUniqueViolation reports whether err is a unique-constraint violation.
+func isUniqueViolation(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23505"
+}

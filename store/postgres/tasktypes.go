@@ -1,0 +1,110 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/revisit-sched/revisit"
+)
+
+const taskTypeColumns = "type, description, backend_name, default_interval, min_interval, max_interval, " +
+	"backoff_factor, max_queue_length, num_retries, retry_delay"
+
+// TaskTypeCreate stores a new task type.
+func (s *Store) TaskTypeCreate(ctx context.Context, t revisit.TaskType) error {
+	if err := t.Validate(); err != nil {
+		return err
+	}
+	_, err := s.pool.Exec(ctx, "INSERT INTO task_type ("+taskTypeColumns+") VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)",
+		taskTypeArgs(t)...)
+	if isUniqueViolation(err) {
+		return revisit.Errorf(revisit.CodeConflict, "task type %q exists already", t.Type)
+	}
+	return translate(wrap(err, "create task type %q", t.Type))
+}
+
+// TaskTypeUpdate replaces an existing task type.
+func (s *Store) TaskTypeUpdate(ctx context.Context, t revisit.TaskType) error {
+	if err := t.Validate(); err != nil {
+		return err
+	}
+	tag, err := s.pool.Exec(ctx, "UPDATE task_type SET ("+taskTypeColumns+") = ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10) WHERE type = $1",
+		taskTypeArgs(t)...)
+	if err != nil {
+		return translate(wrap(err, "update task type %q", t.Type))
+	}
+	if tag.RowsAffected() == 0 {
+		return revisit.Errorf(revisit.CodeNotFound, "task type %q not found", t.Type)
+	}
+	return nil
+}
+
+// TaskTypeGet returns one task type.
+func (s *Store) TaskTypeGet(ctx context.Context, name string) (revisit.TaskType, error) {
+	rows, _ := s.pool.Query(ctx, "SELECT "+taskTypeColumns+" FROM task_type WHERE type = $1", name)
+	t, err := pgx.CollectExactlyOneRow(rows, scanTaskType)
+	if err == pgx.ErrNoRows {
+		return t, revisit.Errorf(revisit.CodeNotFound, "task type %q not found", name)
+	}
+	return t, translate(wrap(err, "get task type %q", name))
+}
+
+// TaskTypeList returns every task type, by name.
+func (s *Store) TaskTypeList(ctx context.Context) ([]revisit.TaskType, error) {
+	rows, _ := s.pool.Query(ctx, "SELECT "+taskTypeColumns+" FROM task_type ORDER BY type")
+	ts, err := pgx.CollectRows(rows, scanTaskType)
+	return ts, translate(wrap(err, "list task types"))
+}
+
+func taskTypeArgs(t revisit.TaskType) []any {
+	if t.MaxQueueLength == 0 {
+		t.MaxQueueLength = revisit.DefaultMaxQueueLength
+	}
+	return []any{t.Type, t.Description, t.BackendName, interval(t.DefaultInterval), interval(t.MinInterval),
+		interval(t.MaxInterval), nullFloat(t.BackoffFactor), t.MaxQueueLength, t.NumRetries, interval(t.RetryDelay)}
+}
+
+func scanTaskType(row pgx.CollectableRow) (revisit.TaskType, error) {
+	var (
+		t                    revisit.TaskType
+		def, lo, hi, retry   pgtype.Interval
+		backoff              pgtype.Float8
+		maxQueue, numRetries pgtype.Int8
+	)
+	err := row.Scan(&t.Type, &t.Description, &t.BackendName, &def, &lo, &hi, &backoff, &maxQueue, &numRetries, &retry)
+	t.DefaultInterval, t.MinInterval, t.MaxInterval, t.RetryDelay = duration(def), duration(lo), duration(hi), duration(retry)
+	t.BackoffFactor = backoff.Float64
+	t.MaxQueueLength, t.NumRetries = int(maxQueue.Int64), int(numRetries.Int64)
+	if !maxQueue.Valid {
+		t.MaxQueueLength = revisit.DefaultMaxQueueLength
+	}
+	return t, err
+}
+
+// interval encodes a duration, zero meaning null.
+func interval(d time.Duration) pgtype.Interval {
+	return pgtype.Interval{Microseconds: d.Microseconds(), Valid: d != 0}
+}
+
+// duration decodes an interval, months counting 30 days.
+func duration(i pgtype.Interval) time.Duration {
+	if !i.Valid {
+		return 0
+	}
+	return time.Duration(i.Months)*30*24*time.Hour + time.Duration(i.Days)*24*time.Hour +
+		time.Duration(i.Microseconds)*time.Microsecond
+}
+
+func nullFloat(f float64) pgtype.Float8 { return pgtype.Float8{Float64: f, Valid: f != 0} }
+
+// wrap adds context to a non-nil error.
+func wrap(err error, format string, args ...any) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("postgres: "+format+": %w", append(args, err)...)
+}
