@@ -87,3 +87,9 @@ type Migrator interface {
 	// SchemaVersion returns the applied version and the newest known one.
 	SchemaVersion(ctx context.Context) (current, latest int64, err error)
 }
+
+// Analyzer is implemented by stores whose query planner needs fresh
+// statistics after bulk loads (revisit bench, revisit db analyze).
+type Analyzer interface {
+	Analyze(ctx context.Context) error
+}

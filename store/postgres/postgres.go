@@ -169,3 +169,9 @@ func isUniqueViolation(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && pgErr.Code == "23505"
 }
+
+// Analyze refreshes the planner statistics of the tables grabs read.
+func (s *Store) Analyze(ctx context.Context) error {
+	_, err := s.pool.Exec(ctx, "ANALYZE listed_origin, visit_stats, lister")
+	return translate(wrap(err, "analyze"))
+}

@@ -40,7 +40,7 @@ CREATE TABLE visit_stats (
     next_position_offset      integer NOT NULL DEFAULT 4,
     successive_visits         integer NOT NULL DEFAULT 1,
     PRIMARY KEY (url, visit_type)
-);
+) WITH (fillfactor = 90); -- room for HOT updates: only the key is indexed
 
 CREATE TABLE listed_origin (
     -- id orders ties inside a policy's order (insertion order) and keeps the

@@ -1,0 +1,71 @@
+package storetest
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/revisit-sched/revisit"
+)
+
+func init() {
+	register("Grab/ConcurrentDisjoint", func(t *testing.T, newStore NewStore) {
+		f := newFixture(t, newStore)
+		l := f.lister("gitlab", "gitlab.com")
+		const total, workers, count = 150, 8, 25
+		var batch []revisit.ListedOrigin
+		for i := range total {
+			batch = append(batch, origin(l.ID, fmt.Sprintf("o%03d", i), "git"))
+		}
+		f.record(batch...)
+		// Another visit type, never to be returned.
+		f.record(origin(l.ID, "o000", "hg"))
+
+		results := make([][]string, workers)
+		errs := make([]error, workers)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for w := range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				for range total {
+					got, err := f.s.GrabNextVisits(f.ctx, revisit.GrabParams{VisitType: "git", Count: count,
+						Policy: revisit.OldestScheduledFirst, Now: base})
+					if err != nil {
+						errs[w] = err
+						return
+					}
+					if len(got) == 0 {
+						return
+					}
+					for _, o := range got {
+						if o.VisitType != "git" {
+							errs[w] = fmt.Errorf("got visit type %q", o.VisitType)
+							return
+						}
+					}
+					results[w] = append(results[w], names(got)...)
+				}
+			}()
+		}
+		close(start)
+		wg.Wait()
+		owner := map[string]int{}
+		for w := range workers {
+			require.NoError(t, errs[w], "worker %d", w)
+			for _, n := range results[w] {
+				prev, dup := owner[n]
+				require.False(t, dup, "%s returned to workers %d and %d", n, prev, w)
+				owner[n] = w
+			}
+		}
+		require.Len(t, owner, total, "every eligible origin returned once")
+		for _, o := range batch {
+			requireTimePtr(t, &base, f.stats(names([]revisit.ListedOrigin{o})[0], "git").LastScheduled)
+		}
+	})
+}
