@@ -1,0 +1,130 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/spf13/cobra"
+
+	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/store"
+)
+
+// listerFlag is the lister filter of the commands that take one:
+// --lister NAME[/INSTANCE] or --lister-id UUID.
+type listerFlag struct {
+	spec string
+	id   string
+}
+
+func (f *listerFlag) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.spec, "lister", "", "only the origins of the lister `NAME[/INSTANCE]`")
+	cmd.Flags().StringVar(&f.id, "lister-id", "", "only the origins of the lister with this `UUID`")
+}
+
+// set reports whether a lister was named.
+func (f *listerFlag) set() bool { return f.spec != "" || f.id != "" }
+
+// parse checks the flags without the store: the name and instance, or the
+// id.
+func (f *listerFlag) parse() (name, instance string, id *uuid.UUID, err error) {
+	if f.spec != "" && f.id != "" {
+		return "", "", nil, usagef("give --lister or --lister-id, not both")
+	}
+	if f.id != "" {
+		u, err := uuid.Parse(f.id)
+		if err != nil {
+			return "", "", nil, usagef("--lister-id: %q is not a UUID", f.id)
+		}
+		return "", "", &u, nil
+	}
+	if f.spec != "" {
+		name, instance, _ = strings.Cut(f.spec, "/")
+		if name == "" {
+			return "", "", nil, usagef("--lister: %q has no lister name (NAME or NAME/INSTANCE)", f.spec)
+		}
+	}
+	return name, instance, nil, nil
+}
+
+// resolve returns the lister the flags name, nil when none; a lister that
+// does not exist is a not-found error.
+func (f *listerFlag) resolve(ctx context.Context, st store.Store) (*revisit.Lister, error) {
+	name, instance, id, err := f.parse()
+	if err != nil || (name == "" && id == nil) {
+		return nil, err
+	}
+	if id != nil {
+		ls, err := st.ListerGetByIDs(ctx, []uuid.UUID{*id})
+		if err != nil {
+			return nil, fmt.Errorf("lister %s: %w", id, err)
+		}
+		if len(ls) == 0 {
+			return nil, revisit.Errorf(revisit.CodeNotFound, "no lister with id %s", id)
+		}
+		return &ls[0], nil
+	}
+	l, err := st.ListerGet(ctx, name, instance)
+	if err != nil {
+		if revisit.Code(err) == revisit.CodeNotFound {
+			return nil, revisit.Errorf(revisit.CodeNotFound, "no lister %s", listerLabel(name, instance))
+		}
+		return nil, fmt.Errorf("lister %s: %w", listerLabel(name, instance), err)
+	}
+	return &l, nil
+}
+
+// resolveID is resolve returning only the id.
+func (f *listerFlag) resolveID(ctx context.Context, st store.Store) (*uuid.UUID, error) {
+	l, err := f.resolve(ctx, st)
+	if err != nil || l == nil {
+		return nil, err
+	}
+	return &l.ID, nil
+}
+
+// listerLabel writes a lister as NAME or NAME/INSTANCE, the form --lister
+// takes.
+func listerLabel(name, instance string) string {
+	if instance == "" {
+		return name
+	}
+	return name + "/" + instance
+}
+
+// listerNames finds the labels of lister ids, asking the store once per
+// unknown id; it lets commands print listers by name.
+type listerNames struct {
+	st     store.Store
+	labels map[uuid.UUID]string
+}
+
+func newListerNames(st store.Store) *listerNames {
+	return &listerNames{st: st, labels: map[uuid.UUID]string{}}
+}
+
+// load looks up the ids not yet known.
+func (n *listerNames) load(ctx context.Context, ids []uuid.UUID) error {
+	var missing []uuid.UUID
+	for _, id := range ids {
+		if _, ok := n.labels[id]; !ok {
+			missing = append(missing, id)
+			n.labels[id] = ""
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	ls, err := n.st.ListerGetByIDs(ctx, missing)
+	if err != nil {
+		return fmt.Errorf("listers: %w", err)
+	}
+	for _, l := range ls {
+		n.labels[l.ID] = listerLabel(l.Name, l.InstanceName)
+	}
+	return nil
+}
+
+func (n *listerNames) label(id uuid.UUID) string { return n.labels[id] }

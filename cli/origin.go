@@ -1,0 +1,351 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/spf13/cobra"
+
+	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/config"
+	"github.com/revisit-sched/revisit/store"
+)
+
+func (a *app) originCommand() *cobra.Command {
+	oc := &cobra.Command{
+		Use:   "origin",
+		Short: "Record, list and schedule listed origins",
+	}
+	oc.AddCommand(
+		a.originRecordCommand(),
+		a.originListCommand(),
+		a.grabCommand("grab-next", false),
+		a.grabCommand("peek-next", true),
+		a.updateMetricsCommand(),
+		a.metricsCommand(),
+	)
+	return oc
+}
+
+var originColumns = []column{
+	{name: "url"}, {name: "visit_type"}, {name: "lister"}, {name: "lister_id", wide: true},
+	{name: "enabled"}, {name: "last_update"}, {name: "first_seen", wide: true}, {name: "last_seen"},
+	{name: "is_fork", wide: true}, {name: "forked_from_url", wide: true},
+	{name: "extra_loader_arguments", wide: true},
+}
+
+func originRow(o revisit.ListedOrigin, names *listerNames) []any {
+	return []any{o.URL, o.VisitType, names.label(o.ListerID), o.ListerID,
+		o.Enabled, o.LastUpdate, o.FirstSeen, o.LastSeen,
+		o.IsFork, o.ForkedFromURL, o.ExtraLoaderArguments}
+}
+
+// printOrigins prints origins with their listers' names.
+func (a *app) printOrigins(ctx context.Context, rw *rowWriter, names *listerNames, os []revisit.ListedOrigin) error {
+	ids := make([]uuid.UUID, len(os))
+	for i, o := range os {
+		ids[i] = o.ListerID
+	}
+	if err := names.load(ctx, ids); err != nil {
+		return err
+	}
+	for _, o := range os {
+		if err := rw.Row(originRow(o, names)...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (a *app) originListCommand() *cobra.Command {
+	var (
+		lf        listerFlag
+		visitType string
+		urls      []string
+		enabled   string
+		limit     int
+		pageToken string
+		all       bool
+	)
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List listed origins, a page at a time",
+		Long: `List listed origins in (lister, url, visit type) order, a page of --limit
+at a time. When more follow, the token of the next page is printed on
+standard error; --all follows every page.`,
+		Args: exactArgs(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ef, err := revisit.ParseEnabledFilter(enabled)
+			if err != nil {
+				return usagef("--enabled: %q is not one of true, false, any", enabled)
+			}
+			if limit <= 0 {
+				return usagef("--limit: must be positive, not %d", limit)
+			}
+			if visitType != "" {
+				if err := revisit.ValidateVisitType(visitType); err != nil {
+					return usagef("--visit-type: %s", err.(*revisit.Error).Message)
+				}
+			}
+			if _, _, _, err := lf.parse(); err != nil {
+				return err
+			}
+			st, err := a.openStore(cmd)
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			id, err := lf.resolveID(ctx, st)
+			if err != nil {
+				return err
+			}
+			f := revisit.ListedOriginFilter{ListerID: id, URLs: urls, VisitType: visitType,
+				Enabled: ef, Limit: limit, PageToken: pageToken}
+			names := newListerNames(st)
+			rw := a.rows(originColumns)
+			for {
+				page, err := st.ListedOriginsGet(ctx, f)
+				if err != nil {
+					return fmt.Errorf("list origins: %w", err)
+				}
+				if err := a.printOrigins(ctx, rw, names, page.Origins); err != nil {
+					return err
+				}
+				if page.NextPageToken == "" {
+					break
+				}
+				if !all {
+					if err := rw.Close(); err != nil {
+						return err
+					}
+					fmt.Fprintf(a.env.Stderr, "revisit: more origins follow: --page-token %s\n", page.NextPageToken)
+					return nil
+				}
+				f.PageToken = page.NextPageToken
+			}
+			return rw.Close()
+		},
+	}
+	fl := cmd.Flags()
+	lf.register(cmd)
+	fl.StringVar(&visitType, "visit-type", "", "only origins of this visit `type`")
+	fl.StringArrayVar(&urls, "url", nil, "only this origin `URL` (repeatable)")
+	fl.StringVar(&enabled, "enabled", "true", "which origins: true, false or any")
+	fl.IntVar(&limit, "limit", 1000, "origins per page")
+	fl.StringVar(&pageToken, "page-token", "", "continue at this `token` (printed by a previous call)")
+	fl.BoolVar(&all, "all", false, "follow every page")
+	return cmd
+}
+
+// grabCommand builds grab-next, or peek-next (always a dry run).
+func (a *app) grabCommand(name string, peek bool) *cobra.Command {
+	var (
+		lf         listerFlag
+		policy     string
+		disabled   bool
+		sample     float64
+		dryRun     bool
+		noCooldown bool
+		now        string
+		cooldowns  = revisit.DefaultCooldowns()
+		abs        = config.Duration(cooldowns.Absolute)
+		sched      = config.Duration(cooldowns.Scheduled)
+		failed     = config.Duration(cooldowns.Failed)
+		notFound   = config.Duration(cooldowns.NotFound)
+	)
+	short := "Choose the next origins to visit and mark them scheduled"
+	if peek {
+		short = "Show the origins grab-next would choose, without marking them"
+	}
+	cmd := &cobra.Command{
+		Use:   name + " VISIT_TYPE COUNT",
+		Short: short,
+		Long: short + `.
+
+Policies: ` + policyNames() + `.
+Cooldowns are durations (12h, 7d, "14 days"); 0 disables one, --no-cooldowns
+disables them all (cooldown flags given with it still apply).`,
+		Args: exactArgs("VISIT_TYPE", "COUNT"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p := revisit.GrabParams{VisitType: args[0], Disabled: disabled, Sample: sample, DryRun: dryRun || peek}
+			if err := revisit.ValidateVisitType(p.VisitType); err != nil {
+				return fmt.Errorf("VISIT_TYPE: %s", err.(*revisit.Error).Message)
+			}
+			n, err := strconv.Atoi(args[1])
+			if err != nil || n <= 0 {
+				return fmt.Errorf("COUNT: %q is not a positive integer", args[1])
+			}
+			p.Count = n
+			if p.Policy, err = revisit.ParsePolicy(policy); err != nil {
+				return err
+			}
+			if now != "" {
+				t, err := time.Parse(time.RFC3339Nano, now)
+				if err != nil {
+					return usagef("--now: %q is not an RFC 3339 time with a zone", now)
+				}
+				p.Now = t.UTC()
+			}
+			c := revisit.Cooldowns{}
+			if !noCooldown {
+				c = revisit.DefaultCooldowns()
+			}
+			fl := cmd.Flags()
+			for _, o := range []struct {
+				flag string
+				v    config.Duration
+				dst  *time.Duration
+			}{{"absolute-cooldown", abs, &c.Absolute}, {"scheduled-cooldown", sched, &c.Scheduled},
+				{"failed-cooldown", failed, &c.Failed}, {"not-found-cooldown", notFound, &c.NotFound}} {
+				if changed(fl, o.flag) {
+					*o.dst = time.Duration(o.v)
+				}
+			}
+			p.Cooldowns = &c
+			if _, _, _, err := lf.parse(); err != nil {
+				return err
+			}
+			st, err := a.openStore(cmd)
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			if p.ListerID, err = lf.resolveID(ctx, st); err != nil {
+				return err
+			}
+			if p.Now.IsZero() {
+				p.Now = a.now().UTC()
+			}
+			if _, err := p.Validate(); err != nil {
+				return err
+			}
+			os, err := st.GrabNextVisits(ctx, p)
+			if err != nil {
+				return fmt.Errorf("%s %s: %w", name, p.VisitType, err)
+			}
+			rw := a.rows(originColumns)
+			if err := a.printOrigins(ctx, rw, newListerNames(st), os); err != nil {
+				return err
+			}
+			return rw.Close()
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&policy, "policy", string(revisit.OldestScheduledFirst), "scheduling `policy`")
+	lf.register(cmd)
+	fl.BoolVar(&disabled, "disabled", false, "choose among disabled origins instead of enabled ones")
+	fl.Float64Var(&sample, "sample", 0, "consider each eligible origin with this probability, in (0, 1)")
+	if !peek {
+		fl.BoolVar(&dryRun, "dry-run", false, "do not mark the origins scheduled")
+	}
+	fl.Var(&abs, "absolute-cooldown", "not scheduled within this long")
+	fl.Var(&sched, "scheduled-cooldown", "not scheduled since the last visit, unless this long ago")
+	fl.Var(&failed, "failed-cooldown", "last visit not failed within this long")
+	fl.Var(&notFound, "not-found-cooldown", "last visit not \"not found\" within this long")
+	fl.BoolVar(&noCooldown, "no-cooldowns", false, "disable every cooldown")
+	fl.StringVar(&now, "now", "", "schedule as of this RFC 3339 `time` (default: now)")
+	return cmd
+}
+
+func policyNames() string {
+	s := ""
+	for i, p := range revisit.Policies {
+		if i > 0 {
+			s += ", "
+		}
+		s += string(p)
+	}
+	return s
+}
+
+var metricsColumns = []column{
+	{name: "lister"}, {name: "lister_id", wide: true}, {name: "visit_type"},
+	{name: "origins_known"}, {name: "origins_enabled"}, {name: "origins_never_visited"},
+	{name: "origins_with_pending_changes"}, {name: "last_update"},
+}
+
+func (a *app) printMetrics(ctx context.Context, st store.Store, ms []revisit.SchedulerMetrics) error {
+	names := newListerNames(st)
+	ids := make([]uuid.UUID, len(ms))
+	for i, m := range ms {
+		ids[i] = m.ListerID
+	}
+	if err := names.load(ctx, ids); err != nil {
+		return err
+	}
+	rw := a.rows(metricsColumns)
+	for _, m := range ms {
+		if err := rw.Row(names.label(m.ListerID), m.ListerID, m.VisitType, m.OriginsKnown, m.OriginsEnabled,
+			m.OriginsNeverVisited, m.OriginsWithPendingChanges, m.LastUpdate); err != nil {
+			return err
+		}
+	}
+	return rw.Close()
+}
+
+func (a *app) updateMetricsCommand() *cobra.Command {
+	var lf listerFlag
+	cmd := &cobra.Command{
+		Use:   "update-metrics",
+		Short: "Recompute the scheduler metrics (of one lister, or all)",
+		Args:  exactArgs(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if _, _, _, err := lf.parse(); err != nil {
+				return err
+			}
+			st, err := a.openStore(cmd)
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			id, err := lf.resolveID(ctx, st)
+			if err != nil {
+				return err
+			}
+			ms, err := st.MetricsUpdate(ctx, id, a.now().UTC())
+			if err != nil {
+				return fmt.Errorf("update metrics: %w", err)
+			}
+			return a.printMetrics(ctx, st, ms)
+		},
+	}
+	lf.register(cmd)
+	return cmd
+}
+
+func (a *app) metricsCommand() *cobra.Command {
+	var (
+		lf        listerFlag
+		visitType string
+	)
+	cmd := &cobra.Command{
+		Use:   "metrics",
+		Short: "Print the scheduler metrics computed by update-metrics",
+		Args:  exactArgs(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if _, _, _, err := lf.parse(); err != nil {
+				return err
+			}
+			st, err := a.openStore(cmd)
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			id, err := lf.resolveID(ctx, st)
+			if err != nil {
+				return err
+			}
+			ms, err := st.MetricsGet(ctx, id, visitType)
+			if err != nil {
+				return fmt.Errorf("metrics: %w", err)
+			}
+			return a.printMetrics(ctx, st, ms)
+		},
+	}
+	lf.register(cmd)
+	cmd.Flags().StringVar(&visitType, "visit-type", "", "only this visit `type`")
+	return cmd
+}

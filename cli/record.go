@@ -1,0 +1,330 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/store"
+)
+
+// maxReportedErrors is how many invalid lines are printed.
+const maxReportedErrors = 20
+
+func (a *app) originRecordCommand() *cobra.Command {
+	var (
+		skipInvalid bool
+		batchSize   int
+	)
+	cmd := &cobra.Command{
+		Use:   "record FILE|-",
+		Short: "Record listed origins from JSON lines",
+		Long: `Record listed origins read from FILE, or standard input for "-", one JSON
+object a line:
+
+  {"url": "https://github.com/a/b", "visit_type": "git",
+   "lister_name": "github", "lister_instance_name": "github",
+   "extra_loader_arguments": {}, "enabled": true,
+   "last_update": "2024-05-01T12:00:00Z", "is_fork": false, "forked_from_url": null}
+
+The lister is named by "lister_id", or by "lister_name" (and optionally
+"lister_instance_name"; such listers are created when missing). "enabled"
+defaults to true; "last_update" is an RFC 3339 time with a zone. Unknown
+fields are errors. Blank lines are skipped.
+
+Every line is checked first; if any is invalid nothing is written, unless
+--skip-invalid is given, which writes the valid lines. Origins are then
+upserted in batches of --batch-size (each batch is written whole or not at
+all).`,
+		Args: exactArgs("FILE|-"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if batchSize <= 0 {
+				return usagef("--batch-size: must be positive, not %d", batchSize)
+			}
+			in, name, cleanup, err := a.openTwice(args[0])
+			if err != nil {
+				return err
+			}
+			defer cleanup()
+			st, err := a.openStore(cmd)
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			chk, err := checkOrigins(ctx, st, in)
+			if err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			if chk.invalid > 0 {
+				a.reportInvalid(chk)
+				if !skipInvalid {
+					return fmt.Errorf("%s: %d invalid line(s) of %d; nothing written (--skip-invalid writes the valid ones)",
+						name, chk.invalid, chk.valid+chk.invalid)
+				}
+			}
+			if _, err := in.Seek(0, io.SeekStart); err != nil {
+				return fmt.Errorf("%s: rewind: %w", name, err)
+			}
+			var bar *progressbar.ProgressBar
+			if a.stderrIsTerminal() && chk.valid > 0 {
+				bar = progressbar.NewOptions64(int64(chk.valid),
+					progressbar.OptionSetWriter(a.env.Stderr),
+					progressbar.OptionSetDescription("recording origins"),
+					progressbar.OptionShowCount(),
+					progressbar.OptionThrottle(100*time.Millisecond),
+					progressbar.OptionClearOnFinish())
+			}
+			res, err := recordOrigins(ctx, st, in, chk.badListers, batchSize, func(n int) {
+				if bar != nil {
+					_ = bar.Add(n)
+				}
+			})
+			if bar != nil {
+				_ = bar.Finish()
+			}
+			if err != nil {
+				return fmt.Errorf("%s: %w (inserted %d, updated %d before the failure)", name, err, res.Inserted, res.Updated)
+			}
+			sentence := fmt.Sprintf("inserted %d, updated %d", res.Inserted, res.Updated)
+			if chk.invalid > 0 {
+				sentence += fmt.Sprintf(", skipped %d invalid line(s)", chk.invalid)
+			}
+			return a.printSummary(sentence, cols("inserted", "updated", "invalid"), res.Inserted, res.Updated, chk.invalid)
+		},
+	}
+	cmd.Flags().BoolVar(&skipInvalid, "skip-invalid", false, "write the valid lines and report the invalid ones")
+	cmd.Flags().IntVar(&batchSize, "batch-size", 1000, "origins written per transaction")
+	return cmd
+}
+
+// openTwice opens the input for two passes: a regular file as it is,
+// anything else (standard input, a pipe) spooled to a temporary file.
+func (a *app) openTwice(arg string) (f *os.File, name string, cleanup func(), err error) {
+	var src io.Reader
+	name = arg
+	if arg == "-" {
+		name = "standard input"
+		src = a.env.Stdin
+	} else {
+		f, err := os.Open(arg)
+		if err != nil {
+			return nil, "", nil, fmt.Errorf("origins: %w", err)
+		}
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			return f, name, func() { f.Close() }, nil
+		}
+		defer f.Close()
+		src = f
+	}
+	tmp, err := os.CreateTemp("", "revisit-origins-*.jsonl")
+	if err != nil {
+		return nil, "", nil, fmt.Errorf("spool %s: %w", name, err)
+	}
+	cleanup = func() { tmp.Close(); os.Remove(tmp.Name()) }
+	if _, err := io.Copy(tmp, src); err != nil {
+		cleanup()
+		return nil, "", nil, fmt.Errorf("spool %s: %w", name, err)
+	}
+	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
+		cleanup()
+		return nil, "", nil, fmt.Errorf("spool %s: %w", name, err)
+	}
+	return tmp, name, cleanup, nil
+}
+
+// lineError is the error of one input line.
+type lineError struct {
+	line int
+	err  error
+}
+
+func (e lineError) String() string { return fmt.Sprintf("line %d: %v", e.line, e.err) }
+
+// originCheck is what the first pass found.
+type originCheck struct {
+	valid, invalid int
+	// errs holds the first invalid lines, by line number.
+	errs []lineError
+	// badListers are lister ids the input names that do not exist.
+	badListers map[uuid.UUID]bool
+}
+
+func (c *originCheck) fail(line int, err error) {
+	c.invalid++
+	c.errs = append(c.errs, lineError{line, err})
+	if len(c.errs) > 4*maxReportedErrors {
+		slices.SortFunc(c.errs, func(a, b lineError) int { return a.line - b.line })
+		c.errs = c.errs[:maxReportedErrors]
+	}
+}
+
+// checkOrigins is the first pass: it parses every line and checks that the
+// lister ids named exist.
+func checkOrigins(ctx context.Context, st store.Store, r io.Reader) (originCheck, error) {
+	chk := originCheck{badListers: map[uuid.UUID]bool{}}
+	type idUse struct {
+		lines []int
+		count int
+	}
+	ids := map[uuid.UUID]*idUse{}
+	lr := newLineReader(r)
+	for {
+		line, err := lr.next()
+		if err == io.EOF {
+			break
+		}
+		if errors.Is(err, errLineTooLong) {
+			chk.fail(lr.n, err)
+			continue
+		}
+		if err != nil {
+			return chk, fmt.Errorf("read: %w", err)
+		}
+		if isBlank(line) {
+			continue
+		}
+		ol, err := parseOriginLine(line)
+		if err != nil {
+			chk.fail(lr.n, err)
+			continue
+		}
+		chk.valid++
+		if ol.ListerID != nil {
+			u := ids[*ol.ListerID]
+			if u == nil {
+				u = &idUse{}
+				ids[*ol.ListerID] = u
+			}
+			u.count++
+			if len(u.lines) < maxReportedErrors {
+				u.lines = append(u.lines, lr.n)
+			}
+		}
+	}
+	if len(ids) > 0 {
+		all := make([]uuid.UUID, 0, len(ids))
+		for id := range ids {
+			all = append(all, id)
+		}
+		found := map[uuid.UUID]bool{}
+		for chunk := range slices.Chunk(all, 1000) {
+			ls, err := st.ListerGetByIDs(ctx, chunk)
+			if err != nil {
+				return chk, fmt.Errorf("look up listers: %w", err)
+			}
+			for _, l := range ls {
+				found[l.ID] = true
+			}
+		}
+		for id, u := range ids {
+			if found[id] {
+				continue
+			}
+			chk.badListers[id] = true
+			chk.valid -= u.count
+			chk.invalid += u.count - len(u.lines)
+			for _, n := range u.lines {
+				chk.fail(n, revisit.Invalidf("lister_id", "no lister with id %s", id))
+			}
+		}
+	}
+	slices.SortFunc(chk.errs, func(a, b lineError) int { return a.line - b.line })
+	if len(chk.errs) > maxReportedErrors {
+		chk.errs = chk.errs[:maxReportedErrors]
+	}
+	return chk, nil
+}
+
+func (a *app) reportInvalid(chk originCheck) {
+	for _, e := range chk.errs {
+		fmt.Fprintln(a.env.Stderr, e)
+	}
+	if more := chk.invalid - len(chk.errs); more > 0 {
+		fmt.Fprintf(a.env.Stderr, "... and %d more invalid line(s)\n", more)
+	}
+}
+
+func isBlank(line []byte) bool {
+	for _, c := range line {
+		if c != ' ' && c != '\t' && c != '\r' {
+			return false
+		}
+	}
+	return true
+}
+
+// recordOrigins is the second pass: it writes the valid lines in batches,
+// creating listers named by name, and calls progress with the number of
+// lines of each batch written.
+func recordOrigins(ctx context.Context, st store.Store, r io.Reader, badListers map[uuid.UUID]bool,
+	batchSize int, progress func(int)) (revisit.RecordResult, error) {
+	var total revisit.RecordResult
+	listers := map[[2]string]uuid.UUID{}
+	batch := make([]revisit.ListedOrigin, 0, batchSize)
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		res, err := st.ListedOriginsRecord(ctx, batch)
+		if err != nil {
+			return fmt.Errorf("record origins: %w", err)
+		}
+		total.Inserted += res.Inserted
+		total.Updated += res.Updated
+		progress(len(batch))
+		batch = batch[:0]
+		return nil
+	}
+	lr := newLineReader(r)
+	for {
+		line, err := lr.next()
+		if err == io.EOF {
+			break
+		}
+		if errors.Is(err, errLineTooLong) {
+			continue
+		}
+		if err != nil {
+			return total, fmt.Errorf("read: %w", err)
+		}
+		if isBlank(line) {
+			continue
+		}
+		ol, err := parseOriginLine(line)
+		if err != nil || (ol.ListerID != nil && badListers[*ol.ListerID]) {
+			continue
+		}
+		if ol.ListerID == nil {
+			key := [2]string{ol.Name, ol.Instance}
+			id, ok := listers[key]
+			if !ok {
+				l, err := st.ListerGetOrCreate(ctx, ol.Name, ol.Instance)
+				if err != nil {
+					return total, fmt.Errorf("line %d: lister %s: %w", lr.n, listerLabel(ol.Name, ol.Instance), err)
+				}
+				id = l.ID
+				listers[key] = id
+			}
+			ol.Origin.ListerID = id
+		}
+		batch = append(batch, ol.Origin)
+		if len(batch) >= batchSize {
+			if err := flush(); err != nil {
+				return total, err
+			}
+		}
+	}
+	return total, flush()
+}

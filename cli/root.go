@@ -1,0 +1,291 @@
+// Package cli holds the revisit command line: one cobra command per verb,
+// each thin (parse the arguments, call the store, print the result with the
+// shared writers of output.go).
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"golang.org/x/term"
+
+	"github.com/revisit-sched/revisit/config"
+	"github.com/revisit-sched/revisit/store"
+)
+
+// Exit codes of Run.
+const (
+	ExitOK    = 0
+	ExitError = 1 // the command failed
+	ExitUsage = 2 // the command line is wrong
+)
+
+// Env is what a run of the command line reads and writes: its streams, its
+// environment and how it opens stores. OSEnv returns the process's.
+type Env struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	// Environ is the environment, as os.Environ returns it.
+	Environ []string
+	// OpenStore opens a store; nil means store.Open.
+	OpenStore func(ctx context.Context, url string, opts store.Options) (store.Store, error)
+	// Now returns the current time; nil means time.Now.
+	Now func() time.Time
+}
+
+// OSEnv returns the environment of the process.
+func OSEnv() Env {
+	return Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Environ: os.Environ()}
+}
+
+// Run runs the command line args (without the program name) and returns the
+// exit code. A failure prints one line "revisit: <error>" on env.Stderr.
+func Run(ctx context.Context, env Env, args []string) (code int) {
+	a := &app{env: env}
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(env.Stderr, "revisit: internal error (please report it): %v\n", r)
+			code = ExitError
+		}
+	}()
+	defer a.close()
+	root := a.rootCommand()
+	root.SetArgs(args)
+	root.SetIn(env.Stdin)
+	root.SetOut(env.Stdout)
+	root.SetErr(env.Stderr)
+	root.SetContext(ctx) // see ExecuteC
+	cmd, err := root.ExecuteC()
+	if err == nil {
+		return ExitOK
+	}
+	var ue usageError
+	if !a.started || errors.As(err, &ue) {
+		path := root.Name()
+		if cmd != nil {
+			path = cmd.CommandPath()
+		}
+		fmt.Fprintf(env.Stderr, "revisit: %s (see '%s --help')\n", oneLine(err.Error()), path)
+		return ExitUsage
+	}
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		fmt.Fprintln(env.Stderr, "revisit: interrupted")
+		return ExitError
+	}
+	fmt.Fprintf(env.Stderr, "revisit: %s\n", oneLine(err.Error()))
+	return ExitError
+}
+
+// usageError is a mistake in the command line, reported with exit code 2.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+func oneLine(s string) string {
+	if !strings.ContainsAny(s, "\r\n") {
+		return s
+	}
+	var parts []string
+	for l := range strings.Lines(s) {
+		if l = strings.TrimSpace(l); l != "" {
+			parts = append(parts, l)
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// app is the state the commands of one run share.
+type app struct {
+	env Env
+	// started is set once the command line has parsed and a command runs;
+	// errors before that are usage errors.
+	started bool
+
+	// Global flags.
+	configFile string
+	storeURL   string
+	formatName string
+	logLevel   string
+
+	cfg    *config.Config
+	log    *slog.Logger
+	store  store.Store
+	format format
+}
+
+func (a *app) rootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "revisit",
+		Short: "Schedule recurring visits of software origins",
+		Long: `revisit schedules recurring visits of software origins (git repositories,
+package pages, ...) by loaders, like the Software Heritage scheduler.
+
+The store is an SQLite file (the default, sqlite://revisit.db in the current
+directory) or a PostgreSQL database (--store postgres://...). Configuration
+comes from defaults, a YAML file (--config), REVISIT_* environment variables
+and flags, each overriding the one before.`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			a.started = true
+			f, err := parseFormat(a.formatName)
+			if err != nil {
+				return usageError{err}
+			}
+			a.format = f
+			return nil
+		},
+	}
+	root.SetFlagErrorFunc(flagError)
+	pf := root.PersistentFlags()
+	pf.StringVar(&a.configFile, "config", "", "YAML configuration `file` (default: $REVISIT_CONFIG, else none)")
+	pf.StringVar(&a.storeURL, "store", "", "store `URL`: postgres://..., sqlite:///abs/path.db or sqlite://rel/path.db (default: config, $REVISIT_STORE, else "+config.DefaultStore+")")
+	pf.StringVar(&a.formatName, "format", "table", "output `format`: table, json or csv")
+	pf.StringVar(&a.logLevel, "log-level", "", "log `level`: debug, info, warn or error (default: config, $REVISIT_LOG_LEVEL, else info)")
+
+	root.AddCommand(
+		a.dbCommand(),
+		a.taskTypeCommand(),
+		a.listerCommand(),
+		a.originCommand(),
+		a.visitStatsCommand(),
+	)
+	return root
+}
+
+// flagError makes flag parsing errors usage errors, and explains the
+// commonest surprise: a negative number taken for a flag.
+func flagError(_ *cobra.Command, err error) error {
+	msg := err.Error()
+	if strings.HasPrefix(msg, "unknown shorthand flag") {
+		if i := strings.LastIndex(msg, " in -"); i >= 0 {
+			arg := msg[i+len(" in "):]
+			if len(arg) > 1 && arg[1] >= '0' && arg[1] <= '9' {
+				return usagef("%s: negative numbers are not valid arguments here", arg)
+			}
+		}
+	}
+	return usageError{err}
+}
+
+// config loads the configuration once: defaults, file, environment, and the
+// global flags that were set.
+func (a *app) config(cmd *cobra.Command) (config.Config, error) {
+	if a.cfg != nil {
+		return *a.cfg, nil
+	}
+	flags := map[string]string{}
+	for name, key := range map[string]string{"store": "store", "log-level": "log.level"} {
+		if f := cmd.Flags().Lookup(name); f != nil && f.Changed {
+			flags[key] = f.Value.String()
+		}
+	}
+	cfg, err := config.Load(config.Sources{File: a.configFile, Environ: a.env.Environ, Flags: flags})
+	if err != nil {
+		return config.Config{}, err
+	}
+	a.cfg = &cfg
+	a.log = config.NewLogger(a.env.Stderr, cfg.Log)
+	return cfg, nil
+}
+
+// storeURL returns the configured store URL, and tells once on standard
+// error when it is the embedded default.
+func (a *app) resolveStoreURL(cmd *cobra.Command) (string, error) {
+	cfg, err := a.config(cmd)
+	if err != nil {
+		return "", err
+	}
+	if cfg.IsDefault("store") {
+		p, err := filepath.Abs(config.SQLitePath(cfg.Store))
+		if err != nil {
+			return "", fmt.Errorf("store %s: %w", cfg.Store, err)
+		}
+		fmt.Fprintf(a.env.Stderr, "revisit: using the embedded SQLite store at %s (set --store or REVISIT_STORE to change)\n", p)
+	}
+	a.log.Debug("store", "url", store.Redact(cfg.Store), "source", cfg.Source("store"))
+	return cfg.Store, nil
+}
+
+// openStore opens the configured store; Run closes it.
+func (a *app) openStore(cmd *cobra.Command) (store.Store, error) {
+	if a.store != nil {
+		return a.store, nil
+	}
+	url, err := a.resolveStoreURL(cmd)
+	if err != nil {
+		return nil, err
+	}
+	open := a.env.OpenStore
+	if open == nil {
+		open = store.Open
+	}
+	st, err := open(cmd.Context(), url, store.Options{Clock: a.env.Now})
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", store.Redact(url), err)
+	}
+	a.store = st
+	return st, nil
+}
+
+func (a *app) close() {
+	if a.store != nil {
+		if err := a.store.Close(); err != nil && a.log != nil {
+			a.log.Warn("closing the store", "err", err)
+		}
+		a.store = nil
+	}
+}
+
+func (a *app) now() time.Time {
+	if a.env.Now != nil {
+		return a.env.Now()
+	}
+	return time.Now()
+}
+
+// stderrIsTerminal reports whether standard error is a terminal, where
+// progress bars are shown.
+func (a *app) stderrIsTerminal() bool {
+	f, ok := a.env.Stderr.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// exactArgs is cobra.ExactArgs naming the arguments expected.
+func exactArgs(names ...string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != len(names) {
+			return usagef("want %d argument(s) %s, got %d", len(names), strings.Join(names, " "), len(args))
+		}
+		return nil
+	}
+}
+
+// rangeArgs accepts between min and max arguments.
+func rangeArgs(min, max int, names string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) < min || len(args) > max {
+			return usagef("want arguments %s, got %d argument(s)", names, len(args))
+		}
+		return nil
+	}
+}
+
+// changed reports whether a flag was set on the command line.
+func changed(fs *pflag.FlagSet, name string) bool {
+	f := fs.Lookup(name)
+	return f != nil && f.Changed
+}
