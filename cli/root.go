@@ -162,6 +162,7 @@ and flags, each overriding the one before.`,
 		a.listerCommand(),
 		a.originCommand(),
 		a.visitStatsCommand(),
+		a.benchCommand(),
 	)
 	return root
 }

@@ -1,0 +1,282 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/store"
+)
+
+// StoreConfig configures RunStore.
+type StoreConfig struct {
+	URL     string
+	Origins int
+	// Grabs is how many grabs of Count origins each case measures.
+	Grabs int
+	Count int
+	// RecordBatches is how many batches of 1000 (half new, half updates) P3
+	// measures.
+	RecordBatches int
+	// Progress receives progress lines (nil: none).
+	Progress io.Writer
+}
+
+// Latency summarizes timed calls.
+type Latency struct {
+	Case     string        `json:"case"`
+	Calls    int           `json:"calls"`
+	Returned int           `json:"returned_per_call"`
+	P50      time.Duration `json:"p50_ns"`
+	P99      time.Duration `json:"p99_ns"`
+	Max      time.Duration `json:"max_ns"`
+}
+
+// StoreReport is what RunStore measured.
+type StoreReport struct {
+	URL     string    `json:"store"`
+	Origins int       `json:"origins"`
+	Loaded  bool      `json:"loaded_now"`
+	LoadPS  float64   `json:"load_origins_per_s,omitempty"`
+	Grabs   []Latency `json:"grab_next_visits"`
+	// RecordPS is P3: origins/s recorded in batches of 1000, half new.
+	RecordPS float64 `json:"record_origins_per_s"`
+}
+
+// benchState is kept in lister A's current_state, so that a later run on
+// the same store reuses the data set instead of loading it again.
+type benchState struct {
+	Origins int    `json:"bench_origins"`
+	Seed    uint64 `json:"bench_seed"`
+	Runs    int    `json:"bench_runs"`
+}
+
+// clock is the store's clock during a bench run.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time  { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
+
+// RunStore loads the reference data set into the store at cfg.URL (unless a
+// previous run left it there), then measures grab_next_visits for every
+// policy (P1, P6) and batch recording (P3).
+func RunStore(ctx context.Context, cfg StoreConfig) (StoreReport, error) {
+	ds := NewDataset(cfg.Origins)
+	rep := StoreReport{URL: store.Redact(cfg.URL), Origins: cfg.Origins}
+	if _, _, err := store.Migrate(ctx, cfg.URL); err != nil {
+		return rep, err
+	}
+	clk := &clock{t: ds.Now}
+	s, err := store.Open(ctx, cfg.URL, store.Options{Clock: clk.Now})
+	if err != nil {
+		return rep, err
+	}
+	defer s.Close()
+	a, err := s.ListerGetOrCreate(ctx, ListerName, ListerInstanceA)
+	if err != nil {
+		return rep, err
+	}
+	b, err := s.ListerGetOrCreate(ctx, ListerName, ListerInstanceB)
+	if err != nil {
+		return rep, err
+	}
+	var state benchState
+	_ = json.Unmarshal(a.CurrentState, &state)
+	switch {
+	case state.Origins == 0:
+		start := time.Now()
+		if err := load(ctx, s, ds, clk, a.ID, b.ID, cfg.Progress); err != nil {
+			return rep, err
+		}
+		rep.Loaded, rep.LoadPS = true, float64(ds.Origins)/time.Since(start).Seconds()
+		state = benchState{Origins: ds.Origins, Seed: ds.Seed}
+	case state.Origins != ds.Origins || state.Seed != ds.Seed:
+		return rep, fmt.Errorf("the store holds another bench data set (%d origins, seed %d): use an empty store", state.Origins, state.Seed)
+	}
+	if an, ok := s.(store.Analyzer); ok {
+		if err := an.Analyze(ctx); err != nil {
+			return rep, err
+		}
+	}
+	// Each run grabs 8 days after the previous one, past every cooldown of
+	// the origins the previous run marked.
+	now := ds.Now.Add(time.Duration(state.Runs) * 8 * day)
+	state.Runs++
+	a.CurrentState, _ = json.Marshal(state)
+	if _, err := s.ListerUpdate(ctx, a); err != nil {
+		return rep, err
+	}
+	for _, c := range grabCases(a) {
+		progress(cfg.Progress, "grab %s", c.name)
+		lat, err := timeGrabs(ctx, s, c, now, cfg.Grabs, cfg.Count)
+		if err != nil {
+			return rep, err
+		}
+		rep.Grabs = append(rep.Grabs, lat)
+	}
+	clk.Set(now)
+	progress(cfg.Progress, "record %d batches of 1000 (half new, half updates)", cfg.RecordBatches)
+	rep.RecordPS, err = timeRecord(ctx, s, ds, a.ID, b.ID, cfg.RecordBatches)
+	return rep, err
+}
+
+// load records the data set in batches of 1000, stats first, with first_seen
+// spread over the 1000 days before the data set's present, from two writers.
+func load(ctx context.Context, s store.Store, ds Dataset, clk *clock, a, b uuid.UUID, w io.Writer) error {
+	const batchSize, writers = 1000, 2
+	batches := (ds.Origins + batchSize - 1) / batchSize
+	var done atomic.Int64
+	g, ctx := errgroup.WithContext(ctx)
+	for wr := range writers {
+		g.Go(func() error {
+			origins := make([]revisit.ListedOrigin, 0, batchSize)
+			stats := make([]revisit.VisitStats, 0, batchSize)
+			for k := wr; k < batches; k += writers {
+				origins, stats = origins[:0], stats[:0]
+				for i := k * batchSize; i < min((k+1)*batchSize, ds.Origins); i++ {
+					r := ds.Row(i)
+					r.Origin.ListerID = b
+					if r.ListerA {
+						r.Origin.ListerID = a
+					}
+					origins = append(origins, r.Origin)
+					if r.Stats != nil {
+						stats = append(stats, *r.Stats)
+					}
+				}
+				if err := s.VisitStatsUpsert(ctx, stats); err != nil {
+					return err
+				}
+				if _, err := s.ListedOriginsRecord(ctx, origins); err != nil {
+					return err
+				}
+				if n := done.Add(1); n%int64(max(batches/20, 1)) == 0 {
+					progress(w, "load %d/%d origins", n*batchSize, ds.Origins)
+				}
+				// first_seen moves forward with the load, over 1000 days.
+				clk.Set(ds.Now.Add(-time.Duration(float64(1000*day) * (1 - float64(done.Load())/float64(batches)))))
+			}
+			return nil
+		})
+	}
+	err := g.Wait()
+	clk.Set(ds.Now)
+	return err
+}
+
+type grabCase struct {
+	name      string
+	visitType string
+	policy    revisit.Policy
+	lister    *revisit.Lister
+}
+
+func grabCases(a revisit.Lister) []grabCase {
+	var cs []grabCase
+	for _, vt := range []string{"git", "hg", "pypi"} {
+		for _, p := range revisit.Policies {
+			c := grabCase{name: vt + " " + string(p), visitType: vt, policy: p}
+			if p == revisit.FirstVisitsAfterListing {
+				c.lister = &a
+				c.name += " (lister a)"
+			}
+			cs = append(cs, c)
+		}
+	}
+	return cs
+}
+
+// timeGrabs times n grabs (select and mark, committed) of count origins.
+func timeGrabs(ctx context.Context, s store.Store, c grabCase, now time.Time, n, count int) (Latency, error) {
+	times := make([]time.Duration, 0, n)
+	returned := 0
+	for i := range n {
+		p := revisit.GrabParams{VisitType: c.visitType, Count: count, Policy: c.policy,
+			Now: now.Add(time.Duration(i) * time.Second)}
+		if c.lister != nil {
+			p.ListerID = &c.lister.ID
+		}
+		start := time.Now()
+		got, err := s.GrabNextVisits(ctx, p)
+		if err != nil {
+			return Latency{}, fmt.Errorf("%s: %w", c.name, err)
+		}
+		times = append(times, time.Since(start))
+		returned += len(got)
+	}
+	slices.Sort(times)
+	return Latency{Case: c.name, Calls: n, Returned: returned / max(n, 1),
+		P50: times[len(times)/2], P99: times[min(len(times)-1, len(times)*99/100)], Max: times[len(times)-1]}, nil
+}
+
+// timeRecord measures recording batches of 1000 origins, half of them new
+// and half already listed, into the loaded data set.
+func timeRecord(ctx context.Context, s store.Store, ds Dataset, a, b uuid.UUID, batches int) (float64, error) {
+	run := rand.Uint64()
+	rng := rand.New(rand.NewPCG(run, 1))
+	var elapsed time.Duration
+	for k := range batches {
+		origins := make([]revisit.ListedOrigin, 0, 1000)
+		for j := range 500 {
+			r := ds.Row(rng.IntN(ds.Origins))
+			r.Origin.ListerID = b
+			if r.ListerA {
+				r.Origin.ListerID = a
+			}
+			origins = append(origins, r.Origin)
+			fresh := ds.Row(j)
+			fresh.Origin.URL = fmt.Sprintf("https://%s.example.org/new-%x-%d-%d", fresh.Origin.VisitType, run, k, j)
+			fresh.Origin.ListerID = a
+			origins = append(origins, fresh.Origin)
+		}
+		start := time.Now()
+		if _, err := s.ListedOriginsRecord(ctx, origins); err != nil {
+			return 0, err
+		}
+		elapsed += time.Since(start)
+	}
+	return float64(batches*1000) / elapsed.Seconds(), nil
+}
+
+func progress(w io.Writer, format string, args ...any) {
+	if w != nil {
+		fmt.Fprintf(w, "bench: "+format+"\n", args...)
+	}
+}
+
+// GrabTarget is the latency target of grab_next_visits on a store's engine:
+// P1 on PostgreSQL (p50 and p99), P6 on SQLite (p50 only; P99 zero).
+type GrabTarget struct {
+	Name     string
+	P50, P99 time.Duration
+}
+
+// GrabTargetFor returns the target that applies to the store at url.
+func GrabTargetFor(url string) GrabTarget {
+	if strings.HasPrefix(url, "sqlite:") {
+		return GrabTarget{Name: "P6", P50: 20 * time.Millisecond}
+	}
+	return GrabTarget{Name: "P1", P50: 10 * time.Millisecond, P99: 50 * time.Millisecond}
+}
+
+// Met reports whether a latency meets the target.
+func (t GrabTarget) Met(l Latency) bool {
+	return l.P50 <= t.P50 && (t.P99 == 0 || l.P99 <= t.P99)
+}
+
+// RecordTarget is P3, in origins/s.
+const RecordTarget = 100_000

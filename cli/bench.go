@@ -1,0 +1,83 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/revisit-sched/revisit/bench"
+)
+
+func (a *app) benchCommand() *cobra.Command {
+	b := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure revisit against the targets of docs/performance.md",
+	}
+	b.AddCommand(a.benchStoreCommand())
+	return b
+}
+
+func (a *app) benchStoreCommand() *cobra.Command {
+	var (
+		size                  string
+		grabs, count, batches int
+	)
+	cmd := &cobra.Command{
+		Use:   "store",
+		Short: "Load the reference data set and time grab_next_visits (P1, P6) and recording (P3)",
+		Long: `Loads the reference data set of docs/performance.md into the store
+(deterministic; a later run on the same store reuses it), then times
+grab_next_visits (select and mark, committed) for every visit type and
+policy, and recording batches of 1000 origins, half new, half updates.
+Use an empty store: the run adds origins and marks visits.`,
+		Args: exactArgs(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			n, err := bench.ParseSize(size)
+			if err != nil {
+				return usageError{err}
+			}
+			url, err := a.resolveStoreURL(cmd)
+			if err != nil {
+				return err
+			}
+			var progress io.Writer
+			if a.stderrIsTerminal() {
+				progress = a.env.Stderr
+			}
+			rep, err := bench.RunStore(cmd.Context(), bench.StoreConfig{URL: url, Origins: n, Grabs: grabs,
+				Count: count, RecordBatches: batches, Progress: progress})
+			if err != nil {
+				return fmt.Errorf("bench store: %w", err)
+			}
+			target := bench.GrabTargetFor(url)
+			rw := a.rows(cols("measure", "calls", "returned", "p50_ms", "p99_ms", "max_ms", "target", "met"))
+			for _, l := range rep.Grabs {
+				if err := rw.Row("grab "+l.Case, l.Calls, l.Returned, ms(l.P50), ms(l.P99), ms(l.Max),
+					target.Name, target.Met(l)); err != nil {
+					return err
+				}
+			}
+			if rep.Loaded {
+				if err := rw.Row(fmt.Sprintf("load %d origins (origins/s)", rep.Origins), 1, rep.Origins,
+					"", "", "", fmt.Sprintf("%.0f/s", rep.LoadPS), ""); err != nil {
+					return err
+				}
+			}
+			if err := rw.Row("record 1000-origin batches, half new (origins/s)", batches, batches*1000,
+				"", "", "", fmt.Sprintf("P3 %.0f/s", rep.RecordPS), rep.RecordPS >= bench.RecordTarget); err != nil {
+				return err
+			}
+			return rw.Close()
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&size, "origins", "1M", "data set `size`: 1M, 10M, or any count (250k, 5000)")
+	f.IntVar(&grabs, "grabs", 30, "grabs timed per visit type and policy")
+	f.IntVar(&count, "count", 1000, "origins per grab")
+	f.IntVar(&batches, "record-batches", 100, "batches of 1000 origins timed for P3")
+	return cmd
+}
+
+// ms renders a duration in milliseconds with two decimals.
+func ms(d interface{ Seconds() float64 }) string { return fmt.Sprintf("%.2f", d.Seconds()*1000) }

@@ -1,0 +1,153 @@
+package sqlite
+
+import (
+	"bytes"
+	"database/sql"
+	"database/sql/driver"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Values as SQLite stores them: times and durations are INTEGER
+// microseconds (times since the Unix epoch, UTC), JSON is TEXT.
+
+// micro returns the stored form of t.
+func micro(t time.Time) int64 { return t.UnixMicro() }
+
+// microPtr returns the stored form of an optional time (NULL for nil).
+func microPtr(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return t.UnixMicro()
+}
+
+// fromMicro returns the time stored as v, in UTC.
+func fromMicro(v int64) time.Time { return time.UnixMicro(v).UTC() }
+
+// durationOrNull returns the stored form of a duration, NULL when zero
+// ("not set").
+func durationOrNull(d time.Duration) any {
+	if d == 0 {
+		return nil
+	}
+	return d.Microseconds()
+}
+
+// timeCol scans a NOT NULL time column.
+type timeCol struct{ dst *time.Time }
+
+func (c timeCol) Scan(src any) error {
+	v, ok := src.(int64)
+	if !ok {
+		return fmt.Errorf("time column holds %T, not an integer", src)
+	}
+	*c.dst = fromMicro(v)
+	return nil
+}
+
+// timePtrCol scans a nullable time column (nil for NULL).
+type timePtrCol struct{ dst **time.Time }
+
+func (c timePtrCol) Scan(src any) error {
+	if src == nil {
+		*c.dst = nil
+		return nil
+	}
+	var t time.Time
+	if err := (timeCol{&t}).Scan(src); err != nil {
+		return err
+	}
+	*c.dst = &t
+	return nil
+}
+
+// durationCol scans a nullable duration column (0 for NULL).
+type durationCol struct{ dst *time.Duration }
+
+func (c durationCol) Scan(src any) error {
+	switch v := src.(type) {
+	case nil:
+		*c.dst = 0
+	case int64:
+		*c.dst = time.Duration(v) * time.Microsecond
+	default:
+		return fmt.Errorf("duration column holds %T, not an integer", src)
+	}
+	return nil
+}
+
+// int64PtrCol scans a nullable integer column (nil for NULL).
+type int64PtrCol struct{ dst **int64 }
+
+func (c int64PtrCol) Scan(src any) error {
+	var n sql.NullInt64
+	if err := n.Scan(src); err != nil {
+		return err
+	}
+	*c.dst = nil
+	if n.Valid {
+		*c.dst = &n.Int64
+	}
+	return nil
+}
+
+// jsonCol scans a JSON TEXT column into a Go value.
+type jsonCol struct{ dst any }
+
+func (c jsonCol) Scan(src any) error {
+	var b []byte
+	switch v := src.(type) {
+	case string:
+		b = []byte(v)
+	case []byte:
+		b = v
+	case nil:
+		return nil
+	default:
+		return fmt.Errorf("JSON column holds %T", src)
+	}
+	return json.Unmarshal(b, c.dst)
+}
+
+// rawJSONCol scans a JSON TEXT column as raw JSON.
+type rawJSONCol struct{ dst *json.RawMessage }
+
+func (c rawJSONCol) Scan(src any) error {
+	switch v := src.(type) {
+	case string:
+		*c.dst = json.RawMessage(v)
+	case []byte:
+		*c.dst = bytes.Clone(v)
+	case nil:
+		*c.dst = nil
+	default:
+		return fmt.Errorf("JSON column holds %T", src)
+	}
+	return nil
+}
+
+// strPtr returns the stored form of an optional string (NULL for nil).
+func strPtr[T ~string](s *T) any {
+	if s == nil {
+		return nil
+	}
+	return string(*s)
+}
+
+// boolPtr returns the stored form of an optional bool (NULL for nil).
+func boolPtr(b *bool) driver.Value {
+	if b == nil {
+		return nil
+	}
+	return *b
+}
+
+// int64Ptr returns the stored form of an optional integer (NULL for nil).
+func int64Ptr(n *int64) any {
+	if n == nil {
+		return nil
+	}
+	return *n
+}

@@ -1,0 +1,150 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/store/internal/grabsql"
+)
+
+// dialect renders grabsql's candidate query for SQLite and the indexes of
+// migrations/00001_schema.sql: SQLite sorts nulls first in ascending order,
+// and "nulls last" is the pair ((col IS NULL), col) that
+// listed_origin_stop_after_success indexes.
+var dialect = grabsql.Dialect{
+	Placeholder:    func(n int) string { return "?" + strconv.Itoa(n) },
+	IsDistinctFrom: "IS NOT",
+	NullsFirst:     func(col string) string { return col },
+	NullsLast:      func(col string) string { return "(" + col + " IS NULL), " + col },
+	Lag:            "(last_update - last_successful)",
+	Random:         "((random() & 9223372036854775807) / 9223372036854775808.0)",
+	Time:           func(t time.Time) any { return micro(t) },
+}
+
+// markStats sets last_scheduled = max(existing, now) on the visit stats of
+// the URLs in ?3 (a JSON array) of visit type ?2, creating missing rows.
+const markStats = `INSERT INTO visit_stats (url, visit_type, last_scheduled)
+SELECT value, ?2, ?1 FROM json_each(?3) WHERE true
+ON CONFLICT (url, visit_type) DO UPDATE SET
+	last_scheduled = max(COALESCE(visit_stats.last_scheduled, excluded.last_scheduled), excluded.last_scheduled)`
+
+// markListed does the same on the stats copy of every listed row.
+const markListed = `UPDATE listed_origin SET last_scheduled = max(COALESCE(last_scheduled, ?1), ?1)
+WHERE visit_type = ?2 AND url IN (SELECT value FROM json_each(?3))`
+
+// raiseQueuePosition raises a visit type's queue position, never lowering it.
+const raiseQueuePosition = `INSERT INTO queue_position (visit_type, position) VALUES (?1, ?2)
+ON CONFLICT (visit_type) DO UPDATE SET position = max(position, excluded.position)`
+
+// GrabNextVisits returns the true top p.Count eligible origins of the
+// policy, one per (url, visit_type), and (unless p.DryRun) marks them
+// scheduled at p.Now, all in one write transaction: the single writer
+// connection and BEGIN IMMEDIATE serialize grabs, so concurrent callers
+// never receive the same origin.
+func (s *Store) GrabNextVisits(ctx context.Context, p revisit.GrabParams) ([]revisit.ListedOrigin, error) {
+	cooldowns, err := p.Validate()
+	if err != nil {
+		return nil, err
+	}
+	now := p.Now
+	if now.IsZero() {
+		now = s.opts.Now()
+	}
+	now = revisit.Microsecond(now)
+	var out []revisit.ListedOrigin
+	err = s.write(ctx, "grab next visits of "+p.VisitType, func(tx *sql.Tx) error {
+		params := grabsql.Params{VisitType: p.VisitType, Policy: p.Policy, Now: now, Disabled: p.Disabled,
+			Cooldowns: cooldowns, Sample: p.Sample}
+		if err := resolveLister(ctx, tx, p, &params); err != nil {
+			return err
+		}
+		q, err := dialect.Build(params)
+		if err != nil {
+			return err
+		}
+		st, err := s.stmt(ctx, tx, q.SQL)
+		if err != nil {
+			return err
+		}
+		picked, err := grabsql.Pick(p.Count, func(limit int) ([]grabsql.Candidate, error) {
+			args := append(q.Args[:len(q.Args):len(q.Args)], limit)
+			return scanCandidates(st.QueryContext(ctx, args...))
+		})
+		if err != nil {
+			return err
+		}
+		out = make([]revisit.ListedOrigin, len(picked))
+		urls := make([]string, len(picked))
+		for i, c := range picked {
+			out[i] = c.Origin
+			urls[i] = c.Origin.URL
+		}
+		if p.DryRun || len(picked) == 0 {
+			return nil
+		}
+		return s.mark(ctx, tx, p, now, urls, picked)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// resolveLister fills the lister filter of params from p: by id, or by name
+// and instance name; ErrNotFound if the lister does not exist.
+func resolveLister(ctx context.Context, tx *sql.Tx, p revisit.GrabParams, params *grabsql.Params) error {
+	var (
+		row  *sql.Row
+		name string
+	)
+	switch {
+	case p.ListerID != nil:
+		name = p.ListerID.String()
+		row = tx.QueryRowContext(ctx, "SELECT id, last_listing_finished_at FROM lister WHERE id = ?", *p.ListerID)
+	case p.ListerName != "":
+		name = strconv.Quote(p.ListerName) + " (instance " + strconv.Quote(p.ListerInstanceName) + ")"
+		row = tx.QueryRowContext(ctx, "SELECT id, last_listing_finished_at FROM lister WHERE name = ? AND instance_name = ?",
+			p.ListerName, p.ListerInstanceName)
+	default:
+		return nil
+	}
+	var id string
+	if err := row.Scan(&id, timePtrCol{&params.ListingFinishedAt}); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return notFound("lister %s not found", name)
+		}
+		return err
+	}
+	params.ListerID = id
+	return nil
+}
+
+// mark records that the picked origins (of URLs urls) are scheduled at now,
+// on visit_stats and on the stats copy of their listed rows, and raises the
+// queue position for origins_without_last_update.
+func (s *Store) mark(ctx context.Context, tx *sql.Tx, p revisit.GrabParams, now time.Time,
+	urls []string, picked []grabsql.Candidate) error {
+	list := jsonArray(urls)
+	for _, q := range []string{markStats, markListed} {
+		st, err := s.stmt(ctx, tx, q)
+		if err != nil {
+			return err
+		}
+		if _, err := st.ExecContext(ctx, micro(now), p.VisitType, list); err != nil {
+			return err
+		}
+	}
+	if p.Policy != revisit.OriginsWithoutLastUpdate {
+		return nil
+	}
+	pos, ok := grabsql.MaxQueuePosition(picked)
+	if !ok {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, raiseQueuePosition, p.VisitType, pos)
+	return err
+}

@@ -1,0 +1,161 @@
+package sqlite
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/revisit-sched/revisit"
+)
+
+const listerColumns = "id, name, instance_name, created, updated, current_state, last_listing_finished_at"
+
+// ListerGetOrCreate returns the lister of that name and instance, creating
+// it if needed; it is idempotent and race-free (insert-or-ignore then read,
+// in one write transaction).
+func (s *Store) ListerGetOrCreate(ctx context.Context, name, instanceName string) (revisit.Lister, error) {
+	if name == "" {
+		return revisit.Lister{}, revisit.Invalidf("name", "missing lister name")
+	}
+	var l revisit.Lister
+	err := s.write(ctx, "get or create lister "+name, func(tx *sql.Tx) error {
+		now := micro(s.now())
+		if _, err := tx.ExecContext(ctx, `INSERT INTO lister (id, name, instance_name, created, updated, current_state)
+			VALUES (?1, ?2, ?3, ?4, ?4, '{}') ON CONFLICT (name, instance_name) DO NOTHING`,
+			uuid.New(), name, instanceName, now); err != nil {
+			return err
+		}
+		ls, err := scanListers(tx.QueryContext(ctx, "SELECT "+listerColumns+
+			" FROM lister WHERE name = ?1 AND instance_name = ?2", name, instanceName))
+		if err != nil {
+			return err
+		}
+		if len(ls) == 0 {
+			return sql.ErrNoRows
+		}
+		l = ls[0]
+		return nil
+	})
+	return l, err
+}
+
+// ListerGet returns the lister of that name and instance; ErrNotFound if
+// absent.
+func (s *Store) ListerGet(ctx context.Context, name, instanceName string) (revisit.Lister, error) {
+	ls, err := scanListers(s.r.QueryContext(ctx, "SELECT "+listerColumns+
+		" FROM lister WHERE name = ?1 AND instance_name = ?2", name, instanceName))
+	if err != nil {
+		return revisit.Lister{}, translate("get lister", err)
+	}
+	if len(ls) == 0 {
+		return revisit.Lister{}, notFound("lister %q (instance %q) not found", name, instanceName)
+	}
+	return ls[0], nil
+}
+
+// ListerUpdate stores CurrentState and LastListingFinishedAt if the stored
+// Updated equals l.Updated (to the microsecond), and returns the lister with
+// its new Updated: the clock's now, or one microsecond after the old value
+// if the clock has not moved past it. ErrStaleData if the lister changed
+// since the caller read it, ErrNotFound if it does not exist.
+func (s *Store) ListerUpdate(ctx context.Context, l revisit.Lister) (revisit.Lister, error) {
+	state, err := jsonObject(l.CurrentState)
+	if err != nil {
+		return revisit.Lister{}, err
+	}
+	old := revisit.Microsecond(l.Updated)
+	var out revisit.Lister
+	err = s.write(ctx, "update lister "+l.ID.String(), func(tx *sql.Tx) error {
+		updated := s.now()
+		if !updated.After(old) {
+			updated = old.Add(time.Microsecond)
+		}
+		ls, err := scanListers(tx.QueryContext(ctx, `UPDATE lister
+			SET current_state = ?3, last_listing_finished_at = ?4, updated = ?5
+			WHERE id = ?1 AND updated = ?2 RETURNING `+listerColumns,
+			l.ID, micro(old), string(state), microPtr(revisit.MicrosecondPtr(l.LastListingFinishedAt)), micro(updated)))
+		if err != nil {
+			return err
+		}
+		if len(ls) == 1 {
+			out = ls[0]
+			return nil
+		}
+		var exists bool
+		if err := tx.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM lister WHERE id = ?)", l.ID).Scan(&exists); err != nil {
+			return err
+		}
+		if !exists {
+			return notFound("lister %s not found", l.ID)
+		}
+		return revisit.Errorf(revisit.CodeStaleData,
+			"lister %s was updated since %s; read it again", l.ID, old.Format(time.RFC3339Nano))
+	})
+	return out, err
+}
+
+// ListerList returns every lister, by name and instance name.
+func (s *Store) ListerList(ctx context.Context) ([]revisit.Lister, error) {
+	ls, err := scanListers(s.r.QueryContext(ctx, "SELECT "+listerColumns+" FROM lister ORDER BY name, instance_name"))
+	return ls, translate("list listers", err)
+}
+
+// ListerGetByIDs returns the listers with those ids that exist, by name and
+// instance name.
+func (s *Store) ListerGetByIDs(ctx context.Context, ids []uuid.UUID) ([]revisit.Lister, error) {
+	if len(ids) == 0 {
+		return []revisit.Lister{}, nil
+	}
+	ls, err := scanListers(s.r.QueryContext(ctx, "SELECT "+listerColumns+
+		" FROM lister WHERE id IN (SELECT value FROM json_each(?)) ORDER BY name, instance_name", jsonArray(ids)))
+	return ls, translate("get listers", err)
+}
+
+// scanListers reads the rows of a query returning listerColumns.
+func scanListers(rows *sql.Rows, err error) ([]revisit.Lister, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	ls := []revisit.Lister{}
+	for rows.Next() {
+		var l revisit.Lister
+		if err := rows.Scan(&l.ID, &l.Name, &l.InstanceName, timeCol{&l.Created}, timeCol{&l.Updated},
+			rawJSONCol{&l.CurrentState}, timePtrCol{&l.LastListingFinishedAt}); err != nil {
+			return nil, err
+		}
+		ls = append(ls, l)
+	}
+	return ls, rows.Err()
+}
+
+// jsonObject returns the compact form of a lister state, which must be a
+// JSON object; nil or empty is the empty object.
+func jsonObject(raw json.RawMessage) ([]byte, error) {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return []byte("{}"), nil
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+		return nil, revisit.Invalidf("current_state", "must be a JSON object")
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return nil, revisit.Invalidf("current_state", "must be a JSON object: %v", err)
+	}
+	return b.Bytes(), nil
+}
+
+// jsonArray returns the JSON array of vs, for json_each.
+func jsonArray[T any](vs []T) string {
+	b, err := json.Marshal(vs)
+	if err != nil {
+		// Only called with strings and uuids, which always marshal.
+		return "[]"
+	}
+	return string(b)
+}

@@ -1,0 +1,155 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+
+	"github.com/revisit-sched/revisit"
+)
+
+const statsColumns = "url, visit_type, last_successful, last_visit, last_visit_status, last_scheduled, " +
+	"last_snapshot, next_visit_queue_position, next_position_offset, successive_visits"
+
+// upsertStats writes one stats row, a NULL never overwriting a stored value,
+// and returns the five columns that listed_origin copies.
+const upsertStats = `INSERT INTO visit_stats (` + statsColumns + `)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+ON CONFLICT (url, visit_type) DO UPDATE SET
+	last_successful = COALESCE(excluded.last_successful, visit_stats.last_successful),
+	last_visit = COALESCE(excluded.last_visit, visit_stats.last_visit),
+	last_visit_status = COALESCE(excluded.last_visit_status, visit_stats.last_visit_status),
+	last_scheduled = COALESCE(excluded.last_scheduled, visit_stats.last_scheduled),
+	last_snapshot = COALESCE(excluded.last_snapshot, visit_stats.last_snapshot),
+	next_visit_queue_position = COALESCE(excluded.next_visit_queue_position, visit_stats.next_visit_queue_position),
+	next_position_offset = excluded.next_position_offset,
+	successive_visits = excluded.successive_visits
+RETURNING last_successful, last_visit, last_visit_status, last_scheduled, next_visit_queue_position`
+
+// copyStats sets the stats copy of every listed row of one origin.
+const copyStats = `UPDATE listed_origin SET last_successful = ?3, last_visit = ?4, last_visit_status = ?5,
+	last_scheduled = ?6, next_visit_queue_position = ?7
+WHERE url = ?1 AND visit_type = ?2`
+
+// VisitStatsGet returns the stats that exist among keys, in the order of
+// their first occurrence in keys.
+func (s *Store) VisitStatsGet(ctx context.Context, keys []revisit.OriginKey) ([]revisit.VisitStats, error) {
+	out := []revisit.VisitStats{}
+	if len(keys) == 0 {
+		return out, nil
+	}
+	pairs := make([][2]string, 0, len(keys))
+	seen := make(map[revisit.OriginKey]struct{}, len(keys))
+	for _, k := range keys {
+		if _, dup := seen[k]; !dup {
+			seen[k] = struct{}{}
+			pairs = append(pairs, [2]string{k.URL, k.VisitType})
+		}
+	}
+	// CROSS JOIN keeps the key list as the outer loop: one primary-key
+	// lookup per key.
+	rows, err := s.r.QueryContext(ctx, `SELECT s.url, s.visit_type, s.last_successful, s.last_visit,
+		s.last_visit_status, s.last_scheduled, s.last_snapshot, s.next_visit_queue_position,
+		s.next_position_offset, s.successive_visits
+		FROM json_each(?) AS k CROSS JOIN visit_stats AS s
+		WHERE s.url = k.value ->> 0 AND s.visit_type = k.value ->> 1
+		ORDER BY k.key`, jsonArray(pairs))
+	if err != nil {
+		return nil, translate("get visit stats", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			v      revisit.VisitStats
+			status sql.NullString
+		)
+		if err := rows.Scan(&v.URL, &v.VisitType, timePtrCol{&v.LastSuccessful}, timePtrCol{&v.LastVisit},
+			&status, timePtrCol{&v.LastScheduled}, &v.LastSnapshot, int64PtrCol{&v.NextVisitQueuePosition},
+			&v.NextPositionOffset, &v.SuccessiveVisits); err != nil {
+			return nil, translate("get visit stats", err)
+		}
+		if status.Valid {
+			st := revisit.VisitStatus(status.String)
+			v.LastVisitStatus = &st
+		}
+		out = append(out, v)
+	}
+	return out, translate("get visit stats", rows.Err())
+}
+
+// VisitStatsUpsert writes stats in one transaction; a null (nil) field never
+// overwrites a stored value, the integer fields always do. The stats copy of
+// every listed row of each origin is updated in the same transaction.
+func (s *Store) VisitStatsUpsert(ctx context.Context, stats []revisit.VisitStats) error {
+	if len(stats) == 0 {
+		return nil
+	}
+	for i, v := range stats {
+		if err := validateStats(v); err != nil {
+			return inBatch("stats", i, err)
+		}
+	}
+	return s.write(ctx, "upsert visit stats", func(tx *sql.Tx) error {
+		up, err := s.stmt(ctx, tx, upsertStats)
+		if err != nil {
+			return err
+		}
+		cp, err := s.stmt(ctx, tx, copyStats)
+		if err != nil {
+			return err
+		}
+		for _, v := range stats {
+			var snapshot any
+			if v.LastSnapshot != nil {
+				snapshot = v.LastSnapshot
+			}
+			var c [5]any // the copied columns, as stored
+			if err := up.QueryRowContext(ctx, v.URL, v.VisitType,
+				microPtr(v.LastSuccessful), microPtr(v.LastVisit), strPtr(v.LastVisitStatus),
+				microPtr(v.LastScheduled), snapshot, int64Ptr(v.NextVisitQueuePosition),
+				v.NextPositionOffset, v.SuccessiveVisits).Scan(&c[0], &c[1], &c[2], &c[3], &c[4]); err != nil {
+				return err
+			}
+			if _, err := cp.ExecContext(ctx, v.URL, v.VisitType, c[0], c[1], c[2], c[3], c[4]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// validateStats checks the fields of one stats row before it is written.
+func validateStats(v revisit.VisitStats) error {
+	if v.URL == "" {
+		return revisit.Invalidf("url", "missing")
+	}
+	if err := revisit.ValidateVisitType(v.VisitType); err != nil {
+		return err
+	}
+	if v.LastVisitStatus != nil && !v.LastVisitStatus.Valid() {
+		return revisit.Invalidf("last_visit_status", "%q is not one of successful, failed, not_found", *v.LastVisitStatus)
+	}
+	return nil
+}
+
+// QueuePositionGet returns the visit type's queue position, 0 if unset.
+func (s *Store) QueuePositionGet(ctx context.Context, visitType string) (int64, error) {
+	var pos int64
+	err := s.r.QueryRowContext(ctx, "SELECT position FROM queue_position WHERE visit_type = ?", visitType).Scan(&pos)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	return pos, translate("get queue position", err)
+}
+
+// QueuePositionSet sets the visit type's queue position.
+func (s *Store) QueuePositionSet(ctx context.Context, visitType string, position int64) error {
+	if err := revisit.ValidateVisitType(visitType); err != nil {
+		return err
+	}
+	return s.write(ctx, "set queue position", func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO queue_position (visit_type, position) VALUES (?1, ?2)
+			ON CONFLICT (visit_type) DO UPDATE SET position = excluded.position`, visitType, position)
+		return err
+	})
+}
