@@ -3,22 +3,16 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/google/uuid"
 
 	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/store/internal/batch"
 	"github.com/revisit-sched/revisit/store/internal/grabsql"
-)
-
-// Page sizes of ListedOriginsGet.
-const (
-	defaultPageSize = 1000
-	maxPageSize     = 10_000
+	"github.com/revisit-sched/revisit/store/internal/pagetoken"
 )
 
 // upsertOrigin records one listed origin: a new row copies the stats of its
@@ -48,39 +42,20 @@ RETURNING id`
 // Nothing is written if any origin is invalid or names an unknown lister.
 func (s *Store) ListedOriginsRecord(ctx context.Context, origins []revisit.ListedOrigin) (revisit.RecordResult, error) {
 	var res revisit.RecordResult
-	if len(origins) == 0 {
-		return res, nil
+	origins, err := batch.ListedOrigins(origins)
+	if err != nil || len(origins) == 0 {
+		return res, err
 	}
-	type row struct {
-		index int // in origins, for error messages
-		o     revisit.ListedOrigin
-		extra string
-	}
-	rows := make([]row, 0, len(origins))
-	at := make(map[listedKey]int, len(origins)) // index in rows
-	listers := make(map[uuid.UUID]int)          // first index in origins
+	extras := make([]string, len(origins))
 	for i, o := range origins {
-		if err := o.Validate(); err != nil {
-			return res, inBatch("origins", i, err)
-		}
-		extra, err := extraArgs(o.ExtraLoaderArguments)
+		b, err := json.Marshal(o.ExtraLoaderArguments)
 		if err != nil {
-			return res, inBatch("origins", i, err)
+			return res, revisit.Invalidf(fmt.Sprintf("origins[%d].extra_loader_arguments", i), "not representable as JSON: %v", err)
 		}
-		if _, ok := listers[o.ListerID]; !ok {
-			listers[o.ListerID] = i
-		}
-		r := row{index: i, o: o, extra: extra}
-		k := listedKey{o.ListerID, o.URL, o.VisitType}
-		if j, dup := at[k]; dup {
-			rows[j] = r
-			continue
-		}
-		at[k] = len(rows)
-		rows = append(rows, r)
+		extras[i] = string(b)
 	}
-	err := s.write(ctx, "record listed origins", func(tx *sql.Tx) error {
-		if err := checkListers(ctx, tx, listers); err != nil {
+	err = s.write(ctx, "record listed origins", func(tx *sql.Tx) error {
+		if err := checkListers(ctx, tx, origins); err != nil {
 			return err
 		}
 		var maxID int64
@@ -92,12 +67,11 @@ func (s *Store) ListedOriginsRecord(ctx context.Context, origins []revisit.Liste
 			return err
 		}
 		now := micro(s.now())
-		for _, r := range rows {
-			o := r.o
+		for i, o := range origins {
 			var id int64
-			if err := st.QueryRowContext(ctx, o.ListerID, o.URL, o.VisitType, r.extra, o.Enabled, now,
+			if err := st.QueryRowContext(ctx, o.ListerID, o.URL, o.VisitType, extras[i], o.Enabled, now,
 				microPtr(o.LastUpdate), boolPtr(o.IsFork), strPtr(o.ForkedFromURL)).Scan(&id); err != nil {
-				return fmt.Errorf("origins[%d]: %w", r.index, err)
+				return fmt.Errorf("origin %s (%s): %w", o.URL, o.VisitType, err)
 			}
 			if id > maxID {
 				res.Inserted++
@@ -113,76 +87,28 @@ func (s *Store) ListedOriginsRecord(ctx context.Context, origins []revisit.Liste
 	return res, nil
 }
 
-// listedKey is the key of a listed origin.
-type listedKey struct {
-	lister         uuid.UUID
-	url, visitType string
-}
-
 // checkListers returns an invalid-input error naming the first origin whose
-// lister does not exist; listers maps each lister id to that index.
-func checkListers(ctx context.Context, tx *sql.Tx, listers map[uuid.UUID]int) error {
-	ids := make([]uuid.UUID, 0, len(listers))
-	for id := range listers {
-		ids = append(ids, id)
-	}
+// lister does not exist.
+func checkListers(ctx context.Context, tx *sql.Tx, origins []revisit.ListedOrigin) error {
 	known, err := scanListers(tx.QueryContext(ctx, "SELECT "+listerColumns+
-		" FROM lister WHERE id IN (SELECT value FROM json_each(?))", jsonArray(ids)))
+		" FROM lister WHERE id IN (SELECT value FROM json_each(?))", jsonArray(batch.ListerIDs(origins))))
 	if err != nil {
 		return err
 	}
-	if len(known) == len(ids) {
-		return nil
+	ids := make([]uuid.UUID, len(known))
+	for i, l := range known {
+		ids[i] = l.ID
 	}
-	for _, l := range known {
-		delete(listers, l.ID)
-	}
-	first, firstIndex := uuid.Nil, -1
-	for id, i := range listers {
-		if firstIndex < 0 || i < firstIndex {
-			first, firstIndex = id, i
-		}
-	}
-	return revisit.Invalidf(fmt.Sprintf("origins[%d].lister_id", firstIndex), "unknown lister %s", first)
-}
-
-// inBatch returns err, an input error about the element i of a batch, with
-// its field prefixed by the element's place ("origins[3].url").
-func inBatch(batch string, i int, err error) error {
-	var e *revisit.Error
-	if !errors.As(err, &e) {
-		return revisit.Invalidf(fmt.Sprintf("%s[%d]", batch, i), "%v", err)
-	}
-	field := fmt.Sprintf("%s[%d]", batch, i)
-	if e.Field != "" {
-		field += "." + e.Field
-	}
-	return &revisit.Error{Code: e.Code, Field: field, Message: e.Message}
-}
-
-// extraArgs returns the stored form of extra loader arguments (nil is the
-// empty object).
-func extraArgs(m map[string]any) (string, error) {
-	if m == nil {
-		return "{}", nil
-	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		return "", revisit.Invalidf("extra_loader_arguments", "not representable as JSON: %v", err)
-	}
-	return string(b), nil
+	return batch.CheckListersKnown(origins, ids)
 }
 
 // ListedOriginsGet returns one page in (lister_id, url, visit_type) order.
 // It reads one row more than the page to know whether another page follows.
 func (s *Store) ListedOriginsGet(ctx context.Context, f revisit.ListedOriginFilter) (revisit.ListedOriginPage, error) {
 	var page revisit.ListedOriginPage
-	limit := f.Limit
-	switch {
-	case limit == 0:
-		limit = defaultPageSize
-	case limit < 0 || limit > maxPageSize:
-		return page, revisit.Invalidf("limit", "must be between 1 and %d, not %d", maxPageSize, f.Limit)
+	limit, err := batch.PageLimit(f.Limit)
+	if err != nil {
+		return page, err
 	}
 	var (
 		where []string
@@ -218,11 +144,11 @@ func (s *Store) ListedOriginsGet(ctx context.Context, f revisit.ListedOriginFilt
 		return page, revisit.Invalidf("enabled", "unknown enabled filter %d", f.Enabled)
 	}
 	if f.PageToken != "" {
-		k, err := decodePageToken(f.PageToken)
+		k, err := pagetoken.Decode(f.PageToken)
 		if err != nil {
 			return page, err
 		}
-		cond("(lister_id, url, visit_type) > (?, ?, ?)", k.lister, k.url, k.visitType)
+		cond("(lister_id, url, visit_type) > (?, ?, ?)", k.ListerID, k.URL, k.VisitType)
 	}
 	q := "SELECT " + grabsql.Columns + " FROM listed_origin"
 	if len(where) > 0 {
@@ -234,41 +160,11 @@ func (s *Store) ListedOriginsGet(ctx context.Context, f revisit.ListedOriginFilt
 	if err != nil {
 		return page, translate("get listed origins", err)
 	}
-	if len(cs) > limit {
-		cs = cs[:limit]
-		last := cs[limit-1].Origin
-		page.NextPageToken = encodePageToken(listedKey{last.ListerID, last.URL, last.VisitType})
-	}
-	page.Origins = make([]revisit.ListedOrigin, len(cs))
+	origins := make([]revisit.ListedOrigin, len(cs))
 	for i, c := range cs {
-		page.Origins[i] = c.Origin
+		origins[i] = c.Origin
 	}
-	return page, nil
-}
-
-// encodePageToken returns the opaque token of a page ending at k: the
-// base64url form of the JSON array [lister_id, url, visit_type].
-func encodePageToken(k listedKey) string {
-	b, _ := json.Marshal([]string{k.lister.String(), k.url, k.visitType})
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-// decodePageToken reverses encodePageToken.
-func decodePageToken(token string) (listedKey, error) {
-	bad := revisit.Invalidf("page_token", "malformed page token")
-	b, err := base64.RawURLEncoding.DecodeString(token)
-	if err != nil {
-		return listedKey{}, bad
-	}
-	var parts []string
-	if err := json.Unmarshal(b, &parts); err != nil || len(parts) != 3 {
-		return listedKey{}, bad
-	}
-	id, err := uuid.Parse(parts[0])
-	if err != nil {
-		return listedKey{}, bad
-	}
-	return listedKey{id, parts[1], parts[2]}, nil
+	return batch.Page(origins, limit), nil
 }
 
 // ListerVisitTypes returns the visit types of a lister's origins, sorted.

@@ -6,6 +6,7 @@ import (
 	"errors"
 
 	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/store/internal/batch"
 )
 
 const statsColumns = "url, visit_type, last_successful, last_visit, last_visit_status, last_scheduled, " +
@@ -81,13 +82,9 @@ func (s *Store) VisitStatsGet(ctx context.Context, keys []revisit.OriginKey) ([]
 // overwrites a stored value, the integer fields always do. The stats copy of
 // every listed row of each origin is updated in the same transaction.
 func (s *Store) VisitStatsUpsert(ctx context.Context, stats []revisit.VisitStats) error {
-	if len(stats) == 0 {
-		return nil
-	}
-	for i, v := range stats {
-		if err := validateStats(v); err != nil {
-			return inBatch("stats", i, err)
-		}
+	stats, err := batch.VisitStats(stats)
+	if err != nil || len(stats) == 0 {
+		return err
 	}
 	return s.write(ctx, "upsert visit stats", func(tx *sql.Tx) error {
 		up, err := s.stmt(ctx, tx, upsertStats)
@@ -116,20 +113,6 @@ func (s *Store) VisitStatsUpsert(ctx context.Context, stats []revisit.VisitStats
 		}
 		return nil
 	})
-}
-
-// validateStats checks the fields of one stats row before it is written.
-func validateStats(v revisit.VisitStats) error {
-	if v.URL == "" {
-		return revisit.Invalidf("url", "missing")
-	}
-	if err := revisit.ValidateVisitType(v.VisitType); err != nil {
-		return err
-	}
-	if v.LastVisitStatus != nil && !v.LastVisitStatus.Valid() {
-		return revisit.Invalidf("last_visit_status", "%q is not one of successful, failed, not_found", *v.LastVisitStatus)
-	}
-	return nil
 }
 
 // QueuePositionGet returns the visit type's queue position, 0 if unset.
