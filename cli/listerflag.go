@@ -128,3 +128,17 @@ func (n *listerNames) load(ctx context.Context, ids []uuid.UUID) error {
 }
 
 func (n *listerNames) label(id uuid.UUID) string { return n.labels[id] }
+
+// openStoreForLister checks the lister flags, opens the store and resolves
+// the lister they name (nil when they name none).
+func (a *app) openStoreForLister(cmd *cobra.Command, lf *listerFlag) (store.Store, *uuid.UUID, error) {
+	if _, _, _, err := lf.parse(); err != nil {
+		return nil, nil, err
+	}
+	st, err := a.openStore(cmd)
+	if err != nil {
+		return nil, nil, err
+	}
+	id, err := lf.resolveID(cmd.Context(), st)
+	return st, id, err
+}

@@ -90,18 +90,11 @@ standard error; --all follows every page.`,
 					return usagef("--visit-type: %s", err.(*revisit.Error).Message)
 				}
 			}
-			if _, _, _, err := lf.parse(); err != nil {
-				return err
-			}
-			st, err := a.openStore(cmd)
+			st, id, err := a.openStoreForLister(cmd, &lf)
 			if err != nil {
 				return err
 			}
 			ctx := cmd.Context()
-			id, err := lf.resolveID(ctx, st)
-			if err != nil {
-				return err
-			}
 			f := revisit.ListedOriginFilter{ListerID: id, URLs: urls, VisitType: visitType,
 				Enabled: ef, Limit: limit, PageToken: pageToken}
 			names := newListerNames(st)
@@ -205,17 +198,12 @@ disables them all (cooldown flags given with it still apply).`,
 				}
 			}
 			p.Cooldowns = &c
-			if _, _, _, err := lf.parse(); err != nil {
-				return err
-			}
-			st, err := a.openStore(cmd)
+			st, listerID, err := a.openStoreForLister(cmd, &lf)
 			if err != nil {
 				return err
 			}
 			ctx := cmd.Context()
-			if p.ListerID, err = lf.resolveID(ctx, st); err != nil {
-				return err
-			}
+			p.ListerID = listerID
 			if p.Now.IsZero() {
 				p.Now = a.now().UTC()
 			}
@@ -293,18 +281,11 @@ func (a *app) updateMetricsCommand() *cobra.Command {
 		Short: "Recompute the scheduler metrics (of one lister, or all)",
 		Args:  exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if _, _, _, err := lf.parse(); err != nil {
-				return err
-			}
-			st, err := a.openStore(cmd)
+			st, id, err := a.openStoreForLister(cmd, &lf)
 			if err != nil {
 				return err
 			}
 			ctx := cmd.Context()
-			id, err := lf.resolveID(ctx, st)
-			if err != nil {
-				return err
-			}
 			ms, err := st.MetricsUpdate(ctx, id, a.now().UTC())
 			if err != nil {
 				return fmt.Errorf("update metrics: %w", err)
@@ -326,18 +307,11 @@ func (a *app) metricsCommand() *cobra.Command {
 		Short: "Print the scheduler metrics computed by update-metrics",
 		Args:  exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if _, _, _, err := lf.parse(); err != nil {
-				return err
-			}
-			st, err := a.openStore(cmd)
+			st, id, err := a.openStoreForLister(cmd, &lf)
 			if err != nil {
 				return err
 			}
 			ctx := cmd.Context()
-			id, err := lf.resolveID(ctx, st)
-			if err != nil {
-				return err
-			}
 			ms, err := st.MetricsGet(ctx, id, visitType)
 			if err != nil {
 				return fmt.Errorf("metrics: %w", err)

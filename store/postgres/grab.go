@@ -26,15 +26,11 @@ var dialect = grabsql.Dialect{
 // GrabNextVisits selects the top eligible origins of a policy and marks them
 // scheduled, in one transaction that holds the visit type's grab lock.
 func (s *Store) GrabNextVisits(ctx context.Context, p revisit.GrabParams) ([]revisit.ListedOrigin, error) {
-	cooldowns, err := p.Validate()
+	p, cooldowns, err := p.Resolve(s.opts.Now)
 	if err != nil {
 		return nil, err
 	}
 	now := p.Now
-	if now.IsZero() {
-		now = s.opts.Now()
-	}
-	now = revisit.Microsecond(now)
 	var picked []grabsql.Candidate
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		// A mark lost in a database crash only offers its origins again,

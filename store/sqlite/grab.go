@@ -46,15 +46,11 @@ ON CONFLICT (visit_type) DO UPDATE SET position = max(position, excluded.positio
 // connection and BEGIN IMMEDIATE serialize grabs, so concurrent callers
 // never receive the same origin.
 func (s *Store) GrabNextVisits(ctx context.Context, p revisit.GrabParams) ([]revisit.ListedOrigin, error) {
-	cooldowns, err := p.Validate()
+	p, cooldowns, err := p.Resolve(s.opts.Now)
 	if err != nil {
 		return nil, err
 	}
 	now := p.Now
-	if now.IsZero() {
-		now = s.opts.Now()
-	}
-	now = revisit.Microsecond(now)
 	var out []revisit.ListedOrigin
 	err = s.write(ctx, "grab next visits of "+p.VisitType, func(tx *sql.Tx) error {
 		params := grabsql.Params{VisitType: p.VisitType, Policy: p.Policy, Now: now, Disabled: p.Disabled,
