@@ -3,6 +3,8 @@ package cli
 import (
 	"fmt"
 	"io"
+	"math"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -79,5 +81,5 @@ Use an empty store: the run adds origins and marks visits.`,
 	return cmd
 }
 
-// ms renders a duration in milliseconds with two decimals.
-func ms(d interface{ Seconds() float64 }) string { return fmt.Sprintf("%.2f", d.Seconds()*1000) }
+// ms returns a duration in milliseconds, rounded to two decimals.
+func ms(d time.Duration) float64 { return math.Round(d.Seconds()*100_000) / 100 }
