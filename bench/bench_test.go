@@ -1,0 +1,69 @@
+package bench_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/revisit-sched/revisit/bench"
+	_ "github.com/revisit-sched/revisit/store/sqlite"
+)
+
+func TestDatasetIsDeterministicAndShaped(t *testing.T) {
+	ds := bench.NewDataset(20_000)
+	if a, b := ds.Row(1234), ds.Row(1234); a.Origin.URL != b.Origin.URL || a.ListerA != b.ListerA ||
+		(a.Stats == nil) != (b.Stats == nil) {
+		t.Fatal("Row is not deterministic")
+	}
+	var git, withStats, listerA, disabled int
+	for i := range ds.Origins {
+		r := ds.Row(i)
+		if r.Origin.VisitType == "git" {
+			git++
+		}
+		if r.Stats != nil {
+			withStats++
+			if r.Stats.LastVisit.After(ds.Now) || (r.Stats.LastSuccessful != nil && r.Stats.LastSuccessful.After(*r.Stats.LastVisit)) {
+				t.Fatalf("row %d: stats out of order: %+v", i, r.Stats)
+			}
+		}
+		if r.ListerA {
+			listerA++
+		}
+		if !r.Origin.Enabled {
+			disabled++
+		}
+	}
+	share := func(n int) float64 { return float64(n) / float64(ds.Origins) }
+	for name, c := range map[string]struct{ got, want float64 }{
+		"git": {share(git), 0.8}, "stats": {share(withStats), 0.6}, "lister A": {share(listerA), 0.8}, "disabled": {share(disabled), 0.02},
+	} {
+		if c.got < c.want*0.9 || c.got > c.want*1.1 {
+			t.Errorf("%s share %.3f, want about %.2f", name, c.got, c.want)
+		}
+	}
+}
+
+func TestRunStoreOnSQLite(t *testing.T) {
+	ctx := context.Background()
+	url := "sqlite://" + filepath.Join(t.TempDir(), "bench.db")
+	cfg := bench.StoreConfig{URL: url, Origins: 3000, Grabs: 2, Count: 50, RecordBatches: 2}
+	rep, err := bench.RunStore(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Loaded || len(rep.Grabs) != 18 || rep.RecordPS <= 0 {
+		t.Fatalf("report: %+v", rep)
+	}
+	if rep.Grabs[0].Returned != 50 || rep.Grabs[0].P50 <= 0 {
+		t.Fatalf("git oldest_scheduled_first: %+v", rep.Grabs[0])
+	}
+	again, err := bench.RunStore(ctx, cfg)
+	if err != nil || again.Loaded {
+		t.Fatalf("second run on the same store must reuse the data set: loaded=%v, %v", again.Loaded, err)
+	}
+	cfg.Origins = 4000
+	if _, err := bench.RunStore(ctx, cfg); err == nil {
+		t.Fatal("a run with another size on the same store must fail")
+	}
+}

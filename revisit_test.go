@@ -1,0 +1,126 @@
+package revisit_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/revisit-sched/revisit"
+)
+
+func TestErrorsMatchByCode(t *testing.T) {
+	err := fmt.Errorf("update lister: %w", revisit.Errorf(revisit.CodeStaleData, "lister %s changed", "x"))
+	if !errors.Is(err, revisit.ErrStaleData) {
+		t.Fatal("wrapped stale-data error does not match ErrStaleData")
+	}
+	if errors.Is(err, revisit.ErrNotFound) {
+		t.Fatal("stale-data error matches ErrNotFound")
+	}
+	if got := revisit.Code(err); got != revisit.CodeStaleData {
+		t.Fatalf("Code = %q", got)
+	}
+	if got := revisit.Code(errors.New("boom")); got != revisit.CodeInternal {
+		t.Fatalf("Code of a plain error = %q", got)
+	}
+	if got := revisit.Invalidf("url", "missing").Error(); got != "url: missing" {
+		t.Fatalf("Error() = %q", got)
+	}
+}
+
+func TestParsePolicy(t *testing.T) {
+	for _, p := range revisit.Policies {
+		if got, err := revisit.ParsePolicy(string(p)); err != nil || got != p {
+			t.Fatalf("ParsePolicy(%q) = %q, %v", p, got, err)
+		}
+	}
+	_, err := revisit.ParsePolicy("fastest_first")
+	if !errors.Is(err, revisit.ErrUnknownPolicy) || !strings.Contains(err.Error(), "already_visited_order_by_lag") {
+		t.Fatalf("unknown policy error %v does not name the known policies", err)
+	}
+}
+
+func TestGrabParamsValidate(t *testing.T) {
+	id := uuid.New()
+	good := revisit.GrabParams{VisitType: "git", Count: 10, Policy: revisit.OldestScheduledFirst}
+	cases := []struct {
+		field string
+		edit  func(p *revisit.GrabParams)
+	}{
+		{"visit_type", func(p *revisit.GrabParams) { p.VisitType = "Git Hub" }},
+		{"count", func(p *revisit.GrabParams) { p.Count = 0 }},
+		{"count", func(p *revisit.GrabParams) { p.Count = -3 }},
+		{"count", func(p *revisit.GrabParams) { p.Count = revisit.MaxGrabCount + 1 }},
+		{"policy", func(p *revisit.GrabParams) { p.Policy = "nope" }},
+		{"sample", func(p *revisit.GrabParams) { p.Sample = 1 }},
+		{"sample", func(p *revisit.GrabParams) { p.Sample = -0.5 }},
+		{"lister_name", func(p *revisit.GrabParams) { p.ListerInstanceName = "gitlab.com" }},
+		{"lister", func(p *revisit.GrabParams) { p.Policy = revisit.FirstVisitsAfterListing }},
+		{"cooldowns", func(p *revisit.GrabParams) { p.Cooldowns = &revisit.Cooldowns{Failed: -time.Hour} }},
+	}
+	for _, c := range cases {
+		p := good
+		c.edit(&p)
+		_, err := p.Validate()
+		var e *revisit.Error
+		if !errors.As(err, &e) || e.Field != c.field {
+			t.Errorf("%+v: error %v, want one naming %q", p, err, c.field)
+		}
+	}
+	c, err := good.Validate()
+	if err != nil || c != revisit.DefaultCooldowns() {
+		t.Fatalf("good params: %v, cooldowns %+v", err, c)
+	}
+	good.Policy, good.ListerID = revisit.FirstVisitsAfterListing, &id
+	if _, err := good.Validate(); err != nil {
+		t.Fatalf("first_visits_after_listing with a lister: %v", err)
+	}
+	clock := func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 678901234, time.UTC) }
+	r, _, err := good.Resolve(clock)
+	if err != nil || !r.Now.Equal(clock().Truncate(time.Microsecond)) {
+		t.Fatalf("Resolve: now %v, %v", r.Now, err)
+	}
+}
+
+func TestValidateOriginURLAndVisitType(t *testing.T) {
+	for _, u := range []string{"https://github.com/a/b", "svn://svn.example.org/repo", "https://pypi.org/project/x/", "file:///srv/git/x"} {
+		if err := revisit.ValidateOriginURL(u); err != nil {
+			t.Errorf("%q: %v", u, err)
+		}
+	}
+	for _, u := range []string{"", "github.com/a/b", "https://a b", "https://x/\n", "http://[::1", strings.Repeat("x", revisit.MaxURLLength+1)} {
+		if err := revisit.ValidateOriginURL(u); !errors.Is(err, revisit.ErrInvalid) {
+			t.Errorf("%.40q: %v, want invalid", u, err)
+		}
+	}
+	for _, vt := range []string{"git", "tarball-directory", "svn-export", "git.checkout_2"} {
+		if err := revisit.ValidateVisitType(vt); err != nil {
+			t.Errorf("%q: %v", vt, err)
+		}
+	}
+	for _, vt := range []string{"", "Git", "-git", "git lab", strings.Repeat("g", 65)} {
+		if err := revisit.ValidateVisitType(vt); !errors.Is(err, revisit.ErrInvalid) {
+			t.Errorf("%q: %v, want invalid", vt, err)
+		}
+	}
+}
+
+func TestTaskTypeVisitTypeAndValidate(t *testing.T) {
+	if vt, ok := (revisit.TaskType{Type: "load-git"}).VisitType(); !ok || vt != "git" {
+		t.Fatalf("load-git: %q %v", vt, ok)
+	}
+	if _, ok := (revisit.TaskType{Type: "list-gitlab-full"}).VisitType(); ok {
+		t.Fatal("list-gitlab-full has a visit type")
+	}
+	bad := revisit.TaskType{Type: "load-git", BackendName: "x", MinInterval: 2 * time.Hour, MaxInterval: time.Hour}
+	var e *revisit.Error
+	if err := bad.Validate(); !errors.As(err, &e) || e.Field != "min_interval" {
+		t.Fatalf("min > max: %v", err)
+	}
+	if err := (revisit.TaskType{Type: "load-git"}).Validate(); !errors.As(err, &e) || e.Field != "backend_name" {
+		t.Fatalf("missing backend: %v", err)
+	}
+}

@@ -1,0 +1,40 @@
+package pagetoken
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/revisit-sched/revisit"
+)
+
+func TestRoundTrip(t *testing.T) {
+	k := Key{ListerID: uuid.New(), URL: "https://example.org/a\"b,c", VisitType: "git"}
+	got, err := Decode(Encode(k))
+	if err != nil || got != k {
+		t.Fatalf("Decode(Encode(%+v)) = %+v, %v", k, got, err)
+	}
+	for _, bad := range []string{"", "!!!", "WyJhIl0", "WyJub3QtYS11dWlkIiwiYSIsImIiXQ"} {
+		if _, err := Decode(bad); !errors.Is(err, revisit.ErrInvalid) {
+			t.Errorf("Decode(%q): %v, want invalid page_token", bad, err)
+		}
+	}
+}
+
+// FuzzDecode: no token a caller sends makes Decode panic, and what decodes
+// encodes back to a token that decodes the same.
+func FuzzDecode(f *testing.F) {
+	f.Add(Encode(Key{ListerID: uuid.New(), URL: "https://x", VisitType: "hg"}))
+	f.Add("WyJhIl0")
+	f.Fuzz(func(t *testing.T, token string) {
+		k, err := Decode(token)
+		if err != nil {
+			return
+		}
+		again, err := Decode(Encode(k))
+		if err != nil || again != k {
+			t.Fatalf("re-decoding %+v: %+v, %v", k, again, err)
+		}
+	})
+}
