@@ -120,7 +120,7 @@ func markScheduled(ctx context.Context, tx pgx.Tx, p revisit.GrabParams, now tim
 // scanCandidate scans a row of grabsql.Columns.
 func scanCandidate(row pgx.CollectableRow) (grabsql.Candidate, error) {
 	var c grabsql.Candidate
-	dests := append(append([]any{&c.ID}, originDests(&c.Origin)...), &c.QueuePosition)
+	dests := append(originDests(&c.Origin), &c.QueuePosition)
 	err := row.Scan(dests...)
 	normalizeOrigin(&c.Origin)
 	return c, err

@@ -65,10 +65,6 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// Pool returns the connection pool, for packages that keep their own tables
-// in the same database.
-func (s *Store) Pool() *pgxpool.Pool { return s.pool }
-
 func (s *Store) now() time.Time { return revisit.Microsecond(s.opts.Now()) }
 
 func (s *Store) provider() (*goose.Provider, *sql.DB, error) {

@@ -200,7 +200,7 @@ func scanCandidates(rows *sql.Rows, err error) ([]grabsql.Candidate, error) {
 			isFork sql.NullBool
 			forked sql.NullString
 		)
-		if err := rows.Scan(&c.ID, &o.ListerID, &o.URL, &o.VisitType, jsonCol{&o.ExtraLoaderArguments},
+		if err := rows.Scan(&o.ListerID, &o.URL, &o.VisitType, jsonCol{&o.ExtraLoaderArguments},
 			&o.Enabled, timeCol{&o.FirstSeen}, timeCol{&o.LastSeen}, timePtrCol{&o.LastUpdate},
 			&isFork, &forked, int64PtrCol{&c.QueuePosition}); err != nil {
 			return nil, err

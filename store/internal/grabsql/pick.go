@@ -4,7 +4,6 @@ import "github.com/revisit-sched/revisit"
 
 // Candidate is one row of the candidate query.
 type Candidate struct {
-	ID     int64
 	Origin revisit.ListedOrigin
 	// QueuePosition is the origin's next_visit_queue_position, if known.
 	QueuePosition *int64
