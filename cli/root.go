@@ -117,6 +117,7 @@ type app struct {
 	// Global flags.
 	configFile string
 	storeURL   string
+	brokerURL  string
 	formatName string
 	logLevel   string
 
@@ -153,6 +154,7 @@ and flags, each overriding the one before.`,
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.configFile, "config", "", "YAML configuration `file` (default: $REVISIT_CONFIG, else none)")
 	pf.StringVar(&a.storeURL, "store", "", "store `URL`: postgres://..., sqlite:///abs/path.db or sqlite://rel/path.db (default: config, $REVISIT_STORE, else "+config.DefaultStore+")")
+	pf.StringVar(&a.brokerURL, "broker", "", "broker `URL`: amqp://user:pass@host:port/vhost (default: config, $REVISIT_BROKER, else none)")
 	pf.StringVar(&a.formatName, "format", "table", "output `format`: table, json or csv")
 	pf.StringVar(&a.logLevel, "log-level", "", "log `level`: debug, info, warn or error (default: config, $REVISIT_LOG_LEVEL, else info)")
 
@@ -189,7 +191,7 @@ func (a *app) config(cmd *cobra.Command) (config.Config, error) {
 		return *a.cfg, nil
 	}
 	flags := map[string]string{}
-	for name, key := range map[string]string{"store": "store", "log-level": "log.level"} {
+	for name, key := range map[string]string{"store": "store", "broker": "broker", "log-level": "log.level"} {
 		if f := cmd.Flags().Lookup(name); f != nil && f.Changed {
 			flags[key] = f.Value.String()
 		}

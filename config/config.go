@@ -12,6 +12,7 @@
 // Keys are dotted paths of sections and settings:
 //
 //	store: postgres://revisit@db/revisit   # default sqlite://revisit.db
+//	broker: amqp://guest:guest@rabbitmq:5672/   # default none
 //	log:
 //	  level: info                           # debug, info, warn or error
 //	  format: text                          # text or json
@@ -21,6 +22,7 @@
 // followed by its key, upper-cased, with dots written as underscores:
 //
 //	REVISIT_STORE       store
+//	REVISIT_BROKER      broker
 //	REVISIT_LOG_LEVEL   log.level
 //	REVISIT_LOG_FORMAT  log.format
 //
@@ -61,6 +63,9 @@ type Config struct {
 	// Store is the URL of the store: postgres://…, postgresql://… or
 	// sqlite://path.
 	Store string `yaml:"store"`
+	// Broker is the URL of the message broker the workers read from:
+	// amqp://user:pass@host:port/vhost (RabbitMQ). Empty: none configured.
+	Broker string `yaml:"broker"`
 	// Log configures the diagnostic log.
 	Log Log `yaml:"log"`
 
@@ -247,6 +252,9 @@ func (c Config) Validate() error {
 	if err := checkStoreURL(c.Store); err != nil {
 		return bad("store", "%v", err)
 	}
+	if err := checkBrokerURL(c.Broker); err != nil {
+		return bad("broker", "%v", err)
+	}
 	if !slices.Contains(LogLevels, c.Log.Level) {
 		return bad("log.level", "%q is not one of %s", c.Log.Level, strings.Join(LogLevels, ", "))
 	}
@@ -274,6 +282,25 @@ func checkStoreURL(s string) error {
 		return nil
 	}
 	return fmt.Errorf("%q is not a postgres://, postgresql:// or sqlite:// URL", s)
+}
+
+func checkBrokerURL(s string) error {
+	if s == "" {
+		return nil
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "amqp" && u.Scheme != "amqps") || u.Host == "" {
+		return fmt.Errorf("%q is not an amqp://user:pass@host:port/vhost URL", redact(s))
+	}
+	return nil
+}
+
+// redact hides the password of a URL that parses, for error messages.
+func redact(s string) string {
+	if u, err := url.Parse(s); err == nil {
+		return u.Redacted()
+	}
+	return s
 }
 
 // SQLitePath returns the file an sqlite:// store URL names, as written

@@ -107,7 +107,7 @@ func TestMissingFile(t *testing.T) {
 func TestEnvironmentErrors(t *testing.T) {
 	t.Parallel()
 	_, err := Load(Sources{Environ: []string{"REVISIT_STROE=sqlite://x.db"}})
-	require.ErrorContains(t, err, "unknown environment variable REVISIT_STROE (known: REVISIT_CONFIG, REVISIT_LOG_FORMAT, REVISIT_LOG_LEVEL, REVISIT_STORE)")
+	require.ErrorContains(t, err, "unknown environment variable REVISIT_STROE (known: REVISIT_CONFIG, REVISIT_BROKER, REVISIT_LOG_FORMAT, REVISIT_LOG_LEVEL, REVISIT_STORE)")
 
 	_, err = Load(Sources{Environ: []string{"REVISIT_LOG=debug"}})
 	require.ErrorContains(t, err, "unknown environment variable REVISIT_LOG ")
@@ -124,7 +124,7 @@ func TestEnvironmentErrors(t *testing.T) {
 
 func TestKeysAndEnvVars(t *testing.T) {
 	t.Parallel()
-	require.Equal(t, []string{"store", "log.level", "log.format"}, Keys())
+	require.Equal(t, []string{"store", "broker", "log.level", "log.format"}, Keys())
 	require.Equal(t, "REVISIT_LOG_LEVEL", EnvVar("log.level"))
 	// Two keys must never share a variable.
 	seen := map[string]string{}
@@ -206,5 +206,17 @@ policies:
 		var v nested
 		err := DecodeYAML([]byte(c.doc), &v)
 		require.ErrorContains(t, err, c.want, c.doc)
+	}
+}
+
+func TestBrokerURL(t *testing.T) {
+	cfg, err := Load(Sources{Environ: []string{"REVISIT_BROKER=amqp://guest:guest@127.0.0.1:5672/"}})
+	require.NoError(t, err)
+	require.Equal(t, "amqp://guest:guest@127.0.0.1:5672/", cfg.Broker)
+	require.Equal(t, "", Default().Broker, "no broker until one is configured")
+	for _, bad := range []string{"redis://x:6379", "amqp://", "guest:secret@host"} {
+		_, err := Load(Sources{Flags: map[string]string{"broker": bad}})
+		require.ErrorContains(t, err, "broker:", bad)
+		require.NotContains(t, err.Error(), "secret", "the password is redacted")
 	}
 }
