@@ -295,12 +295,21 @@ func checkBrokerURL(s string) error {
 	return nil
 }
 
-// redact hides the password of a URL that parses, for error messages.
+// redact hides the credentials of a URL for error messages, also when the
+// URL is malformed: whatever stands before an @ is masked.
 func redact(s string) string {
-	if u, err := url.Parse(s); err == nil {
+	if u, err := url.Parse(s); err == nil && u.User != nil {
 		return u.Redacted()
 	}
-	return s
+	at := strings.LastIndex(s, "@")
+	if at < 0 {
+		return s
+	}
+	start := 0
+	if i := strings.Index(s, "://"); i >= 0 && i < at {
+		start = i + len("://")
+	}
+	return s[:start] + "xxxxx" + s[at:]
 }
 
 // SQLitePath returns the file an sqlite:// store URL names, as written
