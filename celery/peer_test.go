@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/revisit-sched/revisit/internal/pytest"
 )
 
 // Task names the peer script registers.
@@ -22,37 +24,6 @@ const (
 	peerRejectTask = "revisit.peer.reject"
 	peerRetryTask  = "revisit.peer.retry"
 )
-
-// peerPython returns a python3 that imports celery and kombu. Without one
-// the test skips, unless CI is set: then it fails.
-func peerPython(t *testing.T) string {
-	t.Helper()
-	var tried []string
-	for _, py := range []string{os.Getenv("REVISIT_PYTHON"), "python3", "/usr/bin/python3"} {
-		if py == "" {
-			continue
-		}
-		out, err := exec.Command(py, "-c", "import celery, kombu").CombinedOutput()
-		if err == nil {
-			return py
-		}
-		tried = append(tried, py+": "+strings.TrimSpace(lastLine(string(out))))
-	}
-	msg := "real-peer test needs Python with Celery and kombu (Debian: apt-get install python3-celery; or set REVISIT_PYTHON); tried " + strings.Join(tried, "; ")
-	if os.Getenv("CI") != "" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-	return ""
-}
-
-func lastLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-		return s[i+1:]
-	}
-	return s
-}
 
 // peerMessage is one encoded message as handed to the Python side.
 type peerMessage struct {
@@ -120,7 +91,7 @@ type peerOutput struct {
 // worker's buffered task.multi lists and as single events) go through
 // DecodeEvents.
 func TestRealPeerCelery(t *testing.T) {
-	py := peerPython(t)
+	py := pytest.Celery(t)
 
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	eta := now.Add(time.Hour)
