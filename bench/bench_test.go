@@ -2,8 +2,10 @@ package bench_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/revisit-sched/revisit/bench"
 	_ "github.com/revisit-sched/revisit/store/sqlite"
@@ -65,5 +67,21 @@ func TestRunStoreOnSQLite(t *testing.T) {
 	cfg.Origins = 4000
 	if _, err := bench.RunStore(ctx, cfg); err == nil {
 		t.Fatal("a run with another size on the same store must fail")
+	}
+}
+
+func TestRunBroker(t *testing.T) {
+	url := "amqp://guest:guest@127.0.0.1:5672/"
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rep, err := bench.RunBroker(ctx, bench.BrokerConfig{URL: url, Messages: 2500, Batch: 1000})
+	if err != nil {
+		if os.Getenv("CI") == "" {
+			t.Skipf("RabbitMQ at %s: %v", url, err)
+		}
+		t.Fatal(err)
+	}
+	if rep.Confirmed != 2500 || rep.Failed+rep.Returned != 0 || rep.Depth != 2500 || rep.PerSecond <= 0 {
+		t.Fatalf("report %+v: want 2500 confirmed and queued", rep)
 	}
 }

@@ -52,6 +52,11 @@ type Config struct {
 	EventsExchange string
 	// EventsQueue is the durable queue revisit consumes events through.
 	EventsQueue string
+	// EventsTransient consumes events through a queue of the server's
+	// naming, deleted when the connection closes, instead of EventsQueue:
+	// for observers (revisit broker events) that must not take events
+	// from the durable queue, nor leave a queue behind.
+	EventsTransient bool
 	// ConfirmWindow bounds how many published messages may await their
 	// confirm at once.
 	ConfirmWindow int

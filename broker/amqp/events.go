@@ -69,7 +69,7 @@ func (b *Broker) consume(ctx context.Context, handle func(context.Context, []cel
 	if err != nil {
 		return err
 	}
-	ch, err := b.declareEvents(conn)
+	ch, queue, err := b.declareEvents(conn)
 	if err != nil {
 		return err
 	}
@@ -77,11 +77,11 @@ func (b *Broker) consume(ctx context.Context, handle func(context.Context, []cel
 	if err := ch.Qos(b.cfg.EventsPrefetch, 0, false); err != nil {
 		return fmt.Errorf("amqp events: qos: %w", err)
 	}
-	deliveries, err := ch.Consume(b.cfg.EventsQueue, "", false, false, false, false, nil)
+	deliveries, err := ch.Consume(queue, "", false, false, false, false, nil)
 	if err != nil {
-		return fmt.Errorf("amqp events: consume %s: %w", b.cfg.EventsQueue, err)
+		return fmt.Errorf("amqp events: consume %s: %w", queue, err)
 	}
-	b.log.Info("amqp events consumer started", "queue", b.cfg.EventsQueue, "exchange", b.cfg.EventsExchange)
+	b.log.Info("amqp events consumer started", "queue", queue, "exchange", b.cfg.EventsExchange)
 
 	handlerBackoff := newBackoff(b.cfg.MinBackoff, b.cfg.MaxBackoff)
 	batch := make([]amqp091.Delivery, 0, b.cfg.EventsBatch)
@@ -162,33 +162,39 @@ func (b *Broker) handleBatch(ctx context.Context, ch *amqp091.Channel, batch []a
 // wins. When it is missing it is declared as Celery 5.2 declares it (kombu
 // Exchange defaults: topic, durable, not auto-delete), so that workers
 // redeclaring it get no PRECONDITION_FAILED.
-func (b *Broker) declareEvents(conn *amqp091.Connection) (*amqp091.Channel, error) {
+func (b *Broker) declareEvents(conn *amqp091.Connection) (*amqp091.Channel, string, error) {
 	ex, q := b.cfg.EventsExchange, b.cfg.EventsQueue
 	ch, err := conn.Channel()
 	if err != nil {
-		return nil, fmt.Errorf("amqp events: open channel: %w", err)
+		return nil, "", fmt.Errorf("amqp events: open channel: %w", err)
 	}
 	if err := ch.ExchangeDeclarePassive(ex, "topic", true, false, false, false, nil); err != nil {
 		if amqpCode(err) != amqp091.NotFound {
 			_ = ch.Close()
-			return nil, fmt.Errorf("amqp events: check exchange %s: %w", ex, err)
+			return nil, "", fmt.Errorf("amqp events: check exchange %s: %w", ex, err)
 		}
 		// The failed passive declare closed the channel.
 		if ch, err = conn.Channel(); err != nil {
-			return nil, fmt.Errorf("amqp events: open channel: %w", err)
+			return nil, "", fmt.Errorf("amqp events: open channel: %w", err)
 		}
 		if err := ch.ExchangeDeclare(ex, "topic", true, false, false, false, nil); err != nil {
 			_ = ch.Close()
-			return nil, fmt.Errorf("amqp events: declare exchange %s: %w", ex, err)
+			return nil, "", fmt.Errorf("amqp events: declare exchange %s: %w", ex, err)
 		}
 	}
-	if _, err := ch.QueueDeclare(q, true, false, false, false, nil); err != nil {
-		_ = ch.Close()
-		return nil, fmt.Errorf("amqp events: declare queue %s: %w", q, err)
+	durable, exclusive := true, false
+	if b.cfg.EventsTransient {
+		q, durable, exclusive = "", false, true
 	}
+	declared, err := ch.QueueDeclare(q, durable, false, exclusive, false, nil)
+	if err != nil {
+		_ = ch.Close()
+		return nil, "", fmt.Errorf("amqp events: declare queue %s: %w", q, err)
+	}
+	q = declared.Name
 	if err := ch.QueueBind(q, eventsBindingKey, ex, false, nil); err != nil {
 		_ = ch.Close()
-		return nil, fmt.Errorf("amqp events: bind %s to %s with %s: %w", q, ex, eventsBindingKey, err)
+		return nil, "", fmt.Errorf("amqp events: bind %s to %s with %s: %w", q, ex, eventsBindingKey, err)
 	}
-	return ch, nil
+	return ch, q, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	amqp091 "github.com/rabbitmq/amqp091-go"
 
+	"github.com/revisit-sched/revisit/broker"
 	"github.com/revisit-sched/revisit/broker/amqp"
 	"github.com/revisit-sched/revisit/celery"
 )
@@ -147,4 +148,43 @@ func TestEventsSkipMalformedAndRedeliverAfterHandlerError(t *testing.T) {
 		q, err := ch.QueueDeclarePassive(queue, false, false, false, false, nil)
 		return err == nil && q.Messages == 0
 	})
+}
+
+// TestTransientEventsObserveWithoutTaking: an observer with EventsTransient
+// sees the events while the durable queue still gets every one of them.
+func TestTransientEventsObserveWithoutTaking(t *testing.T) {
+	t.Parallel()
+	exchange := "revisit.test.ev." + uuid.NewString()[:8]
+	durable := testQueue(t, false)
+	consumer := openBroker(t, amqp.Config{EventsExchange: exchange, EventsQueue: durable})
+	observer := openBroker(t, amqp.Config{EventsExchange: exchange, EventsQueue: "unused", EventsTransient: true})
+	ch := admin(t)
+	t.Cleanup(func() { deleteExchange(t, exchange) })
+
+	seen := newEventLog()
+	runEvents(t, observer, func(_ context.Context, evs []celery.Event) error { seen.add(evs); return nil })
+	// The durable queue exists once the consumer declared it; stop the
+	// consumer at once so the events stay there to be counted.
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		_ = consumer.Events(ctx, func(context.Context, []celery.Event) error { return errors.New("not now") })
+	}()
+	waitQueue(t, consumer, durable, 10*time.Second)
+	cancel()
+	time.Sleep(300 * time.Millisecond) // both bindings follow their queue declares
+
+	id := uuid.NewString()
+	body := fmt.Sprintf(`{"type": "task-started", "uuid": %q, "hostname": "w@h", "timestamp": 1700000000.5}`, id)
+	if err := ch.PublishWithContext(context.Background(), exchange, "task.started", false, false,
+		amqp091.Publishing{ContentType: "application/json", Body: []byte(body)}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the observer sees the event", func() bool { return seen.has(id, celery.TypeStarted) })
+	waitFor(t, 10*time.Second, "the durable queue keeps the event", func() bool {
+		n, err := consumer.Depth(context.Background(), durable)
+		return err == nil && n == 1
+	})
+	if _, err := consumer.Depth(context.Background(), "unused"); !errors.Is(err, broker.ErrQueueMissing) {
+		t.Fatalf("the transient observer declared the named queue: %v", err)
+	}
 }

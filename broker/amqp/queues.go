@@ -1,0 +1,44 @@
+package amqp
+
+import (
+	"context"
+	"fmt"
+
+	amqp091 "github.com/rabbitmq/amqp091-go"
+)
+
+// DeclareQueue makes sure a durable queue of that name exists, as Celery
+// workers declare theirs (so a later worker's declaration agrees with it).
+// It waits for a connection until ctx ends.
+func (b *Broker) DeclareQueue(ctx context.Context, queue string) error {
+	return b.withChannel(ctx, func(ch *amqp091.Channel) error {
+		_, err := ch.QueueDeclare(queue, true, false, false, false, nil)
+		return err
+	}, "declare queue %s", queue)
+}
+
+// DeleteQueue deletes a queue and the messages in it; a missing queue is
+// not an error.
+func (b *Broker) DeleteQueue(ctx context.Context, queue string) error {
+	return b.withChannel(ctx, func(ch *amqp091.Channel) error {
+		_, err := ch.QueueDelete(queue, false, false, false)
+		return err
+	}, "delete queue %s", queue)
+}
+
+// withChannel runs fn on a channel of its own, closed afterwards.
+func (b *Broker) withChannel(ctx context.Context, fn func(*amqp091.Channel) error, format string, args ...any) error {
+	conn, err := b.connection(ctx)
+	if err != nil {
+		return fmt.Errorf(format+": %w", append(args, err)...)
+	}
+	ch, err := conn.Channel()
+	if err != nil {
+		return fmt.Errorf(format+": open channel: %w", append(args, err)...)
+	}
+	defer ch.Close()
+	if err := fn(ch); err != nil {
+		return fmt.Errorf(format+": %w", append(args, err)...)
+	}
+	return nil
+}
