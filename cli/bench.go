@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -16,8 +17,51 @@ func (a *app) benchCommand() *cobra.Command {
 		Use:   "bench",
 		Short: "Measure revisit against the targets of docs/performance.md",
 	}
-	b.AddCommand(a.benchStoreCommand())
+	b.AddCommand(a.benchStoreCommand(), a.benchBrokerCommand())
 	return b
+}
+
+func (a *app) benchBrokerCommand() *cobra.Command {
+	var messages, batch int
+	cmd := &cobra.Command{
+		Use:   "broker",
+		Short: "Time publishing visit messages with confirms to the configured broker",
+		Long: `Publishes visit messages, encoded as the orchestrator encodes them, in
+batches with publisher confirms, into a scratch durable queue that is
+deleted afterwards, and checks that the queue holds every confirmed one.`,
+		Args: exactArgs(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if messages <= 0 || batch <= 0 {
+				return usagef("--messages and --batch must be positive")
+			}
+			c, err := a.config(cmd)
+			if err != nil {
+				return err
+			}
+			if c.Broker == "" {
+				return errors.New("no broker configured: set --broker amqp://user:pass@host:port/vhost or REVISIT_BROKER")
+			}
+			var progress io.Writer
+			if a.stderrIsTerminal() {
+				progress = a.env.Stderr
+			}
+			rep, err := bench.RunBroker(cmd.Context(), bench.BrokerConfig{URL: c.Broker, Messages: messages,
+				Batch: batch, Progress: progress})
+			if err != nil {
+				return fmt.Errorf("bench broker: %w", err)
+			}
+			rw := a.rows(cols("messages", "confirmed", "returned", "failed", "queue_depth_after",
+				"confirmed_per_s", "target_per_s", "met"))
+			if err := rw.Row(rep.Messages, rep.Confirmed, rep.Returned, rep.Failed, rep.Depth,
+				math.Round(rep.PerSecond), bench.PublishTarget, rep.PerSecond >= bench.PublishTarget); err != nil {
+				return err
+			}
+			return rw.Close()
+		},
+	}
+	cmd.Flags().IntVar(&messages, "messages", 200_000, "messages to publish")
+	cmd.Flags().IntVar(&batch, "batch", 1000, "messages per publish call")
+	return cmd
 }
 
 func (a *app) benchStoreCommand() *cobra.Command {

@@ -243,6 +243,22 @@ func (rw *rowWriter) Row(vals ...any) error {
 	return rw.err
 }
 
+// Flush writes out the rows so far, for output that follows a stream (a
+// table is aligned anew at each flush).
+func (rw *rowWriter) Flush() error {
+	if rw.err != nil {
+		return rw.err
+	}
+	switch rw.format {
+	case formatTable:
+		rw.err = rw.tw.Flush()
+	case formatCSV:
+		rw.cw.Flush()
+		rw.err = rw.cw.Error()
+	}
+	return rw.err
+}
+
 // Close ends the output and returns the first write error.
 func (rw *rowWriter) Close() error {
 	if rw.err != nil {

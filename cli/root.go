@@ -125,6 +125,8 @@ type app struct {
 	log    *slog.Logger
 	store  store.Store
 	format format
+	// closers release what commands opened besides the store (brokers).
+	closers []func() error
 }
 
 func (a *app) rootCommand() *cobra.Command {
@@ -164,6 +166,7 @@ and flags, each overriding the one before.`,
 		a.listerCommand(),
 		a.originCommand(),
 		a.visitStatsCommand(),
+		a.brokerCommand(),
 		a.benchCommand(),
 	)
 	return root
@@ -245,6 +248,12 @@ func (a *app) openStore(cmd *cobra.Command) (store.Store, error) {
 }
 
 func (a *app) close() {
+	for _, c := range a.closers {
+		if err := c(); err != nil && a.log != nil {
+			a.log.Warn("closing", "err", err)
+		}
+	}
+	a.closers = nil
 	if a.store != nil {
 		if err := a.store.Close(); err != nil && a.log != nil {
 			a.log.Warn("closing the store", "err", err)

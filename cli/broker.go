@@ -1,0 +1,186 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/spf13/cobra"
+
+	"github.com/revisit-sched/revisit/broker"
+	"github.com/revisit-sched/revisit/broker/amqp"
+	"github.com/revisit-sched/revisit/celery"
+)
+
+// brokerConnectTimeout bounds how long a command waits for the broker.
+const brokerConnectTimeout = 15 * time.Second
+
+func (a *app) brokerCommand() *cobra.Command {
+	b := &cobra.Command{
+		Use:   "broker",
+		Short: "Inspect and drive the message broker the workers read from (for operators)",
+	}
+	b.AddCommand(a.brokerDepthCommand(), a.brokerSendCommand(), a.brokerEventsCommand())
+	return b
+}
+
+// openBroker opens the configured broker with cfg's options; Run closes it.
+func (a *app) openBroker(cmd *cobra.Command, cfg amqp.Config) (*amqp.Broker, error) {
+	c, err := a.config(cmd)
+	if err != nil {
+		return nil, err
+	}
+	if c.Broker == "" {
+		return nil, errors.New("no broker configured: set --broker amqp://user:pass@host:port/vhost, " +
+			"the broker key of the configuration file, or REVISIT_BROKER")
+	}
+	cfg.URL, cfg.Logger = c.Broker, a.log
+	ctx, cancel := context.WithTimeout(cmd.Context(), brokerConnectTimeout)
+	defer cancel()
+	b, err := amqp.Open(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	a.closers = append(a.closers, b.Close)
+	return b, nil
+}
+
+func (a *app) brokerDepthCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "depth QUEUE",
+		Short: "Print how many messages wait in a queue",
+		Args:  exactArgs("QUEUE"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			b, err := a.openBroker(cmd, amqp.Config{})
+			if err != nil {
+				return err
+			}
+			n, err := b.Depth(cmd.Context(), args[0])
+			if errors.Is(err, broker.ErrQueueMissing) {
+				return fmt.Errorf("queue %s does not exist (no worker declared it yet)", args[0])
+			}
+			if err != nil {
+				return err
+			}
+			return a.printSummary(fmt.Sprintf("%d message(s) ready in %s", n, args[0]), cols("queue", "depth"), args[0], n)
+		},
+	}
+}
+
+func (a *app) brokerSendCommand() *cobra.Command {
+	var (
+		queue, argsJSON, kwargsJSON string
+		declare                     bool
+	)
+	cmd := &cobra.Command{
+		Use:   "send TASK_NAME --queue QUEUE [--kwargs JSON] [--args JSON]",
+		Short: "Send one task message, as revisit sends visits, and wait for its confirmation",
+		Args:  exactArgs("TASK_NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if queue == "" {
+				return usagef("--queue is required")
+			}
+			var task celery.Task
+			if err := json.Unmarshal([]byte(argsJSON), &task.Args); err != nil {
+				return usagef("--args: not a JSON list: %v", err)
+			}
+			if err := json.Unmarshal([]byte(kwargsJSON), &task.Kwargs); err != nil || task.Kwargs == nil {
+				return usagef("--kwargs: not a JSON object: %v", err)
+			}
+			host, _ := os.Hostname()
+			task.Name, task.ID, task.Origin = args[0], uuid.NewString(), "revisit@"+host
+			msg, err := celery.NewMessage(task)
+			if err != nil {
+				return err
+			}
+			b, err := a.openBroker(cmd, amqp.Config{})
+			if err != nil {
+				return err
+			}
+			if declare {
+				if err := b.DeclareQueue(cmd.Context(), queue); err != nil {
+					return err
+				}
+			}
+			pubs, err := b.Publish(cmd.Context(), queue, []celery.Message{msg})
+			if err != nil {
+				return err
+			}
+			if p := pubs[0]; p.Outcome != broker.Confirmed {
+				return fmt.Errorf("message %s to %s: %s: %w", p.ID, queue, p.Outcome, p.Err)
+			}
+			return a.printSummary(fmt.Sprintf("sent %s to %s: confirmed", task.ID, queue),
+				cols("id", "queue", "outcome"), task.ID, queue, broker.Confirmed.String())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&queue, "queue", "", "the `queue` to send to (the task type's backend name for visits)")
+	f.StringVar(&argsJSON, "args", "[]", "positional arguments, a JSON list")
+	f.StringVar(&kwargsJSON, "kwargs", "{}", "keyword arguments, a JSON object")
+	f.BoolVar(&declare, "declare", false, "declare the queue (durable) if it does not exist")
+	return cmd
+}
+
+func (a *app) brokerEventsCommand() *cobra.Command {
+	var count int
+	cmd := &cobra.Command{
+		Use:   "events",
+		Short: "Follow the workers' task events (without taking them from revisit's events queue)",
+		Args:  exactArgs(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			b, err := a.openBroker(cmd, amqp.Config{EventsTransient: true})
+			if err != nil {
+				return err
+			}
+			ctx, stop := context.WithCancel(cmd.Context())
+			defer stop()
+			rw := a.rows(cols("time", "type", "id", "worker", "detail"))
+			seen := 0
+			err = b.Events(ctx, func(_ context.Context, evs []celery.Event) error {
+				for _, e := range evs {
+					if err := rw.Row(e.Timestamp, e.Type, e.UUID, e.Hostname, eventDetail(e)); err != nil {
+						return err
+					}
+					if seen++; count > 0 && seen >= count {
+						stop()
+						break
+					}
+				}
+				return rw.Flush()
+			})
+			if err != nil && !errors.Is(err, context.Canceled) {
+				return err
+			}
+			return rw.Close()
+		},
+	}
+	cmd.Flags().IntVar(&count, "count", 0, "stop after this many events (0: follow until interrupted)")
+	return cmd
+}
+
+// eventDetail summarizes what an event says beyond its type.
+func eventDetail(e celery.Event) string {
+	switch {
+	case e.VisitResult != nil:
+		return "result: " + string(e.VisitResult.Status)
+	case e.Type == celery.TypeSucceeded:
+		return "returned " + e.Result
+	case e.Traceback != "":
+		return lastLineOf(e.Traceback)
+	case e.Name != "":
+		return e.Name
+	}
+	return ""
+}
+
+// lastLineOf returns the last non-blank line of s: the exception line of a
+// Python traceback.
+func lastLineOf(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
+}
