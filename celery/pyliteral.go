@@ -198,66 +198,55 @@ func stringPrefix(w string) (raw, isBytes, ok bool) {
 
 func (p *pyParser) list(depth int) (any, error) {
 	p.pos++ // '['
-	out := []any{}
-	for {
-		p.skipSpace()
-		if p.pos < len(p.s) && p.s[p.pos] == ']' {
-			p.pos++
-			return out, nil
-		}
-		v, err := p.value(depth + 1)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-		p.skipSpace()
-		if p.pos >= len(p.s) {
-			return nil, p.errorf("unexpected end of input in a list, want ',' or ']'")
-		}
-		switch p.s[p.pos] {
-		case ',':
-			p.pos++
-		case ']':
-			p.pos++
-			return out, nil
-		default:
-			return nil, p.errorf("unexpected %q in a list, want ',' or ']'", p.peekToken())
-		}
+	out, _, err := p.items(depth, ']', "list")
+	if err != nil {
+		return nil, err
 	}
+	return out, nil
 }
 
 // parenOrTuple parses a tuple, or a parenthesized value.
 func (p *pyParser) parenOrTuple(depth int) (any, error) {
 	p.pos++ // '('
-	out := []any{}
+	out, comma, err := p.items(depth, ')', "tuple")
+	if err != nil {
+		return nil, err
+	}
+	if len(out) == 1 && !comma {
+		return out[0], nil // (x) is x, not a tuple; p.tuple is x's
+	}
+	p.tuple = true
+	return out, nil
+}
+
+// items parses comma-separated values up to closing (the opening bracket
+// already read), and reports whether the sequence was empty or ended with
+// a comma: "(x,)" is a tuple, "(x)" is not.
+func (p *pyParser) items(depth int, closing byte, what string) (out []any, comma bool, err error) {
+	out = []any{}
 	for {
 		p.skipSpace()
-		if p.pos < len(p.s) && p.s[p.pos] == ')' {
+		if p.pos < len(p.s) && p.s[p.pos] == closing {
 			p.pos++
-			p.tuple = true
-			return out, nil
+			return out, true, nil
 		}
 		v, err := p.value(depth + 1)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		out = append(out, v)
 		p.skipSpace()
 		if p.pos >= len(p.s) {
-			return nil, p.errorf("unexpected end of input in a tuple, want ',' or ')'")
+			return nil, false, p.errorf("unexpected end of input in a %s, want ',' or '%c'", what, closing)
 		}
 		switch p.s[p.pos] {
 		case ',':
 			p.pos++
-		case ')':
+		case closing:
 			p.pos++
-			if len(out) == 1 { // "(x,)" ended at the top of the loop
-				return out[0], nil // (x) is x, not a tuple; p.tuple is x's
-			}
-			p.tuple = true
-			return out, nil
+			return out, false, nil
 		default:
-			return nil, p.errorf("unexpected %q in a tuple, want ',' or ')'", p.peekToken())
+			return nil, false, p.errorf("unexpected %q in a %s, want ',' or '%c'", p.peekToken(), what, closing)
 		}
 	}
 }

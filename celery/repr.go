@@ -108,28 +108,8 @@ func (r *reprWriter) value(v any, depth int) {
 		r.b.WriteString(pyStringRepr(x))
 	case []byte:
 		r.b.WriteString(pyBytesRepr(x))
-	case int:
-		r.b.WriteString(strconv.FormatInt(int64(x), 10))
-	case int8:
-		r.b.WriteString(strconv.FormatInt(int64(x), 10))
-	case int16:
-		r.b.WriteString(strconv.FormatInt(int64(x), 10))
-	case int32:
-		r.b.WriteString(strconv.FormatInt(int64(x), 10))
-	case int64:
-		r.b.WriteString(strconv.FormatInt(x, 10))
-	case uint:
-		r.b.WriteString(strconv.FormatUint(uint64(x), 10))
-	case uint8:
-		r.b.WriteString(strconv.FormatUint(uint64(x), 10))
-	case uint16:
-		r.b.WriteString(strconv.FormatUint(uint64(x), 10))
-	case uint32:
-		r.b.WriteString(strconv.FormatUint(uint64(x), 10))
-	case uint64:
-		r.b.WriteString(strconv.FormatUint(x, 10))
-	case uintptr:
-		r.b.WriteString(strconv.FormatUint(uint64(x), 10))
+	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, uintptr:
+		fmt.Fprint(&r.b, x) // decimal, as Python writes ints
 	case float32:
 		r.b.WriteString(pyFloatRepr(float64(x)))
 	case float64:

@@ -261,22 +261,14 @@ func (rw *rowWriter) Flush() error {
 
 // Close ends the output and returns the first write error.
 func (rw *rowWriter) Close() error {
-	if rw.err != nil {
-		return rw.err
+	if err := rw.Flush(); err != nil || rw.format != formatJSON {
+		return err
 	}
-	switch rw.format {
-	case formatTable:
-		rw.err = rw.tw.Flush()
-	case formatCSV:
-		rw.cw.Flush()
-		rw.err = rw.cw.Error()
-	case formatJSON:
-		end := "]\n"
-		if rw.n > 0 {
-			end = "\n]\n"
-		}
-		_, rw.err = io.WriteString(rw.w, end)
+	end := "]\n"
+	if rw.n > 0 {
+		end = "\n]\n"
 	}
+	_, rw.err = io.WriteString(rw.w, end)
 	return rw.err
 }
 
