@@ -49,6 +49,10 @@ type Store interface {
 	ListedOriginsRecord(ctx context.Context, origins []revisit.ListedOrigin) (revisit.RecordResult, error)
 	// ListedOriginsGet returns one page in (lister_id, url, visit_type) order.
 	ListedOriginsGet(ctx context.Context, f revisit.ListedOriginFilter) (revisit.ListedOriginPage, error)
+	// ListedOriginsDisable disables every listed origin of those exact
+	// (url, visit_type) keys, whatever their lister, and returns how many
+	// rows it changed. Recording the origin again re-enables it.
+	ListedOriginsDisable(ctx context.Context, keys []revisit.OriginKey) (int, error)
 	// ListerVisitTypes returns the visit types of a lister's origins, sorted.
 	ListerVisitTypes(ctx context.Context, listerID uuid.UUID) ([]string, error)
 

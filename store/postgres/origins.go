@@ -178,3 +178,17 @@ func (s *Store) ListerVisitTypes(ctx context.Context, listerID uuid.UUID) ([]str
 	vts, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	return vts, translate(wrap(err, "visit types of lister %s", listerID))
 }
+
+// ListedOriginsDisable disables the listed origins of those origin keys.
+func (s *Store) ListedOriginsDisable(ctx context.Context, keys []revisit.OriginKey) (int, error) {
+	urls, types := make([]string, len(keys)), make([]string, len(keys))
+	for i, k := range keys {
+		urls[i], types[i] = k.URL, k.VisitType
+	}
+	tag, err := s.pool.Exec(ctx, `UPDATE listed_origin SET enabled = false
+		WHERE enabled AND (url, visit_type) IN (SELECT * FROM unnest($1::text[], $2::text[]))`, urls, types)
+	if err != nil {
+		return 0, translate(wrap(err, "disable %d origins", len(keys)))
+	}
+	return int(tag.RowsAffected()), nil
+}
