@@ -3,17 +3,13 @@ package cli
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"slices"
-	"strings"
-	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/internal/jsonobj"
 )
 
 // originLine is one parsed line of `origin record` input. The lister is
@@ -38,49 +34,15 @@ var placeholderLister = uuid.MustParse("00000000-0000-0000-0000-000000000001")
 // name the field at fault (*revisit.Error with a Field when there is one).
 func parseOriginLine(line []byte) (originLine, error) {
 	var out originLine
-	dec := json.NewDecoder(bytes.NewReader(line))
-	dec.UseNumber()
-	var obj map[string]json.RawMessage
-	if err := dec.Decode(&obj); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return out, fmt.Errorf("want a JSON object, got %s", te.Value)
-		}
-		return out, fmt.Errorf("malformed JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
+	obj, err := jsonobj.Parse(line, originLineFields)
+	if err != nil {
+		return out, err
 	}
-	if obj == nil {
-		return out, fmt.Errorf("want a JSON object, got null")
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return out, fmt.Errorf("malformed JSON: text after the object")
-	}
-	var unknown []string
-	for k := range obj {
-		if !slices.Contains(originLineFields, k) {
-			unknown = append(unknown, k)
-		}
-	}
-	if len(unknown) > 0 {
-		slices.Sort(unknown)
-		return out, revisit.Invalidf(unknown[0], "unknown field (known: %s)", strings.Join(originLineFields, ", "))
-	}
-	// field decodes one optional field; JSON null is the same as absent.
-	field := func(name string, dst any, want string) (bool, error) {
-		raw, ok := obj[name]
-		if !ok || string(raw) == "null" {
-			return false, nil
-		}
-		d := json.NewDecoder(bytes.NewReader(raw))
-		d.UseNumber()
-		if err := d.Decode(dst); err != nil {
-			return false, revisit.Invalidf(name, "want %s, got %s", want, abbreviate(raw))
-		}
-		return true, nil
-	}
+	field := obj.Decode
 	var (
-		u, vt, listerID, name, instance, lastUpdate, forkedFrom string
-		enabled, isFork                                         bool
-		extra                                                   map[string]any
+		u, vt, listerID, name, instance, forkedFrom string
+		enabled, isFork                             bool
+		extra                                       map[string]any
 	)
 	o := &out.Origin
 	for _, f := range []struct {
@@ -92,7 +54,7 @@ func parseOriginLine(line []byte) (originLine, error) {
 		{"lister_id", &listerID, "a string"}, {"lister_name", &name, "a string"},
 		{"lister_instance_name", &instance, "a string"},
 		{"extra_loader_arguments", &extra, "an object"},
-		{"last_update", &lastUpdate, "a string"}, {"forked_from_url", &forkedFrom, "a string"},
+		{"forked_from_url", &forkedFrom, "a string"},
 	} {
 		if _, err := field(f.name, f.dst, f.want); err != nil {
 			return out, err
@@ -109,7 +71,7 @@ func parseOriginLine(line []byte) (originLine, error) {
 	} else if ok {
 		o.IsFork = &isFork
 	}
-	if _, ok := obj["forked_from_url"]; ok && string(obj["forked_from_url"]) != "null" {
+	if obj.Has("forked_from_url") {
 		o.ForkedFromURL = &forkedFrom
 	}
 	o.URL, o.VisitType = u, vt
@@ -117,13 +79,8 @@ func parseOriginLine(line []byte) (originLine, error) {
 	if o.ExtraLoaderArguments == nil {
 		o.ExtraLoaderArguments = map[string]any{}
 	}
-	if _, ok := obj["last_update"]; ok && string(obj["last_update"]) != "null" {
-		t, err := time.Parse(time.RFC3339Nano, lastUpdate)
-		if err != nil {
-			return out, revisit.Invalidf("last_update", "%q is not an RFC 3339 time with a zone", lastUpdate)
-		}
-		t = t.UTC()
-		o.LastUpdate = &t
+	if o.LastUpdate, err = obj.Time("last_update"); err != nil {
+		return out, err
 	}
 
 	// The lister is checked after the origin's own fields.
@@ -157,15 +114,6 @@ func parseOriginLine(line []byte) (originLine, error) {
 		o.ListerID = uuid.Nil
 	}
 	return out, nil
-}
-
-// abbreviate quotes at most 40 bytes of a JSON value, for error messages.
-func abbreviate(raw []byte) string {
-	s := string(raw)
-	if len(s) > 40 {
-		s = s[:37] + "..."
-	}
-	return s
 }
 
 // maxLineLength bounds one input line.

@@ -1,0 +1,95 @@
+// Package jsonobj decodes one JSON object of outside input (a line of a
+// JSON-lines file, an element of an API batch) field by field, with errors
+// that name the field at fault.
+package jsonobj
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/revisit-sched/revisit"
+)
+
+// Object is a decoded JSON object: its fields, not yet decoded.
+type Object map[string]json.RawMessage
+
+// Parse decodes data as one JSON object whose keys are all among known.
+func Parse(data []byte, known []string) (Object, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var obj Object
+	if err := dec.Decode(&obj); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return nil, fmt.Errorf("want a JSON object, got %s", te.Value)
+		}
+		return nil, fmt.Errorf("malformed JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
+	}
+	if obj == nil {
+		return nil, errors.New("want a JSON object, got null")
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("malformed JSON: text after the object")
+	}
+	var unknown []string
+	for k := range obj {
+		if !slices.Contains(known, k) {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		return nil, revisit.Invalidf(unknown[0], "unknown field (known: %s)", strings.Join(known, ", "))
+	}
+	return obj, nil
+}
+
+// Has reports whether the field is present and not null.
+func (o Object) Has(name string) bool {
+	raw, ok := o[name]
+	return ok && string(raw) != "null"
+}
+
+// Decode decodes a field into dst; an absent or null field leaves dst as it
+// is and returns false. want describes the expected value for the error
+// ("a string").
+func (o Object) Decode(name string, dst any, want string) (bool, error) {
+	if !o.Has(name) {
+		return false, nil
+	}
+	d := json.NewDecoder(bytes.NewReader(o[name]))
+	d.UseNumber()
+	if err := d.Decode(dst); err != nil {
+		return false, revisit.Invalidf(name, "want %s, got %s", want, abbreviate(o[name]))
+	}
+	return true, nil
+}
+
+// Time decodes an RFC 3339 time with a zone, in UTC; nil when absent.
+func (o Object) Time(name string) (*time.Time, error) {
+	var s string
+	if ok, err := o.Decode(name, &s, "a string"); !ok || err != nil {
+		return nil, err
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return nil, revisit.Invalidf(name, "%q is not an RFC 3339 time with a zone", s)
+	}
+	t = t.UTC()
+	return &t, nil
+}
+
+// abbreviate quotes at most 40 bytes of a JSON value, for error messages.
+func abbreviate(raw []byte) string {
+	s := string(raw)
+	if len(s) > 40 {
+		s = s[:37] + "..."
+	}
+	return s
+}
