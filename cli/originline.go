@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 
@@ -171,5 +172,29 @@ func (lr *lineReader) next() ([]byte, error) {
 			return nil, errLineTooLong
 		}
 		return line, nil
+	}
+}
+
+// eachLine calls fn with every non-blank line of r and its number (from 1);
+// a line longer than maxLineLength comes with errLineTooLong instead of its
+// text. It stops at the first error of fn or of reading.
+func eachLine(r io.Reader, fn func(n int, line []byte, tooLong error) error) error {
+	lr := newLineReader(r)
+	for {
+		line, err := lr.next()
+		switch {
+		case err == io.EOF:
+			return nil
+		case errors.Is(err, errLineTooLong):
+			if err := fn(lr.n, nil, err); err != nil {
+				return err
+			}
+		case err != nil:
+			return fmt.Errorf("read: %w", err)
+		case !isBlank(line):
+			if err := fn(lr.n, line, nil); err != nil {
+				return err
+			}
+		}
 	}
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -176,26 +175,15 @@ func checkOrigins(ctx context.Context, st store.Store, r io.Reader) (originCheck
 		count int
 	}
 	ids := map[uuid.UUID]*idUse{}
-	lr := newLineReader(r)
-	for {
-		line, err := lr.next()
-		if err == io.EOF {
-			break
-		}
-		if errors.Is(err, errLineTooLong) {
-			chk.fail(lr.n, err)
-			continue
-		}
-		if err != nil {
-			return chk, fmt.Errorf("read: %w", err)
-		}
-		if isBlank(line) {
-			continue
+	err := eachLine(r, func(n int, line []byte, tooLong error) error {
+		if tooLong != nil {
+			chk.fail(n, tooLong)
+			return nil
 		}
 		ol, err := parseOriginLine(line)
 		if err != nil {
-			chk.fail(lr.n, err)
-			continue
+			chk.fail(n, err)
+			return nil
 		}
 		chk.valid++
 		if ol.ListerID != nil {
@@ -206,9 +194,13 @@ func checkOrigins(ctx context.Context, st store.Store, r io.Reader) (originCheck
 			}
 			u.count++
 			if len(u.lines) < maxReportedErrors {
-				u.lines = append(u.lines, lr.n)
+				u.lines = append(u.lines, n)
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return chk, err
 	}
 	if len(ids) > 0 {
 		all := make([]uuid.UUID, 0, len(ids))
@@ -287,24 +279,13 @@ func recordOrigins(ctx context.Context, st store.Store, r io.Reader, badListers 
 		batch = batch[:0]
 		return nil
 	}
-	lr := newLineReader(r)
-	for {
-		line, err := lr.next()
-		if err == io.EOF {
-			break
-		}
-		if errors.Is(err, errLineTooLong) {
-			continue
-		}
-		if err != nil {
-			return total, fmt.Errorf("read: %w", err)
-		}
-		if isBlank(line) {
-			continue
+	err := eachLine(r, func(n int, line []byte, tooLong error) error {
+		if tooLong != nil {
+			return nil
 		}
 		ol, err := parseOriginLine(line)
 		if err != nil || (ol.ListerID != nil && badListers[*ol.ListerID]) {
-			continue
+			return nil
 		}
 		if ol.ListerID == nil {
 			key := [2]string{ol.Name, ol.Instance}
@@ -312,7 +293,7 @@ func recordOrigins(ctx context.Context, st store.Store, r io.Reader, badListers 
 			if !ok {
 				l, err := st.ListerGetOrCreate(ctx, ol.Name, ol.Instance)
 				if err != nil {
-					return total, fmt.Errorf("line %d: lister %s: %w", lr.n, listerLabel(ol.Name, ol.Instance), err)
+					return fmt.Errorf("line %d: lister %s: %w", n, listerLabel(ol.Name, ol.Instance), err)
 				}
 				id = l.ID
 				listers[key] = id
@@ -321,10 +302,12 @@ func recordOrigins(ctx context.Context, st store.Store, r io.Reader, badListers 
 		}
 		batch = append(batch, ol.Origin)
 		if len(batch) >= batchSize {
-			if err := flush(); err != nil {
-				return total, err
-			}
+			return flush()
 		}
+		return nil
+	})
+	if err != nil {
+		return total, err
 	}
 	return total, flush()
 }
