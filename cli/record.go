@@ -64,7 +64,7 @@ all).`,
 				return fmt.Errorf("%s: %w", name, err)
 			}
 			if chk.invalid > 0 {
-				a.reportInvalid(chk)
+				a.reportInvalid(chk.lineCheck)
 				if !skipInvalid {
 					return fmt.Errorf("%s: %d invalid line(s) of %d; nothing written (--skip-invalid writes the valid ones)",
 						name, chk.invalid, chk.valid+chk.invalid)
@@ -73,23 +73,9 @@ all).`,
 			if _, err := in.Seek(0, io.SeekStart); err != nil {
 				return fmt.Errorf("%s: rewind: %w", name, err)
 			}
-			var bar *progressbar.ProgressBar
-			if a.stderrIsTerminal() && chk.valid > 0 {
-				bar = progressbar.NewOptions64(int64(chk.valid),
-					progressbar.OptionSetWriter(a.env.Stderr),
-					progressbar.OptionSetDescription("recording origins"),
-					progressbar.OptionShowCount(),
-					progressbar.OptionThrottle(100*time.Millisecond),
-					progressbar.OptionClearOnFinish())
-			}
-			res, err := recordOrigins(ctx, st, in, chk.badListers, batchSize, func(n int) {
-				if bar != nil {
-					_ = bar.Add(n)
-				}
-			})
-			if bar != nil {
-				_ = bar.Finish()
-			}
+			progress, done := a.progressBar(chk.valid, "recording origins")
+			res, err := recordOrigins(ctx, st, in, chk.badListers, batchSize, progress)
+			done()
 			if err != nil {
 				return fmt.Errorf("%s: %w (inserted %d, updated %d before the failure)", name, err, res.Inserted, res.Updated)
 			}
@@ -103,6 +89,22 @@ all).`,
 	cmd.Flags().BoolVar(&skipInvalid, "skip-invalid", false, "write the valid lines and report the invalid ones")
 	cmd.Flags().IntVar(&batchSize, "batch-size", 1000, "origins written per transaction")
 	return cmd
+}
+
+// progressBar returns a progress callback counting towards total, and a
+// function that ends the bar; both do nothing unless standard error is a
+// terminal.
+func (a *app) progressBar(total int, description string) (add func(int), done func()) {
+	if !a.stderrIsTerminal() || total == 0 {
+		return func(int) {}, func() {}
+	}
+	bar := progressbar.NewOptions64(int64(total),
+		progressbar.OptionSetWriter(a.env.Stderr),
+		progressbar.OptionSetDescription(description),
+		progressbar.OptionShowCount(),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionClearOnFinish())
+	return func(n int) { _ = bar.Add(n) }, func() { _ = bar.Finish() }
 }
 
 // openTwice opens the input for two passes: a regular file as it is,
@@ -148,16 +150,21 @@ type lineError struct {
 
 func (e lineError) String() string { return fmt.Sprintf("line %d: %v", e.line, e.err) }
 
-// originCheck is what the first pass found.
-type originCheck struct {
+// lineCheck tallies the first pass over JSON-lines input.
+type lineCheck struct {
 	valid, invalid int
 	// errs holds the first invalid lines, by line number.
 	errs []lineError
+}
+
+// originCheck is what the first pass of origin record found.
+type originCheck struct {
+	lineCheck
 	// badListers are lister ids the input names that do not exist.
 	badListers map[uuid.UUID]bool
 }
 
-func (c *originCheck) fail(line int, err error) {
+func (c *lineCheck) fail(line int, err error) {
 	c.invalid++
 	c.errs = append(c.errs, lineError{line, err})
 	if len(c.errs) > 4*maxReportedErrors {
@@ -236,7 +243,7 @@ func checkOrigins(ctx context.Context, st store.Store, r io.Reader) (originCheck
 	return chk, nil
 }
 
-func (a *app) reportInvalid(chk originCheck) {
+func (a *app) reportInvalid(chk lineCheck) {
 	for _, e := range chk.errs {
 		fmt.Fprintln(a.env.Stderr, e)
 	}
