@@ -166,6 +166,7 @@ and flags, each overriding the one before.`,
 		a.listerCommand(),
 		a.originCommand(),
 		a.visitStatsCommand(),
+		a.visitStatusCommand(),
 		a.brokerCommand(),
 		a.benchCommand(),
 	)

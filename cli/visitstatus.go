@@ -1,0 +1,151 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+
+	"github.com/spf13/cobra"
+
+	"github.com/revisit-sched/revisit/feedback"
+	"github.com/revisit-sched/revisit/store"
+)
+
+func (a *app) visitStatusCommand() *cobra.Command {
+	vs := &cobra.Command{
+		Use:   "visit-status",
+		Short: "Feed visit results into the visit stats",
+	}
+	vs.AddCommand(a.visitStatusIngestCommand())
+	return vs
+}
+
+func (a *app) visitStatusIngestCommand() *cobra.Command {
+	var (
+		skipInvalid bool
+		batchSize   int
+	)
+	cmd := &cobra.Command{
+		Use:   "ingest FILE|-",
+		Short: "Update visit stats from visit statuses in JSON lines",
+		Long: `Update the visit stats of origins from visit statuses read from FILE, or
+standard input for "-", one JSON object a line:
+
+  {"origin": "https://github.com/a/b", "visit_type": "git", "status": "full",
+   "date": "2026-01-02T03:04:05+00:00", "snapshot": "<hex>"}
+
+"type" is accepted for "visit_type" (the upstream journal's field names);
+status is created, ongoing, full, partial, failed or not_found; the date
+needs a zone; "snapshot" (hex) and "eventful" (true or false) are optional.
+Each status goes through revisit's result processing: late and duplicate
+statuses are ignored, the next visit's position is planned, and an origin
+whose last three visits failed or found nothing is disabled.
+
+Every line is checked first; if any is invalid nothing is written, unless
+--skip-invalid is given. Statuses are processed in batches of --batch-size,
+in the order of the input.`,
+		Args: exactArgs("FILE|-"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if batchSize <= 0 {
+				return usagef("--batch-size: must be positive, not %d", batchSize)
+			}
+			in, name, cleanup, err := a.openTwice(args[0])
+			if err != nil {
+				return err
+			}
+			defer cleanup()
+			var chk lineCheck
+			err = eachLine(in, func(n int, line []byte, lineErr error) error {
+				if lineErr == nil {
+					_, lineErr = feedback.ParseJSON(line)
+				}
+				if lineErr != nil {
+					chk.fail(n, lineErr)
+				} else {
+					chk.valid++
+				}
+				return nil
+			})
+			if err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			if chk.invalid > 0 {
+				a.reportInvalid(chk)
+				if !skipInvalid {
+					return fmt.Errorf("%s: %d invalid line(s) of %d; nothing written (--skip-invalid writes the valid ones)",
+						name, chk.invalid, chk.valid+chk.invalid)
+				}
+			}
+			if _, err := in.Seek(0, io.SeekStart); err != nil {
+				return fmt.Errorf("%s: rewind: %w", name, err)
+			}
+			st, err := a.openStore(cmd)
+			if err != nil {
+				return err
+			}
+			progress, done := a.progressBar(chk.valid, "processing visit statuses")
+			sum, err := ingestStatuses(cmd.Context(), st, in, batchSize, progress)
+			done()
+			if err != nil {
+				return fmt.Errorf("%s: %w (%d status(es) processed before the failure)", name, err, sum.processed)
+			}
+			sentence := fmt.Sprintf("processed %d status(es): %d stats changed, %d ignored (not final, late or duplicate), %d origin(s) disabled",
+				sum.processed, sum.changed, sum.ignored, sum.disabled)
+			if chk.invalid > 0 {
+				sentence += fmt.Sprintf(", skipped %d invalid line(s)", chk.invalid)
+			}
+			return a.printSummary(sentence, cols("processed", "changed", "ignored", "disabled", "invalid"),
+				sum.processed, sum.changed, sum.ignored, sum.disabled, chk.invalid)
+		},
+	}
+	cmd.Flags().BoolVar(&skipInvalid, "skip-invalid", false, "process the valid lines and report the invalid ones")
+	cmd.Flags().IntVar(&batchSize, "batch-size", 1000, "statuses processed per batch")
+	return cmd
+}
+
+// ingestSummary counts what ingestStatuses did.
+type ingestSummary struct {
+	processed, changed, ignored, disabled int
+}
+
+// ingestStatuses is the second pass: it processes the valid lines in
+// batches, in input order.
+func ingestStatuses(ctx context.Context, st store.Store, r io.Reader, batchSize int, progress func(int)) (ingestSummary, error) {
+	var sum ingestSummary
+	batch := make([]feedback.VisitStatus, 0, batchSize)
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		res, err := feedback.Process(ctx, st, batch, rand.Float64)
+		if err != nil {
+			return err
+		}
+		sum.processed += len(batch)
+		sum.changed += len(res.Stats)
+		sum.ignored += res.Ignored
+		sum.disabled += res.Disabled
+		progress(len(batch))
+		batch = batch[:0]
+		return nil
+	}
+	err := eachLine(r, func(_ int, line []byte, tooLong error) error {
+		if tooLong != nil {
+			return nil
+		}
+		v, err := feedback.ParseJSON(line)
+		if err != nil {
+			return nil
+		}
+		batch = append(batch, v)
+		if len(batch) >= batchSize {
+			return flush()
+		}
+		return nil
+	})
+	if err != nil {
+		return sum, err
+	}
+	return sum, flush()
+}

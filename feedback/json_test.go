@@ -1,0 +1,45 @@
+package feedback
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/revisit-sched/revisit"
+)
+
+func TestParseJSON(t *testing.T) {
+	v, err := ParseJSON([]byte(`{"origin": "https://github.com/a/b", "type": "git", "status": "full",
+		"date": "2026-01-02T03:04:05.123456+01:00", "snapshot": "00ff", "eventful": true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := time.Date(2026, 1, 2, 2, 4, 5, 123456000, time.UTC)
+	if v.Origin != "https://github.com/a/b" || v.VisitType != "git" || v.Status != StatusFull ||
+		!v.Date.Equal(want) || string(v.Snapshot) != "\x00\xff" || v.Eventful == nil || !*v.Eventful {
+		t.Fatalf("parsed %+v", v)
+	}
+	if v, err := ParseJSON([]byte(`{"origin": "https://x.org/r", "visit_type": "hg", "status": "not_found", "date": "2026-01-02T03:04:05Z"}`)); err != nil || v.VisitType != "hg" || v.Snapshot != nil {
+		t.Fatalf("visit_type spelling: %+v, %v", v, err)
+	}
+	for in, field := range map[string]string{
+		`{"origin": "https://x.org/r", "visit_type": "git", "type": "hg", "status": "full", "date": "2026-01-02T03:04:05Z"}`: "type",
+		`{"origin": "https://x.org/r", "visit_type": "git", "status": "full", "date": "2026-01-02T03:04:05Z", "snapshot": "xyz"}`: "snapshot",
+		`{"origin": "https://x.org/r", "visit_type": "git", "status": "full", "date": "2026-01-02 03:04:05"}`: "date",
+		`{"origin": "https://x.org/r", "visit_type": "git", "status": "done", "date": "2026-01-02T03:04:05Z"}`: "status",
+		`{"origin": "https://x.org/r", "visit_type": "git", "status": "full"}`: "date",
+		`{"origin": "not a url", "visit_type": "git", "status": "full", "date": "2026-01-02T03:04:05Z"}`: "url",
+		`{"origin": "https://x.org/r", "visit_type": "git", "status": "full", "date": "2026-01-02T03:04:05Z", "colour": 1}`: "colour",
+		`{"origin": "https://x.org/r", "visit_type": "git", "status": "full", "date": "2026-01-02T03:04:05Z", "eventful": "yes"}`: "eventful",
+	} {
+		_, err := ParseJSON([]byte(in))
+		var e *revisit.Error
+		if !errors.As(err, &e) || e.Field != field {
+			t.Errorf("%s: error %v, want one naming %q", in, err, field)
+		}
+	}
+	if _, err := ParseJSON([]byte(`{"origin": `)); err == nil || !strings.Contains(err.Error(), "malformed JSON") {
+		t.Errorf("malformed line: %v", err)
+	}
+}
