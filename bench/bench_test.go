@@ -85,3 +85,14 @@ func TestRunBroker(t *testing.T) {
 		t.Fatalf("report %+v: want 2500 confirmed and queued", rep)
 	}
 }
+
+func TestRunFeedbackOnSQLite(t *testing.T) {
+	url := "sqlite://" + filepath.Join(t.TempDir(), "bench.db")
+	rep, err := bench.RunFeedback(context.Background(), bench.FeedbackConfig{URL: url, Origins: 2000, Statuses: 1500, Batch: 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Statuses != 1500 || rep.Changed == 0 || rep.Changed > 1500 || rep.PerSecond <= 0 {
+		t.Fatalf("report %+v", rep)
+	}
+}

@@ -71,66 +71,95 @@ type clock struct {
 func (c *clock) Now() time.Time  { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
 func (c *clock) Set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
 
+// session is an open store holding the reference data set, at the present
+// of one bench run.
+type session struct {
+	store.Store
+	ds     Dataset
+	clk    *clock
+	a, b   revisit.Lister
+	now    time.Time // this run's present: 8 days after the previous run's
+	loaded bool
+	loadPS float64
+}
+
+// openSession migrates and opens the store at url, loads the data set of n
+// origins unless a previous run left it there, refreshes the planner's
+// statistics, and starts a run 8 days after the previous one (past every
+// cooldown of the origins the previous run marked).
+func openSession(ctx context.Context, url string, n int, w io.Writer) (*session, error) {
+	se := &session{ds: NewDataset(n)}
+	if _, _, err := store.Migrate(ctx, url); err != nil {
+		return nil, err
+	}
+	se.clk = &clock{t: se.ds.Now}
+	s, err := store.Open(ctx, url, store.Options{Clock: se.clk.Now})
+	if err != nil {
+		return nil, err
+	}
+	se.Store = s
+	if err := se.start(ctx, w); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return se, nil
+}
+
+func (se *session) start(ctx context.Context, w io.Writer) error {
+	var err error
+	if se.a, err = se.ListerGetOrCreate(ctx, ListerName, ListerInstanceA); err != nil {
+		return err
+	}
+	if se.b, err = se.ListerGetOrCreate(ctx, ListerName, ListerInstanceB); err != nil {
+		return err
+	}
+	var state benchState
+	_ = json.Unmarshal(se.a.CurrentState, &state)
+	switch {
+	case state.Origins == 0:
+		start := time.Now()
+		if err := load(ctx, se.Store, se.ds, se.clk, se.a.ID, se.b.ID, w); err != nil {
+			return err
+		}
+		se.loaded, se.loadPS = true, float64(se.ds.Origins)/time.Since(start).Seconds()
+		state = benchState{Origins: se.ds.Origins, Seed: se.ds.Seed}
+	case state.Origins != se.ds.Origins || state.Seed != se.ds.Seed:
+		return fmt.Errorf("the store holds another bench data set (%d origins, seed %d): use an empty store", state.Origins, state.Seed)
+	}
+	if an, ok := se.Store.(store.Analyzer); ok {
+		if err := an.Analyze(ctx); err != nil {
+			return err
+		}
+	}
+	se.now = se.ds.Now.Add(time.Duration(state.Runs) * 8 * day)
+	state.Runs++
+	se.a.CurrentState, _ = json.Marshal(state)
+	se.a, err = se.ListerUpdate(ctx, se.a)
+	se.clk.Set(se.now)
+	return err
+}
+
 // RunStore loads the reference data set into the store at cfg.URL (unless a
 // previous run left it there), then measures grab_next_visits for every
 // policy (P1, P6) and batch recording (P3).
 func RunStore(ctx context.Context, cfg StoreConfig) (StoreReport, error) {
-	ds := NewDataset(cfg.Origins)
 	rep := StoreReport{URL: store.Redact(cfg.URL), Origins: cfg.Origins}
-	if _, _, err := store.Migrate(ctx, cfg.URL); err != nil {
-		return rep, err
-	}
-	clk := &clock{t: ds.Now}
-	s, err := store.Open(ctx, cfg.URL, store.Options{Clock: clk.Now})
+	se, err := openSession(ctx, cfg.URL, cfg.Origins, cfg.Progress)
 	if err != nil {
 		return rep, err
 	}
-	defer s.Close()
-	a, err := s.ListerGetOrCreate(ctx, ListerName, ListerInstanceA)
-	if err != nil {
-		return rep, err
-	}
-	b, err := s.ListerGetOrCreate(ctx, ListerName, ListerInstanceB)
-	if err != nil {
-		return rep, err
-	}
-	var state benchState
-	_ = json.Unmarshal(a.CurrentState, &state)
-	switch {
-	case state.Origins == 0:
-		start := time.Now()
-		if err := load(ctx, s, ds, clk, a.ID, b.ID, cfg.Progress); err != nil {
-			return rep, err
-		}
-		rep.Loaded, rep.LoadPS = true, float64(ds.Origins)/time.Since(start).Seconds()
-		state = benchState{Origins: ds.Origins, Seed: ds.Seed}
-	case state.Origins != ds.Origins || state.Seed != ds.Seed:
-		return rep, fmt.Errorf("the store holds another bench data set (%d origins, seed %d): use an empty store", state.Origins, state.Seed)
-	}
-	if an, ok := s.(store.Analyzer); ok {
-		if err := an.Analyze(ctx); err != nil {
-			return rep, err
-		}
-	}
-	// Each run grabs 8 days after the previous one, past every cooldown of
-	// the origins the previous run marked.
-	now := ds.Now.Add(time.Duration(state.Runs) * 8 * day)
-	state.Runs++
-	a.CurrentState, _ = json.Marshal(state)
-	if _, err := s.ListerUpdate(ctx, a); err != nil {
-		return rep, err
-	}
-	for _, c := range grabCases(a) {
+	defer se.Close()
+	rep.Loaded, rep.LoadPS = se.loaded, se.loadPS
+	for _, c := range grabCases(se.a) {
 		progress(cfg.Progress, "grab %s", c.name)
-		lat, err := timeGrabs(ctx, s, c, now, cfg.Grabs, cfg.Count)
+		lat, err := timeGrabs(ctx, se, c, se.now, cfg.Grabs, cfg.Count)
 		if err != nil {
 			return rep, err
 		}
 		rep.Grabs = append(rep.Grabs, lat)
 	}
-	clk.Set(now)
 	progress(cfg.Progress, "record %d batches of 1000 (half new, half updates)", cfg.RecordBatches)
-	rep.RecordPS, err = timeRecord(ctx, s, ds, a.ID, b.ID, cfg.RecordBatches)
+	rep.RecordPS, err = timeRecord(ctx, se, se.ds, se.a.ID, se.b.ID, cfg.RecordBatches)
 	return rep, err
 }
 

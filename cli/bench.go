@@ -17,8 +17,57 @@ func (a *app) benchCommand() *cobra.Command {
 		Use:   "bench",
 		Short: "Measure revisit against the targets of docs/performance.md",
 	}
-	b.AddCommand(a.benchStoreCommand(), a.benchBrokerCommand())
+	b.AddCommand(a.benchStoreCommand(), a.benchFeedbackCommand(), a.benchBrokerCommand())
 	return b
+}
+
+func (a *app) benchFeedbackCommand() *cobra.Command {
+	var (
+		size              string
+		statuses, batches int
+	)
+	cmd := &cobra.Command{
+		Use:   "feedback",
+		Short: "Time visit-status processing (results → visit stats, P4) on the reference data set",
+		Long: `Processes visit statuses of random origins of the reference data set
+(loaded first unless a previous bench run left it in the store) in batches,
+through the same processing as revisit visit-status ingest, and reports
+statuses per second.`,
+		Args: exactArgs(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			n, err := bench.ParseSize(size)
+			if err != nil {
+				return usageError{err}
+			}
+			if statuses <= 0 || batches <= 0 {
+				return usagef("--statuses and --batch must be positive")
+			}
+			url, err := a.resolveStoreURL(cmd)
+			if err != nil {
+				return err
+			}
+			var progress io.Writer
+			if a.stderrIsTerminal() {
+				progress = a.env.Stderr
+			}
+			rep, err := bench.RunFeedback(cmd.Context(), bench.FeedbackConfig{URL: url, Origins: n,
+				Statuses: statuses, Batch: batches, Progress: progress})
+			if err != nil {
+				return fmt.Errorf("bench feedback: %w", err)
+			}
+			rw := a.rows(cols("statuses", "stats_changed", "ignored", "disabled", "statuses_per_s", "target_per_s", "met"))
+			if err := rw.Row(rep.Statuses, rep.Changed, rep.Ignored, rep.Disabled, math.Round(rep.PerSecond),
+				bench.FeedbackTarget, rep.PerSecond >= bench.FeedbackTarget); err != nil {
+				return err
+			}
+			return rw.Close()
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&size, "origins", "1M", "data set `size`: 1M, 10M, or any count")
+	f.IntVar(&statuses, "statuses", 200_000, "visit statuses to process")
+	f.IntVar(&batches, "batch", 1000, "statuses per batch")
+	return cmd
 }
 
 func (a *app) benchBrokerCommand() *cobra.Command {
