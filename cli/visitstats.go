@@ -2,10 +2,12 @@ package cli
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/feedback"
 )
 
 func (a *app) visitStatsCommand() *cobra.Command {
@@ -37,15 +39,32 @@ func (a *app) visitStatsCommand() *cobra.Command {
 				return revisit.Errorf(revisit.CodeNotFound, "no visit stats for %s (visit type %s): never scheduled nor visited",
 					key.URL, key.VisitType)
 			}
-			var status any
+			var status, planned any
 			if s.LastVisitStatus != nil {
 				status = string(*s.LastVisitStatus)
 			}
+			if s.NextVisitQueuePosition != nil {
+				// The visit type's queue position is where scheduling has
+				// reached on the virtual clock: the origin is due when it
+				// reaches the origin's position, about that many seconds on.
+				qp, err := st.QueuePositionGet(cmd.Context(), key.VisitType)
+				if err != nil {
+					return err
+				}
+				planned = a.now().UTC().Add(time.Duration(*s.NextVisitQueuePosition-qp) * time.Second).Truncate(time.Second)
+			}
+			days := feedback.IntervalDays(s.NextPositionOffset)
+			interval := fmt.Sprintf("%d days", days)
+			if days == 1 {
+				interval = "1 day"
+			}
 			return a.printObject(cols("url", "visit_type", "last_successful", "last_visit", "last_visit_status",
-				"last_scheduled", "last_snapshot", "next_visit_queue_position", "next_position_offset", "successive_visits"),
+				"last_scheduled", "last_snapshot", "next_visit_queue_position", "next_visit_planned",
+				"revisit_interval", "next_position_offset", "successive_visits"),
 				s.URL, s.VisitType, orText{s.LastSuccessful, "never"}, orText{s.LastVisit, "never"},
 				orText{status, "none"}, orText{s.LastScheduled, "never"}, orText{s.LastSnapshot, "none"},
-				orText{s.NextVisitQueuePosition, "none"}, s.NextPositionOffset, s.SuccessiveVisits)
+				orText{s.NextVisitQueuePosition, "none"}, orText{planned, "not planned"}, interval,
+				s.NextPositionOffset, s.SuccessiveVisits)
 		},
 	})
 	return vs

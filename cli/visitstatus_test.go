@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -30,6 +31,10 @@ func TestVisitStatusIngest(t *testing.T) {
 	gone := h.jsonObject("visit-stats", "show", "https://forge.example/gone", "git")
 	require.EqualValues(t, 6, gone["next_position_offset"], "three not_found: 4 → 5 → 6 (semantics §7)")
 	require.EqualValues(t, 3, gone["successive_visits"])
+	require.Equal(t, "16 days", gone["revisit_interval"], "offset 6: 4^(6-4) days")
+	planned, err := time.Parse(time.RFC3339, gone["next_visit_planned"].(string))
+	require.NoError(t, err)
+	require.True(t, planned.After(testNow), "the next visit is planned after now: %v", planned)
 	disabled := h.jsonList("origin", "list", "--enabled", "false")
 	require.Len(t, disabled, 1)
 	require.Equal(t, "https://forge.example/gone", disabled[0]["url"])
