@@ -49,32 +49,26 @@ all).`,
 			if batchSize <= 0 {
 				return usagef("--batch-size: must be positive, not %d", batchSize)
 			}
-			in, name, cleanup, err := a.openTwice(args[0])
-			if err != nil {
-				return err
-			}
-			defer cleanup()
-			st, err := a.openStore(cmd)
-			if err != nil {
-				return err
-			}
 			ctx := cmd.Context()
-			chk, err := checkOrigins(ctx, st, in)
-			if err != nil {
-				return fmt.Errorf("%s: %w", name, err)
-			}
-			if chk.invalid > 0 {
-				a.reportInvalid(chk.lineCheck)
-				if !skipInvalid {
-					return fmt.Errorf("%s: %d invalid line(s) of %d; nothing written (--skip-invalid writes the valid ones)",
-						name, chk.invalid, chk.valid+chk.invalid)
+			var (
+				st         store.Store
+				badListers map[uuid.UUID]bool
+			)
+			in, name, chk, cleanup, err := a.checkedInput(args[0], skipInvalid, func(r io.Reader) (lineCheck, error) {
+				var err error
+				if st, err = a.openStore(cmd); err != nil {
+					return lineCheck{}, err
 				}
-			}
-			if _, err := in.Seek(0, io.SeekStart); err != nil {
-				return fmt.Errorf("%s: rewind: %w", name, err)
+				oc, err := checkOrigins(ctx, st, r)
+				badListers = oc.badListers
+				return oc.lineCheck, err
+			})
+			defer cleanup()
+			if err != nil {
+				return err
 			}
 			progress, done := a.progressBar(chk.valid, "recording origins")
-			res, err := recordOrigins(ctx, st, in, chk.badListers, batchSize, progress)
+			res, err := recordOrigins(ctx, st, in, badListers, batchSize, progress)
 			done()
 			if err != nil {
 				return fmt.Errorf("%s: %w (inserted %d, updated %d before the failure)", name, err, res.Inserted, res.Updated)
@@ -89,6 +83,32 @@ all).`,
 	cmd.Flags().BoolVar(&skipInvalid, "skip-invalid", false, "write the valid lines and report the invalid ones")
 	cmd.Flags().IntVar(&batchSize, "batch-size", 1000, "origins written per transaction")
 	return cmd
+}
+
+// checkedInput opens FILE|- for two passes and runs check, the first pass,
+// over it. When check found invalid lines it reports them and, unless
+// skipInvalid, fails with nothing written; otherwise it returns the input
+// rewound for the writing pass. cleanup must be called in every case.
+func (a *app) checkedInput(arg string, skipInvalid bool, check func(io.Reader) (lineCheck, error)) (
+	in io.Reader, name string, chk lineCheck, cleanup func(), err error) {
+	f, name, cleanup, err := a.openTwice(arg)
+	if err != nil {
+		return nil, "", chk, func() {}, err
+	}
+	if chk, err = check(f); err != nil {
+		return nil, name, chk, cleanup, fmt.Errorf("%s: %w", name, err)
+	}
+	if chk.invalid > 0 {
+		a.reportInvalid(chk)
+		if !skipInvalid {
+			return nil, name, chk, cleanup, fmt.Errorf("%s: %d invalid line(s) of %d; nothing written (--skip-invalid writes the valid ones)",
+				name, chk.invalid, chk.valid+chk.invalid)
+		}
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, name, chk, cleanup, fmt.Errorf("%s: rewind: %w", name, err)
+	}
+	return f, name, chk, cleanup, nil
 }
 
 // progressBar returns a progress callback counting towards total, and a
@@ -118,7 +138,7 @@ func (a *app) openTwice(arg string) (f *os.File, name string, cleanup func(), er
 	} else {
 		f, err := os.Open(arg)
 		if err != nil {
-			return nil, "", nil, fmt.Errorf("origins: %w", err)
+			return nil, "", nil, err
 		}
 		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
 			return f, name, func() { f.Close() }, nil

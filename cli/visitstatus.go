@@ -50,35 +50,10 @@ in the order of the input.`,
 			if batchSize <= 0 {
 				return usagef("--batch-size: must be positive, not %d", batchSize)
 			}
-			in, name, cleanup, err := a.openTwice(args[0])
+			in, name, chk, cleanup, err := a.checkedInput(args[0], skipInvalid, checkStatuses)
+			defer cleanup()
 			if err != nil {
 				return err
-			}
-			defer cleanup()
-			var chk lineCheck
-			err = eachLine(in, func(n int, line []byte, lineErr error) error {
-				if lineErr == nil {
-					_, lineErr = feedback.ParseJSON(line)
-				}
-				if lineErr != nil {
-					chk.fail(n, lineErr)
-				} else {
-					chk.valid++
-				}
-				return nil
-			})
-			if err != nil {
-				return fmt.Errorf("%s: %w", name, err)
-			}
-			if chk.invalid > 0 {
-				a.reportInvalid(chk)
-				if !skipInvalid {
-					return fmt.Errorf("%s: %d invalid line(s) of %d; nothing written (--skip-invalid writes the valid ones)",
-						name, chk.invalid, chk.valid+chk.invalid)
-				}
-			}
-			if _, err := in.Seek(0, io.SeekStart); err != nil {
-				return fmt.Errorf("%s: rewind: %w", name, err)
 			}
 			st, err := a.openStore(cmd)
 			if err != nil {
@@ -102,6 +77,23 @@ in the order of the input.`,
 	cmd.Flags().BoolVar(&skipInvalid, "skip-invalid", false, "process the valid lines and report the invalid ones")
 	cmd.Flags().IntVar(&batchSize, "batch-size", 1000, "statuses processed per batch")
 	return cmd
+}
+
+// checkStatuses is the first pass of visit-status ingest.
+func checkStatuses(r io.Reader) (lineCheck, error) {
+	var chk lineCheck
+	err := eachLine(r, func(n int, line []byte, lineErr error) error {
+		if lineErr == nil {
+			_, lineErr = feedback.ParseJSON(line)
+		}
+		if lineErr != nil {
+			chk.fail(n, lineErr)
+		} else {
+			chk.valid++
+		}
+		return nil
+	})
+	return chk, err
 }
 
 // ingestSummary counts what ingestStatuses did.

@@ -24,13 +24,13 @@ func TestParseJSON(t *testing.T) {
 		t.Fatalf("visit_type spelling: %+v, %v", v, err)
 	}
 	for in, field := range map[string]string{
-		`{"origin": "https://x.org/r", "visit_type": "git", "type": "hg", "status": "full", "date": "2026-01-02T03:04:05Z"}`: "type",
+		`{"origin": "https://x.org/r", "visit_type": "git", "type": "hg", "status": "full", "date": "2026-01-02T03:04:05Z"}`:      "type",
 		`{"origin": "https://x.org/r", "visit_type": "git", "status": "full", "date": "2026-01-02T03:04:05Z", "snapshot": "xyz"}`: "snapshot",
-		`{"origin": "https://x.org/r", "visit_type": "git", "status": "full", "date": "2026-01-02 03:04:05"}`: "date",
-		`{"origin": "https://x.org/r", "visit_type": "git", "status": "done", "date": "2026-01-02T03:04:05Z"}`: "status",
-		`{"origin": "https://x.org/r", "visit_type": "git", "status": "full"}`: "date",
-		`{"origin": "not a url", "visit_type": "git", "status": "full", "date": "2026-01-02T03:04:05Z"}`: "url",
-		`{"origin": "https://x.org/r", "visit_type": "git", "status": "full", "date": "2026-01-02T03:04:05Z", "colour": 1}`: "colour",
+		`{"origin": "https://x.org/r", "visit_type": "git", "status": "full", "date": "2026-01-02 03:04:05"}`:                     "date",
+		`{"origin": "https://x.org/r", "visit_type": "git", "status": "done", "date": "2026-01-02T03:04:05Z"}`:                    "status",
+		`{"origin": "https://x.org/r", "visit_type": "git", "status": "full"}`:                                                    "date",
+		`{"origin": "not a url", "visit_type": "git", "status": "full", "date": "2026-01-02T03:04:05Z"}`:                          "url",
+		`{"origin": "https://x.org/r", "visit_type": "git", "status": "full", "date": "2026-01-02T03:04:05Z", "colour": 1}`:       "colour",
 		`{"origin": "https://x.org/r", "visit_type": "git", "status": "full", "date": "2026-01-02T03:04:05Z", "eventful": "yes"}`: "eventful",
 	} {
 		_, err := ParseJSON([]byte(in))
