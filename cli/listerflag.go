@@ -24,9 +24,6 @@ func (f *listerFlag) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.id, "lister-id", "", "only the origins of the lister with this `UUID`")
 }
 
-// set reports whether a lister was named.
-func (f *listerFlag) set() bool { return f.spec != "" || f.id != "" }
-
 // parse checks the flags without the store: the name and instance, or the
 // id.
 func (f *listerFlag) parse() (name, instance string, id *uuid.UUID, err error) {

@@ -294,17 +294,6 @@ func marshalObject(cols []column, vals []any) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// printList prints rows of the same columns.
-func (a *app) printList(cols []column, rows [][]any) error {
-	rw := a.rows(cols)
-	for _, r := range rows {
-		if err := rw.Row(r...); err != nil {
-			return err
-		}
-	}
-	return rw.Close()
-}
-
 // printObject prints one record: "field  value" lines in a table, an object
 // in JSON, a header and one row in CSV. Wide columns are shown too.
 func (a *app) printObject(cols []column, vals ...any) error {

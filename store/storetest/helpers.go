@@ -3,7 +3,6 @@ package storetest
 import (
 	"bytes"
 	"context"
-	"slices"
 	"sort"
 	"sync"
 	"testing"
@@ -301,12 +300,5 @@ func keys(os []revisit.ListedOrigin) []okey {
 	for i, o := range os {
 		out[i] = keyOf(o)
 	}
-	return out
-}
-
-// sorted returns a sorted copy of ss.
-func sorted(ss []string) []string {
-	out := slices.Clone(ss)
-	slices.Sort(out)
 	return out
 }
