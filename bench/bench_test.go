@@ -54,11 +54,16 @@ func TestRunStoreOnSQLite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !rep.Loaded || len(rep.Grabs) != 18 || rep.RecordPS <= 0 {
+	if !rep.Loaded || len(rep.Grabs) != 36 || rep.RecordPS <= 0 {
 		t.Fatalf("report: %+v", rep)
 	}
-	if rep.Grabs[0].Returned != 50 || rep.Grabs[0].P50 <= 0 {
-		t.Fatalf("git oldest_scheduled_first: %+v", rep.Grabs[0])
+	for _, l := range rep.Grabs[:2] { // git oldest_scheduled_first: select only, then select and mark
+		if l.Returned != 50 || l.P50 <= 0 {
+			t.Fatalf("git oldest_scheduled_first: %+v", l)
+		}
+	}
+	if !rep.Grabs[0].SelectOnly || rep.Grabs[1].SelectOnly {
+		t.Fatal("each case is timed select only, then select and mark")
 	}
 	again, err := bench.RunStore(ctx, cfg)
 	if err != nil || again.Loaded {

@@ -35,12 +35,14 @@ type StoreConfig struct {
 
 // Latency summarizes timed calls.
 type Latency struct {
-	Case     string        `json:"case"`
-	Calls    int           `json:"calls"`
-	Returned int           `json:"returned_per_call"`
-	P50      time.Duration `json:"p50_ns"`
-	P99      time.Duration `json:"p99_ns"`
-	Max      time.Duration `json:"max_ns"`
+	Case string `json:"case"`
+	// SelectOnly marks dry runs: the selection alone, nothing marked.
+	SelectOnly bool          `json:"select_only"`
+	Calls      int           `json:"calls"`
+	Returned   int           `json:"returned_per_call"`
+	P50        time.Duration `json:"p50_ns"`
+	P99        time.Duration `json:"p99_ns"`
+	Max        time.Duration `json:"max_ns"`
 }
 
 // StoreReport is what RunStore measured.
@@ -152,11 +154,13 @@ func RunStore(ctx context.Context, cfg StoreConfig) (StoreReport, error) {
 	rep.Loaded, rep.LoadPS = se.loaded, se.loadPS
 	for _, c := range grabCases(se.a) {
 		progress(cfg.Progress, "grab %s", c.name)
-		lat, err := timeGrabs(ctx, se, c, se.now, cfg.Grabs, cfg.Count)
-		if err != nil {
-			return rep, err
+		for _, selectOnly := range []bool{true, false} {
+			lat, err := timeGrabs(ctx, se, c, se.now, cfg.Grabs, cfg.Count, selectOnly)
+			if err != nil {
+				return rep, err
+			}
+			rep.Grabs = append(rep.Grabs, lat)
 		}
-		rep.Grabs = append(rep.Grabs, lat)
 	}
 	progress(cfg.Progress, "record %d batches of 1000 (half new, half updates)", cfg.RecordBatches)
 	rep.RecordPS, err = timeRecord(ctx, se, se.ds, se.a.ID, se.b.ID, cfg.RecordBatches)
@@ -230,12 +234,14 @@ func grabCases(a revisit.Lister) []grabCase {
 }
 
 // timeGrabs times n grabs (select and mark, committed) of count origins.
-func timeGrabs(ctx context.Context, s store.Store, c grabCase, now time.Time, n, count int) (Latency, error) {
+// timeGrabs times n grabs of count origins: select and mark, committed,
+// or with selectOnly dry runs, which mark nothing.
+func timeGrabs(ctx context.Context, s store.Store, c grabCase, now time.Time, n, count int, selectOnly bool) (Latency, error) {
 	times := make([]time.Duration, 0, n)
 	returned := 0
 	for i := range n {
 		p := revisit.GrabParams{VisitType: c.visitType, Count: count, Policy: c.policy,
-			Now: now.Add(time.Duration(i) * time.Second)}
+			Now: now.Add(time.Duration(i) * time.Second), DryRun: selectOnly}
 		if c.lister != nil {
 			p.ListerID = &c.lister.ID
 		}
@@ -248,7 +254,7 @@ func timeGrabs(ctx context.Context, s store.Store, c grabCase, now time.Time, n,
 		returned += len(got)
 	}
 	slices.Sort(times)
-	return Latency{Case: c.name, Calls: n, Returned: returned / max(n, 1),
+	return Latency{Case: c.name, SelectOnly: selectOnly, Calls: n, Returned: returned / max(n, 1),
 		P50: times[len(times)/2], P99: times[min(len(times)-1, len(times)*99/100)], Max: times[len(times)-1]}, nil
 }
 
