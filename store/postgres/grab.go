@@ -30,7 +30,6 @@ func (s *Store) GrabNextVisits(ctx context.Context, p revisit.GrabParams) ([]rev
 	if err != nil {
 		return nil, err
 	}
-	now := p.Now
 	var picked []grabsql.Candidate
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		// A mark lost in a database crash only offers its origins again,
@@ -38,21 +37,8 @@ func (s *Store) GrabNextVisits(ctx context.Context, p revisit.GrabParams) ([]rev
 		if _, err := tx.Exec(ctx, "SET LOCAL synchronous_commit = off"); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", "revisit.grab:"+p.VisitType); err != nil {
-			return err
-		}
-		q, err := s.grabQuery(ctx, tx, p, now, cooldowns)
-		if err != nil {
-			return err
-		}
-		picked, err = grabsql.Pick(p.Count, func(limit int) ([]grabsql.Candidate, error) {
-			rows, _ := tx.Query(ctx, q.SQL, append(q.Args, limit)...)
-			return pgx.CollectRows(rows, scanCandidate)
-		})
-		if err != nil || p.DryRun || len(picked) == 0 {
-			return err
-		}
-		return markScheduled(ctx, tx, p, now, picked)
+		picked, err = s.grab(ctx, tx, p, cooldowns)
+		return err
 	})
 	if err != nil {
 		return nil, translate(wrap(err, "grab %d %s visits (%s)", p.Count, p.VisitType, p.Policy))
@@ -62,6 +48,26 @@ func (s *Store) GrabNextVisits(ctx context.Context, p revisit.GrabParams) ([]rev
 		origins[i] = c.Origin
 	}
 	return origins, nil
+}
+
+// grab takes the visit type's grab lock, selects the top p.Count eligible
+// origins of p (resolved) and, unless p.DryRun, marks them scheduled.
+func (s *Store) grab(ctx context.Context, tx pgx.Tx, p revisit.GrabParams, cooldowns revisit.Cooldowns) ([]grabsql.Candidate, error) {
+	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", "revisit.grab:"+p.VisitType); err != nil {
+		return nil, err
+	}
+	q, err := s.grabQuery(ctx, tx, p, p.Now, cooldowns)
+	if err != nil {
+		return nil, err
+	}
+	picked, err := grabsql.Pick(p.Count, func(limit int) ([]grabsql.Candidate, error) {
+		rows, _ := tx.Query(ctx, q.SQL, append(q.Args, limit)...)
+		return pgx.CollectRows(rows, scanCandidate)
+	})
+	if err != nil || p.DryRun || len(picked) == 0 {
+		return picked, err
+	}
+	return picked, markScheduled(ctx, tx, p, p.Now, picked)
 }
 
 // grabQuery resolves the lister filter and renders the candidate query.
@@ -120,8 +126,9 @@ func markScheduled(ctx context.Context, tx pgx.Tx, p revisit.GrabParams, now tim
 // scanCandidate scans a row of grabsql.Columns.
 func scanCandidate(row pgx.CollectableRow) (grabsql.Candidate, error) {
 	var c grabsql.Candidate
-	dests := append(originDests(&c.Origin), &c.QueuePosition)
+	dests := append(originDests(&c.Origin), &c.QueuePosition, &c.LastScheduled)
 	err := row.Scan(dests...)
 	normalizeOrigin(&c.Origin)
+	c.LastScheduled = utcPtr(c.LastScheduled)
 	return c, err
 }

@@ -50,44 +50,49 @@ func (s *Store) GrabNextVisits(ctx context.Context, p revisit.GrabParams) ([]rev
 	if err != nil {
 		return nil, err
 	}
-	now := p.Now
 	var out []revisit.ListedOrigin
 	err = s.write(ctx, "grab next visits of "+p.VisitType, func(tx *sql.Tx) error {
-		params := grabsql.Params{VisitType: p.VisitType, Policy: p.Policy, Now: now, Disabled: p.Disabled,
-			Cooldowns: cooldowns, Sample: p.Sample}
-		if err := resolveLister(ctx, tx, p, &params); err != nil {
-			return err
-		}
-		q, err := dialect.Build(params)
-		if err != nil {
-			return err
-		}
-		st, err := s.stmt(ctx, tx, q.SQL)
-		if err != nil {
-			return err
-		}
-		picked, err := grabsql.Pick(p.Count, func(limit int) ([]grabsql.Candidate, error) {
-			args := append(q.Args[:len(q.Args):len(q.Args)], limit)
-			return scanCandidates(st.QueryContext(ctx, args...))
-		})
-		if err != nil {
-			return err
-		}
+		picked, err := s.grab(ctx, tx, p, cooldowns)
 		out = make([]revisit.ListedOrigin, len(picked))
-		urls := make([]string, len(picked))
 		for i, c := range picked {
 			out[i] = c.Origin
-			urls[i] = c.Origin.URL
 		}
-		if p.DryRun || len(picked) == 0 {
-			return nil
-		}
-		return s.mark(ctx, tx, p, now, urls, picked)
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// grab selects the top p.Count eligible origins of p (resolved) and, unless
+// p.DryRun, marks them scheduled, inside the write transaction tx.
+func (s *Store) grab(ctx context.Context, tx *sql.Tx, p revisit.GrabParams, cooldowns revisit.Cooldowns) ([]grabsql.Candidate, error) {
+	params := grabsql.Params{VisitType: p.VisitType, Policy: p.Policy, Now: p.Now, Disabled: p.Disabled,
+		Cooldowns: cooldowns, Sample: p.Sample}
+	if err := resolveLister(ctx, tx, p, &params); err != nil {
+		return nil, err
+	}
+	q, err := dialect.Build(params)
+	if err != nil {
+		return nil, err
+	}
+	st, err := s.stmt(ctx, tx, q.SQL)
+	if err != nil {
+		return nil, err
+	}
+	picked, err := grabsql.Pick(p.Count, func(limit int) ([]grabsql.Candidate, error) {
+		args := append(q.Args[:len(q.Args):len(q.Args)], limit)
+		return scanCandidates(st.QueryContext(ctx, args...))
+	})
+	if err != nil || p.DryRun || len(picked) == 0 {
+		return picked, err
+	}
+	urls := make([]string, len(picked))
+	for i, c := range picked {
+		urls[i] = c.Origin.URL
+	}
+	return picked, s.mark(ctx, tx, p, p.Now, urls, picked)
 }
 
 // resolveLister fills the lister filter of params from p: by id, or by name

@@ -202,7 +202,7 @@ func scanCandidates(rows *sql.Rows, err error) ([]grabsql.Candidate, error) {
 		)
 		if err := rows.Scan(&o.ListerID, &o.URL, &o.VisitType, jsonCol{&o.ExtraLoaderArguments},
 			&o.Enabled, timeCol{&o.FirstSeen}, timeCol{&o.LastSeen}, timePtrCol{&o.LastUpdate},
-			&isFork, &forked, int64PtrCol{&c.QueuePosition}); err != nil {
+			&isFork, &forked, int64PtrCol{&c.QueuePosition}, timePtrCol{&c.LastScheduled}); err != nil {
 			return nil, err
 		}
 		if o.ExtraLoaderArguments == nil {

@@ -164,3 +164,15 @@ func Page(origins []revisit.ListedOrigin, limit int) revisit.ListedOriginPage {
 		NextPageToken: pagetoken.Encode(pagetoken.Key{ListerID: last.ListerID, URL: last.URL, VisitType: last.VisitType}),
 	}
 }
+
+// MessageIDs returns the ids that are UUIDs, parsed, dropping the others: no
+// stored visit has such an id, so they match nothing.
+func MessageIDs(ids []string) []uuid.UUID {
+	out := make([]uuid.UUID, 0, len(ids))
+	for _, s := range ids {
+		if id, err := uuid.Parse(s); err == nil {
+			out = append(out, id)
+		}
+	}
+	return out
+}

@@ -1,12 +1,18 @@
 package grabsql
 
-import "github.com/revisit-sched/revisit"
+import (
+	"time"
+
+	"github.com/revisit-sched/revisit"
+)
 
 // Candidate is one row of the candidate query.
 type Candidate struct {
 	Origin revisit.ListedOrigin
 	// QueuePosition is the origin's next_visit_queue_position, if known.
 	QueuePosition *int64
+	// LastScheduled is the origin's last_scheduled before this grab.
+	LastScheduled *time.Time
 }
 
 // Pick returns the first count candidates of distinct URLs in the order

@@ -1,0 +1,191 @@
+package postgres
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/store/internal/batch"
+)
+
+// visitColumns are the visit_in_flight columns scanVisit reads, in order.
+const visitColumns = "id, url, visit_type, lister_id, policy, state, scheduled_at, sent_at, owner"
+
+// restoreEligibility ends a statement whose CTE "gone" returns (url,
+// visit_type, scheduled_at, prev_scheduled) of released or lost visits: it
+// gives their origins back the last_scheduled they had before the visit,
+// unless a later grab scheduled them again, and counts the visits.
+const restoreEligibility = `,
+	stats AS (
+		UPDATE visit_stats AS s SET last_scheduled = g.prev_scheduled FROM gone AS g
+		WHERE s.url = g.url AND s.visit_type = g.visit_type AND s.last_scheduled = g.scheduled_at
+		RETURNING 1),
+	listed AS (
+		UPDATE listed_origin AS l SET last_scheduled = g.prev_scheduled FROM gone AS g
+		WHERE l.url = g.url AND l.visit_type = g.visit_type AND l.last_scheduled = g.scheduled_at
+		RETURNING 1)
+	SELECT count(*) FROM gone`
+
+// VisitsDispatch grabs, marks and records pending visits in one transaction.
+func (s *Store) VisitsDispatch(ctx context.Context, p revisit.DispatchParams) ([]revisit.Visit, error) {
+	if _, err := p.Validate(); err != nil {
+		return nil, err
+	}
+	g, cooldowns, err := p.Grab.Resolve(s.opts.Now)
+	if err != nil {
+		return nil, err
+	}
+	var visits []revisit.Visit
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		if p.Lease != "" {
+			if err := checkLease(ctx, tx, p.Lease, p.Owner, g.Now); err != nil {
+				return err
+			}
+		}
+		picked, err := s.grab(ctx, tx, g, cooldowns)
+		if err != nil || len(picked) == 0 {
+			visits = nil
+			return err
+		}
+		visits = make([]revisit.Visit, len(picked))
+		ids := make([]uuid.UUID, len(picked))
+		urls := make([]string, len(picked))
+		listers := make([]uuid.UUID, len(picked))
+		prev := make([]*time.Time, len(picked))
+		for i, c := range picked {
+			ids[i], urls[i], listers[i], prev[i] = uuid.New(), c.Origin.URL, c.Origin.ListerID, c.LastScheduled
+			visits[i] = revisit.Visit{ID: ids[i].String(), Origin: c.Origin, Policy: g.Policy,
+				State: revisit.VisitPending, ScheduledAt: g.Now, Owner: p.Owner}
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO visit_in_flight
+			(id, url, visit_type, lister_id, policy, state, scheduled_at, prev_scheduled, owner)
+			SELECT id, url, $5, lister_id, $6, 'pending', $7, prev, $8
+			FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::timestamptz[]) AS v(id, url, lister_id, prev)`,
+			ids, urls, listers, prev, g.VisitType, string(g.Policy), g.Now, p.Owner)
+		return err
+	})
+	if err != nil {
+		return nil, translate(wrap(err, "dispatch %d %s visits (%s)", g.Count, g.VisitType, g.Policy))
+	}
+	return visits, nil
+}
+
+// checkLease fails with ErrConflict unless owner holds the lease at now; it
+// locks the lease row so that no one takes it over before tx ends.
+func checkLease(ctx context.Context, tx pgx.Tx, name, owner string, now time.Time) error {
+	var l revisit.Lease
+	err := tx.QueryRow(ctx, "SELECT name, owner, expires_at FROM lease WHERE name = $1 FOR SHARE", name).
+		Scan(&l.Name, &l.Owner, &l.Expires)
+	if err != nil && err != pgx.ErrNoRows {
+		return err
+	}
+	if !l.HeldBy(owner, now) {
+		return revisit.Errorf(revisit.CodeConflict, "lease %s is not held by %s", name, owner)
+	}
+	return nil
+}
+
+// VisitsSent marks pending visits sent.
+func (s *Store) VisitsSent(ctx context.Context, ids []string, at time.Time) (int, error) {
+	tag, err := s.pool.Exec(ctx, `UPDATE visit_in_flight SET state = 'sent', sent_at = $2
+		WHERE id = ANY($1) AND state = 'pending'`, batch.MessageIDs(ids), revisit.Microsecond(at))
+	if err != nil {
+		return 0, translate(wrap(err, "mark %d visits sent", len(ids)))
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+// VisitsRelease forgets pending visits and makes their origins eligible.
+func (s *Store) VisitsRelease(ctx context.Context, ids []string) (int, error) {
+	return s.restore(ctx, "release visits", `DELETE FROM visit_in_flight WHERE id = ANY($1) AND state = 'pending'`,
+		batch.MessageIDs(ids))
+}
+
+// VisitsRecover releases every pending visit of a visit type.
+func (s *Store) VisitsRecover(ctx context.Context, visitType string) (int, error) {
+	return s.restore(ctx, "recover "+visitType+" visits",
+		`DELETE FROM visit_in_flight WHERE visit_type = $1 AND state = 'pending'`, visitType)
+}
+
+// VisitsExpire marks lost the visits sent before `before`.
+func (s *Store) VisitsExpire(ctx context.Context, visitType string, before time.Time) (int, error) {
+	return s.restore(ctx, "expire "+visitType+" visits",
+		`UPDATE visit_in_flight SET state = 'lost' WHERE visit_type = $1 AND state = 'sent' AND sent_at < $2`,
+		visitType, revisit.Microsecond(before))
+}
+
+// restore runs change, a DELETE or UPDATE of visit_in_flight, and gives
+// the origins of the rows it touched their eligibility back.
+func (s *Store) restore(ctx context.Context, op, change string, args ...any) (int, error) {
+	var n int
+	err := s.pool.QueryRow(ctx, `WITH gone AS (`+change+` RETURNING url, visit_type, scheduled_at, prev_scheduled)`+
+		restoreEligibility, args...).Scan(&n)
+	return n, translate(wrap(err, "%s", op))
+}
+
+// VisitsClose removes the records of visits whose result arrived.
+func (s *Store) VisitsClose(ctx context.Context, ids []string) ([]revisit.Visit, error) {
+	rows, _ := s.pool.Query(ctx, `DELETE FROM visit_in_flight WHERE id = ANY($1) RETURNING `+visitColumns,
+		batch.MessageIDs(ids))
+	visits, err := pgx.CollectRows(rows, scanVisit)
+	return visits, translate(wrap(err, "close %d visits", len(ids)))
+}
+
+// scanVisit scans a row of visitColumns.
+func scanVisit(row pgx.CollectableRow) (revisit.Visit, error) {
+	var (
+		v      revisit.Visit
+		id     uuid.UUID
+		policy string
+		state  string
+	)
+	err := row.Scan(&id, &v.Origin.URL, &v.Origin.VisitType, &v.Origin.ListerID, &policy, &state,
+		&v.ScheduledAt, &v.SentAt, &v.Owner)
+	v.ID, v.Policy, v.State = id.String(), revisit.Policy(policy), revisit.VisitState(state)
+	v.ScheduledAt, v.SentAt = v.ScheduledAt.UTC(), utcPtr(v.SentAt)
+	return v, err
+}
+
+// VisitsCount counts visits by visit type and state.
+func (s *Store) VisitsCount(ctx context.Context) ([]revisit.VisitCounts, error) {
+	rows, _ := s.pool.Query(ctx, `SELECT visit_type,
+			count(*) FILTER (WHERE state = 'pending'),
+			count(*) FILTER (WHERE state = 'sent'),
+			count(*) FILTER (WHERE state = 'lost')
+		FROM visit_in_flight GROUP BY visit_type ORDER BY visit_type`)
+	counts, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (revisit.VisitCounts, error) {
+		var c revisit.VisitCounts
+		return c, row.Scan(&c.VisitType, &c.Pending, &c.Sent, &c.Lost)
+	})
+	return counts, translate(wrap(err, "count visits"))
+}
+
+// LeaseAcquire takes or renews a lease, or reports who holds it.
+func (s *Store) LeaseAcquire(ctx context.Context, name, owner string, ttl time.Duration) (revisit.Lease, error) {
+	if err := revisit.ValidateLease(name, owner, ttl); err != nil {
+		return revisit.Lease{}, err
+	}
+	now := revisit.Microsecond(s.opts.Now())
+	var l revisit.Lease
+	err := s.pool.QueryRow(ctx, `
+		WITH up AS (
+			INSERT INTO lease AS l (name, owner, expires_at) VALUES ($1, $2, $3)
+			ON CONFLICT (name) DO UPDATE SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at
+			WHERE l.owner = EXCLUDED.owner OR l.expires_at <= $4
+			RETURNING name, owner, expires_at)
+		SELECT name, owner, expires_at FROM up
+		UNION ALL
+		SELECT name, owner, expires_at FROM lease WHERE name = $1 AND NOT EXISTS (SELECT FROM up)`,
+		name, owner, now.Add(ttl), now).Scan(&l.Name, &l.Owner, &l.Expires)
+	l.Expires = l.Expires.UTC()
+	return l, translate(wrap(err, "acquire lease %s", name))
+}
+
+// LeaseRelease frees the lease if owner holds it.
+func (s *Store) LeaseRelease(ctx context.Context, name, owner string) error {
+	_, err := s.pool.Exec(ctx, "DELETE FROM lease WHERE name = $1 AND owner = $2", name, owner)
+	return translate(wrap(err, "release lease %s", name))
+}

@@ -1,0 +1,243 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/store/internal/batch"
+)
+
+// visitColumns are the visit_in_flight columns scanVisits reads, in order.
+const visitColumns = "id, url, visit_type, lister_id, policy, state, scheduled_at, sent_at, owner"
+
+// The statements that give a released or lost visit's origin back the
+// last_scheduled it had before the visit, unless a later grab scheduled it
+// again: ?1 url, ?2 visit type, ?3 the visit's scheduled_at, ?4 the
+// previous last_scheduled.
+const (
+	restoreStats = `UPDATE visit_stats SET last_scheduled = ?4
+		WHERE url = ?1 AND visit_type = ?2 AND last_scheduled = ?3`
+	restoreListed = `UPDATE listed_origin SET last_scheduled = ?4
+		WHERE url = ?1 AND visit_type = ?2 AND last_scheduled = ?3`
+)
+
+// VisitsDispatch grabs, marks and records pending visits in one write
+// transaction.
+func (s *Store) VisitsDispatch(ctx context.Context, p revisit.DispatchParams) ([]revisit.Visit, error) {
+	if _, err := p.Validate(); err != nil {
+		return nil, err
+	}
+	g, cooldowns, err := p.Grab.Resolve(s.opts.Now)
+	if err != nil {
+		return nil, err
+	}
+	var visits []revisit.Visit
+	err = s.write(ctx, "dispatch "+g.VisitType+" visits", func(tx *sql.Tx) error {
+		if p.Lease != "" {
+			if err := checkLease(ctx, tx, p.Lease, p.Owner, g.Now); err != nil {
+				return err
+			}
+		}
+		picked, err := s.grab(ctx, tx, g, cooldowns)
+		if err != nil || len(picked) == 0 {
+			return err
+		}
+		insert, err := s.stmt(ctx, tx, `INSERT INTO visit_in_flight
+			(id, url, visit_type, lister_id, policy, state, scheduled_at, prev_scheduled, owner)
+			VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?)`)
+		if err != nil {
+			return err
+		}
+		visits = make([]revisit.Visit, len(picked))
+		for i, c := range picked {
+			v := revisit.Visit{ID: uuid.NewString(), Origin: c.Origin, Policy: g.Policy,
+				State: revisit.VisitPending, ScheduledAt: g.Now, Owner: p.Owner}
+			if _, err := insert.ExecContext(ctx, v.ID, c.Origin.URL, g.VisitType, c.Origin.ListerID.String(),
+				string(g.Policy), micro(g.Now), microPtr(c.LastScheduled), p.Owner); err != nil {
+				return err
+			}
+			visits[i] = v
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return visits, nil
+}
+
+// checkLease fails with ErrConflict unless owner holds the lease at now.
+func checkLease(ctx context.Context, tx *sql.Tx, name, owner string, now time.Time) error {
+	var l revisit.Lease
+	err := tx.QueryRowContext(ctx, "SELECT name, owner, expires_at FROM lease WHERE name = ?", name).
+		Scan(&l.Name, &l.Owner, timeCol{&l.Expires})
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	if !l.HeldBy(owner, now) {
+		return revisit.Errorf(revisit.CodeConflict, "lease %s is not held by %s", name, owner)
+	}
+	return nil
+}
+
+// VisitsSent marks pending visits sent.
+func (s *Store) VisitsSent(ctx context.Context, ids []string, at time.Time) (int, error) {
+	var n int64
+	err := s.write(ctx, "mark visits sent", func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE visit_in_flight SET state = 'sent', sent_at = ?2
+			WHERE id IN (SELECT value FROM json_each(?1)) AND state = 'pending'`,
+			jsonArray(batch.MessageIDs(ids)), micro(at))
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return int(n), err
+}
+
+// VisitsRelease forgets pending visits and makes their origins eligible.
+func (s *Store) VisitsRelease(ctx context.Context, ids []string) (int, error) {
+	return s.restore(ctx, "release visits", `DELETE FROM visit_in_flight
+		WHERE id IN (SELECT value FROM json_each(?1)) AND state = 'pending'`, jsonArray(batch.MessageIDs(ids)))
+}
+
+// VisitsRecover releases every pending visit of a visit type.
+func (s *Store) VisitsRecover(ctx context.Context, visitType string) (int, error) {
+	return s.restore(ctx, "recover "+visitType+" visits",
+		`DELETE FROM visit_in_flight WHERE visit_type = ?1 AND state = 'pending'`, visitType)
+}
+
+// VisitsExpire marks lost the visits sent before `before`.
+func (s *Store) VisitsExpire(ctx context.Context, visitType string, before time.Time) (int, error) {
+	return s.restore(ctx, "expire "+visitType+" visits", `UPDATE visit_in_flight SET state = 'lost'
+		WHERE visit_type = ?1 AND state = 'sent' AND sent_at < ?2`, visitType, micro(before))
+}
+
+// restore runs change, a DELETE or UPDATE of visit_in_flight, and gives the
+// origins of the rows it touched their eligibility back, in one transaction.
+func (s *Store) restore(ctx context.Context, op, change string, args ...any) (int, error) {
+	type gone struct {
+		url, visitType string
+		scheduled      int64
+		prev           sql.NullInt64
+	}
+	var n int
+	err := s.write(ctx, op, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, change+" RETURNING url, visit_type, scheduled_at, prev_scheduled", args...)
+		if err != nil {
+			return err
+		}
+		var all []gone
+		for rows.Next() {
+			var g gone
+			if err := rows.Scan(&g.url, &g.visitType, &g.scheduled, &g.prev); err != nil {
+				rows.Close()
+				return err
+			}
+			all = append(all, g)
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return err
+		}
+		for _, q := range []string{restoreStats, restoreListed} {
+			st, err := s.stmt(ctx, tx, q)
+			if err != nil {
+				return err
+			}
+			for _, g := range all {
+				if _, err := st.ExecContext(ctx, g.url, g.visitType, g.scheduled, g.prev); err != nil {
+					return err
+				}
+			}
+		}
+		n = len(all)
+		return nil
+	})
+	return n, err
+}
+
+// VisitsClose removes the records of visits whose result arrived.
+func (s *Store) VisitsClose(ctx context.Context, ids []string) ([]revisit.Visit, error) {
+	var visits []revisit.Visit
+	err := s.write(ctx, "close visits", func(tx *sql.Tx) error {
+		var err error
+		visits, err = scanVisits(tx.QueryContext(ctx, `DELETE FROM visit_in_flight
+			WHERE id IN (SELECT value FROM json_each(?)) RETURNING `+visitColumns, jsonArray(batch.MessageIDs(ids))))
+		return err
+	})
+	return visits, err
+}
+
+// scanVisits reads the rows of a query returning visitColumns.
+func scanVisits(rows *sql.Rows, err error) ([]revisit.Visit, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var visits []revisit.Visit
+	for rows.Next() {
+		var v revisit.Visit
+		if err := rows.Scan(&v.ID, &v.Origin.URL, &v.Origin.VisitType, &v.Origin.ListerID, &v.Policy, &v.State,
+			timeCol{&v.ScheduledAt}, timePtrCol{&v.SentAt}, &v.Owner); err != nil {
+			return nil, err
+		}
+		visits = append(visits, v)
+	}
+	return visits, rows.Err()
+}
+
+// VisitsCount counts visits by visit type and state.
+func (s *Store) VisitsCount(ctx context.Context) ([]revisit.VisitCounts, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT visit_type,
+			count(*) FILTER (WHERE state = 'pending'),
+			count(*) FILTER (WHERE state = 'sent'),
+			count(*) FILTER (WHERE state = 'lost')
+		FROM visit_in_flight GROUP BY visit_type ORDER BY visit_type`)
+	if err != nil {
+		return nil, translate("count visits", err)
+	}
+	defer rows.Close()
+	var counts []revisit.VisitCounts
+	for rows.Next() {
+		var c revisit.VisitCounts
+		if err := rows.Scan(&c.VisitType, &c.Pending, &c.Sent, &c.Lost); err != nil {
+			return nil, translate("count visits", err)
+		}
+		counts = append(counts, c)
+	}
+	return counts, translate("count visits", rows.Err())
+}
+
+// LeaseAcquire takes or renews a lease, or reports who holds it.
+func (s *Store) LeaseAcquire(ctx context.Context, name, owner string, ttl time.Duration) (revisit.Lease, error) {
+	if err := revisit.ValidateLease(name, owner, ttl); err != nil {
+		return revisit.Lease{}, err
+	}
+	now := revisit.Microsecond(s.opts.Now())
+	var l revisit.Lease
+	err := s.write(ctx, "acquire lease "+name, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO lease (name, owner, expires_at) VALUES (?1, ?2, ?3)
+			ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
+			WHERE lease.owner = excluded.owner OR lease.expires_at <= ?4`,
+			name, owner, micro(now.Add(ttl)), micro(now)); err != nil {
+			return err
+		}
+		return tx.QueryRowContext(ctx, "SELECT name, owner, expires_at FROM lease WHERE name = ?", name).
+			Scan(&l.Name, &l.Owner, timeCol{&l.Expires})
+	})
+	return l, err
+}
+
+// LeaseRelease frees the lease if owner holds it.
+func (s *Store) LeaseRelease(ctx context.Context, name, owner string) error {
+	return s.write(ctx, "release lease "+name, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, "DELETE FROM lease WHERE name = ? AND owner = ?", name, owner)
+		return err
+	})
+}

@@ -1,0 +1,49 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/revisit-sched/revisit"
+)
+
+// VisitStore keeps the in-flight records of dispatched visits (semantics.md
+// §6) and the leases that give each visit type one orchestrator at a time.
+//
+// A visit goes pending → sent → (closed by its result | lost). Releasing a
+// visit (its message failed, or a crash left it pending) and losing it both
+// give its origin back its previous last_scheduled, unless the origin was
+// scheduled again since, so the origin is eligible again at once.
+type VisitStore interface {
+	// VisitsDispatch grabs and marks origins like GrabNextVisits and, in
+	// the same transaction, records one pending visit per origin with a
+	// new message id. With p.Lease set it first checks that p.Owner holds
+	// that lease, unexpired at the grab's now; ErrConflict otherwise.
+	VisitsDispatch(ctx context.Context, p revisit.DispatchParams) ([]revisit.Visit, error)
+	// VisitsSent marks pending visits sent at `at` (their messages were
+	// confirmed) and returns how many it changed; unknown ids are ignored.
+	VisitsSent(ctx context.Context, ids []string, at time.Time) (int, error)
+	// VisitsRelease forgets pending visits whose messages were not
+	// delivered and makes their origins eligible again; it returns how many
+	// it released.
+	VisitsRelease(ctx context.Context, ids []string) (int, error)
+	// VisitsRecover releases every pending visit of a visit type: what a
+	// crash left between grab and publish. Call it while holding the
+	// visit type's lease, before the first round.
+	VisitsRecover(ctx context.Context, visitType string) (int, error)
+	// VisitsExpire marks lost the sent visits of a visit type sent before
+	// `before`, makes their origins eligible again, and returns how many.
+	VisitsExpire(ctx context.Context, visitType string, before time.Time) (int, error)
+	// VisitsClose removes the records of visits whose result arrived, in
+	// any state, and returns those that existed.
+	VisitsClose(ctx context.Context, ids []string) ([]revisit.Visit, error)
+	// VisitsCount counts visits by visit type and state, by visit type.
+	VisitsCount(ctx context.Context) ([]revisit.VisitCounts, error)
+
+	// LeaseAcquire takes the named lease for owner until now + ttl if it is
+	// free, expired or already owner's (a renewal), and returns the lease
+	// as it stands afterwards: held by owner, or by someone else.
+	LeaseAcquire(ctx context.Context, name, owner string, ttl time.Duration) (revisit.Lease, error)
+	// LeaseRelease frees the lease if owner holds it.
+	LeaseRelease(ctx context.Context, name, owner string) error
+}
