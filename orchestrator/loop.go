@@ -1,0 +1,447 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/broker"
+	"github.com/revisit-sched/revisit/celery"
+)
+
+// cleanupTimeout bounds the store calls that undo a round after its
+// context ended.
+const cleanupTimeout = 10 * time.Second
+
+// loop drives one visit type: it holds the visit type's lease and runs
+// rounds (semantics.md §4) while it does.
+type loop struct {
+	o         *Orchestrator
+	visitType string
+	lease     string
+	log       *slog.Logger
+	owning    bool
+	// standbyLogged avoids repeating that another process drives the type.
+	standbyLogged string
+	// waits counts consecutive rounds skipped for an unavailable
+	// dependency, for the backoff.
+	waits   int
+	listers map[uuid.UUID]revisit.Lister
+}
+
+func newLoop(o *Orchestrator, visitType string) *loop {
+	return &loop{o: o, visitType: visitType, lease: "orchestrator:" + visitType,
+		log: o.log.With("visit_type", visitType), listers: map[uuid.UUID]revisit.Lister{}}
+}
+
+// waitError is a round that could not run because a dependency is
+// unavailable or the queue depth unknown: the loop waits and tries again,
+// it does not fail.
+type waitError struct {
+	reason string
+	err    error
+}
+
+func (e *waitError) Error() string { return e.reason + ": " + e.err.Error() }
+func (e *waitError) Unwrap() error { return e.err }
+
+// classify turns the errors of unavailable dependencies into waitErrors.
+func classify(err error) error {
+	var reason string
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, new(*waitError)):
+		return err
+	case errors.Is(err, broker.ErrQueueMissing):
+		reason = "queue_missing"
+	case errors.Is(err, broker.ErrDepthUnknown):
+		reason = "depth_unknown"
+	case errors.Is(err, broker.ErrUnavailable):
+		reason = "broker_unavailable"
+	case revisit.Code(err) == revisit.CodeUnavailable:
+		reason = "store_unavailable"
+	case errors.Is(err, context.DeadlineExceeded):
+		reason = "timeout"
+	case revisit.Code(err) == revisit.CodeConflict:
+		reason = "lease_lost" // a fenced dispatch found the lease gone
+	default:
+		return err
+	}
+	return &waitError{reason: reason, err: err}
+}
+
+// run drives the visit type until stop is done (it returns nil) or a round
+// fails (it returns the error). Rounds run under hard, which ends only when
+// the grace period after stop has passed, so that a round in flight at stop
+// finishes. healthy is called after every round that ran.
+func (l *loop) run(stop, hard context.Context, healthy func()) error {
+	defer l.resign()
+	for stop.Err() == nil {
+		if !l.owning {
+			if err := l.acquire(hard); err != nil {
+				var werr *waitError
+				if !errors.As(classify(err), &werr) {
+					return err
+				}
+				l.pause(stop, l.waited(werr))
+				continue
+			}
+			if !l.owning {
+				l.pause(stop, l.o.cfg.LeaseTTL/3)
+				continue
+			}
+		}
+		wait, err := l.round(hard)
+		if err = classify(err); err != nil {
+			var werr *waitError
+			if !errors.As(err, &werr) {
+				return err
+			}
+			if revisit.Code(err) == revisit.CodeConflict {
+				l.owning = false
+			}
+			wait = l.waited(werr)
+		} else {
+			l.waits = 0
+			healthy()
+		}
+		l.pause(stop, wait)
+	}
+	return nil
+}
+
+// waited records a skipped round and returns how long to wait: doubling
+// from one second up to the queue-full backoff, plus jitter.
+func (l *loop) waited(werr *waitError) time.Duration {
+	l.o.metrics.waits.WithLabelValues(l.visitType, werr.reason).Inc()
+	l.log.Warn("waiting: dependency unavailable", "reason", werr.reason, "err", werr.err)
+	d := time.Second << min(l.waits, 16)
+	l.waits++
+	return min(d, l.o.cfg.QueueFullBackoff) + l.jitter()
+}
+
+func (l *loop) jitter() time.Duration {
+	if l.o.cfg.RoundJitter <= 0 {
+		return 0
+	}
+	return rand.N(l.o.cfg.RoundJitter)
+}
+
+// acquire takes or renews the visit type's lease. On taking it, it
+// recovers what a crashed or stopped owner left pending.
+func (l *loop) acquire(ctx context.Context) error {
+	lease, err := l.o.store.LeaseAcquire(ctx, l.lease, l.o.cfg.Owner, l.o.cfg.LeaseTTL)
+	if err != nil {
+		return err
+	}
+	was := l.owning
+	l.owning = lease.Owner == l.o.cfg.Owner
+	switch {
+	case l.owning && !was:
+		n, err := l.o.store.VisitsRecover(ctx, l.visitType)
+		if err != nil {
+			l.owning = false
+			return err
+		}
+		l.o.metrics.recovered.WithLabelValues(l.visitType).Add(float64(n))
+		l.o.metrics.owner.WithLabelValues(l.visitType).Set(1)
+		l.log.Info("driving visit type", "owner", l.o.cfg.Owner, "recovered_pending", n)
+		l.standbyLogged = ""
+	case !l.owning && was:
+		l.o.metrics.owner.WithLabelValues(l.visitType).Set(0)
+		l.log.Warn("lease lost: another process drives this visit type now", "owner", lease.Owner)
+	case !l.owning && l.standbyLogged != lease.Owner:
+		l.standbyLogged = lease.Owner
+		if l.o.cfg.SingleProcess {
+			l.log.Error("another process drives this visit type; the embedded SQLite store runs a single "+
+				"orchestrator, so this one stands by until it stops", "owner", lease.Owner)
+		} else {
+			l.log.Info("standing by: another process drives this visit type", "owner", lease.Owner)
+		}
+	}
+	return nil
+}
+
+// pause waits d or until stop is done, renewing the lease as it goes.
+func (l *loop) pause(stop context.Context, d time.Duration) {
+	deadline := time.Now().Add(d)
+	for {
+		left := time.Until(deadline)
+		if left <= 0 || stop.Err() != nil {
+			return
+		}
+		step := left
+		if l.owning {
+			step = min(step, l.o.cfg.LeaseTTL/3)
+		}
+		t := time.NewTimer(step)
+		select {
+		case <-stop.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		if l.owning {
+			if err := l.acquire(stop); err != nil {
+				l.log.Warn("cannot renew the lease", "err", err)
+			}
+		}
+	}
+}
+
+// resign hands the visit type over: the lease is released so that another
+// process takes over at once.
+func (l *loop) resign() {
+	if !l.owning {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	if err := l.o.store.LeaseRelease(ctx, l.lease, l.o.cfg.Owner); err != nil {
+		l.log.Warn("cannot release the lease; it expires by itself", "err", err)
+	}
+	l.owning = false
+	l.o.metrics.owner.WithLabelValues(l.visitType).Set(0)
+}
+
+// round runs one scheduling round and returns how long to wait before the
+// next one.
+func (l *loop) round(ctx context.Context) (time.Duration, error) {
+	cfg, m := &l.o.cfg, l.o.metrics
+	start := time.Now()
+	tt, err := l.o.store.TaskTypeGet(ctx, "load-"+l.visitType)
+	if err != nil {
+		return 0, fmt.Errorf("task type load-%s: %w", l.visitType, err)
+	}
+	queue := tt.BackendName
+	maxLen := tt.MaxQueueLength
+	if maxLen == 0 {
+		maxLen = revisit.DefaultMaxQueueLength
+	}
+	depth, err := l.o.broker.Depth(ctx, queue)
+	if err != nil {
+		return 0, fmt.Errorf("depth of queue %s: %w", queue, err)
+	}
+	m.depth.WithLabelValues(l.visitType).Set(float64(depth))
+	if err := l.expire(ctx); err != nil {
+		return 0, err
+	}
+
+	free := min(int64(maxLen)-depth, int64(cfg.MaxPerRound))
+	m.freeSlots.WithLabelValues(l.visitType).Set(float64(max(free, 0)))
+	if free <= 0 || float64(free) < float64(maxLen)*cfg.MinFreeRatio {
+		l.log.Debug("queue full", "queue", queue, "depth", depth, "max_queue_length", maxLen)
+		return cfg.QueueFullBackoff + l.jitter(), nil
+	}
+
+	shares := l.o.shares(l.visitType)
+	visits, fetched, dry, err := l.dispatch(ctx, int(free), shares)
+	if err != nil {
+		l.release(visits, "dispatch failed")
+		return 0, err
+	}
+	if len(visits) == 0 {
+		l.log.Info("round", "queue", queue, "depth", depth, "free", free, "published", 0)
+		return cfg.NoOriginsBackoff + l.jitter(), nil
+	}
+	rand.Shuffle(len(visits), func(i, j int) { visits[i], visits[j] = visits[j], visits[i] })
+
+	confirmed, failed, err := l.publish(ctx, tt, queue, visits)
+	if err != nil {
+		return 0, err
+	}
+	m.roundSeconds.WithLabelValues(l.visitType).Observe(time.Since(start).Seconds())
+	attrs := []any{"queue", queue, "depth", depth, "free", free, "published", confirmed, "failed", failed,
+		"duration", time.Since(start).Round(time.Millisecond)}
+	for i, s := range shares {
+		attrs = append(attrs, string(s.Policy), fetched[i])
+	}
+	l.log.Info("round", attrs...)
+	l.checkShares(shares, fetched, dry)
+	if confirmed == 0 {
+		return 0, &waitError{reason: "publish_failed", err: fmt.Errorf("no message of %d confirmed by the broker", failed)}
+	}
+	return l.jitter(), nil
+}
+
+// expire marks lost the visits without result within the timeout.
+func (l *loop) expire(ctx context.Context) error {
+	n, err := l.o.store.VisitsExpire(ctx, l.visitType, time.Now().Add(-l.o.timeout(l.visitType)))
+	if err != nil {
+		return fmt.Errorf("expire lost visits: %w", err)
+	}
+	if n > 0 {
+		l.o.metrics.lost.WithLabelValues(l.visitType).Add(float64(n))
+		l.log.Warn("visits lost: no result within the timeout; their origins are offered again",
+			"lost", n, "timeout", l.o.timeout(l.visitType))
+	}
+	return nil
+}
+
+// dispatch grabs free origins among the shares (work-conserving) and
+// records them pending; it returns every visit dispatched, also on error.
+func (l *loop) dispatch(ctx context.Context, free int, shares []Share) ([]revisit.Visit, []int, []bool, error) {
+	m := l.o.metrics
+	var visits []revisit.Visit
+	fetched, dry, err := fill(free, shares, func(i, n int) (int, error) {
+		s := shares[i]
+		g := s.Grab
+		g.VisitType, g.Count, g.Policy, g.Now = l.visitType, n, s.Policy, time.Time{}
+		start := time.Now()
+		vs, err := l.o.store.VisitsDispatch(ctx, revisit.DispatchParams{Grab: g, Owner: l.o.cfg.Owner, Lease: l.lease})
+		if err != nil {
+			return 0, fmt.Errorf("grab %d %s: %w", n, s.Policy, err)
+		}
+		m.grabSeconds.WithLabelValues(l.visitType, string(s.Policy)).Observe(time.Since(start).Seconds())
+		m.requested.WithLabelValues(l.visitType, string(s.Policy)).Add(float64(n))
+		m.fetched.WithLabelValues(l.visitType, string(s.Policy)).Add(float64(len(vs)))
+		visits = append(visits, vs...)
+		return len(vs), nil
+	})
+	return visits, fetched, dry, err
+}
+
+// publish sends one message per visit, marks the confirmed ones sent and
+// releases the others; it returns how many were confirmed and failed.
+func (l *loop) publish(ctx context.Context, tt revisit.TaskType, queue string, visits []revisit.Visit) (int, int, error) {
+	msgs, err := l.messages(ctx, tt, visits)
+	if err != nil {
+		l.release(visits, "messages not built")
+		return 0, 0, err
+	}
+	pubs, _ := l.o.broker.Publish(ctx, queue, msgs)
+	var sent, failed []string
+	var firstErr error
+	for i, p := range pubs {
+		if p.Outcome == broker.Confirmed {
+			sent = append(sent, visits[i].ID)
+			continue
+		}
+		failed = append(failed, visits[i].ID)
+		if firstErr == nil {
+			firstErr = p.Err
+		}
+	}
+	cctx, cancel := cleanupContext(ctx)
+	defer cancel()
+	if _, err := l.o.store.VisitsSent(cctx, sent, time.Now()); err != nil {
+		// The visits stay pending: recovery releases them, and their
+		// messages may be duplicated (at most this batch).
+		return 0, 0, fmt.Errorf("record %d confirmed visits: %w", len(sent), err)
+	}
+	l.o.metrics.published.WithLabelValues(l.visitType).Add(float64(len(sent)))
+	if len(failed) > 0 {
+		l.o.metrics.publishFailed.WithLabelValues(l.visitType).Add(float64(len(failed)))
+		l.log.Warn("messages not confirmed; their origins are released", "failed", len(failed), "err", firstErr)
+		if _, err := l.o.store.VisitsRelease(cctx, failed); err != nil {
+			return len(sent), len(failed), fmt.Errorf("release %d unconfirmed visits: %w", len(failed), err)
+		}
+	}
+	return len(sent), len(failed), nil
+}
+
+// cleanupContext is ctx, or a fresh bounded context when ctx is over (the
+// grace period ended mid-round): what the round did must still be recorded
+// or undone.
+func cleanupContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if ctx.Err() == nil {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+}
+
+// release gives back the origins of visits not published; on failure
+// recovery does it at the next start of the loop.
+func (l *loop) release(visits []revisit.Visit, why string) {
+	if len(visits) == 0 {
+		return
+	}
+	ids := make([]string, len(visits))
+	for i, v := range visits {
+		ids[i] = v.ID
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	if _, err := l.o.store.VisitsRelease(ctx, ids); err != nil {
+		l.log.Warn("cannot release visits; recovery will", "why", why, "visits", len(ids), "err", err)
+	}
+}
+
+// messages builds the task message of each visit (semantics.md §5).
+func (l *loop) messages(ctx context.Context, tt revisit.TaskType, visits []revisit.Visit) ([]celery.Message, error) {
+	if err := l.loadListers(ctx, visits); err != nil {
+		return nil, err
+	}
+	msgs := make([]celery.Message, len(visits))
+	for i, v := range visits {
+		lister := l.listers[v.Origin.ListerID]
+		kwargs := map[string]any{"url": v.Origin.URL, "lister_name": lister.Name, "lister_instance_name": nil}
+		if lister.InstanceName != "" {
+			kwargs["lister_instance_name"] = lister.InstanceName
+		}
+		for k, a := range v.Origin.ExtraLoaderArguments {
+			kwargs[k] = a
+		}
+		msg, err := celery.NewMessage(celery.Task{Name: tt.BackendName, ID: v.ID, Kwargs: kwargs, Origin: l.o.cfg.Origin})
+		if err != nil {
+			return nil, fmt.Errorf("message for %s: %w", v.Origin.URL, err)
+		}
+		msgs[i] = msg
+	}
+	return msgs, nil
+}
+
+// loadListers fetches the listers of visits not yet cached.
+func (l *loop) loadListers(ctx context.Context, visits []revisit.Visit) error {
+	var missing []uuid.UUID
+	seen := map[uuid.UUID]bool{}
+	for _, v := range visits {
+		id := v.Origin.ListerID
+		if _, ok := l.listers[id]; !ok && !seen[id] {
+			seen[id] = true
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	ls, err := l.o.store.ListerGetByIDs(ctx, missing)
+	if err != nil {
+		return fmt.Errorf("listers: %w", err)
+	}
+	for _, lr := range ls {
+		l.listers[lr.ID] = lr
+	}
+	return nil
+}
+
+// checkShares warns when the fetched shares deviate from the configured
+// ones by more than 5 % relative although no policy ran dry (when one does,
+// the deviation is the work-conserving pass at work).
+func (l *loop) checkShares(shares []Share, fetched []int, dry []bool) {
+	total, weights := sum(fetched), 0
+	for i, s := range shares {
+		if dry[i] {
+			return
+		}
+		weights += s.Weight
+	}
+	if total < 100 || weights == 0 {
+		return
+	}
+	for i, s := range shares {
+		want := float64(s.Weight) / float64(weights)
+		got := float64(fetched[i]) / float64(total)
+		if want > 0 && (got/want > 1.05 || got/want < 0.95) {
+			l.log.Warn("fetched share deviates from the configured share", "policy", s.Policy,
+				"configured", fmt.Sprintf("%.1f%%", want*100), "fetched", fmt.Sprintf("%.1f%%", got*100))
+		}
+	}
+}

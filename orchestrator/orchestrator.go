@@ -1,0 +1,351 @@
+// Package orchestrator keeps every visit type's worker queue full
+// (semantics.md §4–§6): one supervised loop per visit type measures the
+// queue, grabs the origins that most need a visit among the visit type's
+// weighted policies, records them in flight and publishes one message per
+// origin. Each visit type is driven by one process at a time (a lease in the
+// store); docs/orchestrator.md explains why a kill -9 at any instant loses
+// no origin.
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/broker"
+	"github.com/revisit-sched/revisit/store"
+)
+
+// ErrAllLoopsDown is returned by Run when every loop failed repeatedly.
+var ErrAllLoopsDown = errors.New("every visit type's loop is down")
+
+// Config configures an Orchestrator; zero fields take the defaults of
+// semantics.md §4.
+type Config struct {
+	// VisitTypes are the visit types to drive; empty: the visit type of
+	// every load-* task type at start.
+	VisitTypes []string
+	// Shares are the weighted policies by visit type; a visit type absent
+	// takes DefaultShares.
+	Shares map[string][]Share
+	// MaxPerRound caps the free slots filled in one round (10,000).
+	MaxPerRound int
+	// MinFreeRatio: a round publishes only when at least this fraction of
+	// the queue is free (0.05).
+	MinFreeRatio float64
+	// QueueFullBackoff is the wait when the queue is full (60 s); it also
+	// caps the backoff while a dependency is unavailable.
+	QueueFullBackoff time.Duration
+	// NoOriginsBackoff is the wait when no origin was eligible (20 min).
+	NoOriginsBackoff time.Duration
+	// RoundJitter bounds the random wait added to every wait (5 s).
+	RoundJitter time.Duration
+	// VisitTimeout is how long a sent visit may go without result before it
+	// is marked lost (24 h); VisitTimeouts overrides it by visit type.
+	VisitTimeout  time.Duration
+	VisitTimeouts map[string]time.Duration
+	// LeaseTTL is how long a visit type's lease lasts unless renewed
+	// (15 s); a dead owner's visit types are taken over within it.
+	LeaseTTL time.Duration
+	// GracePeriod bounds how long Run takes to finish the rounds in flight
+	// once its context is done (30 s).
+	GracePeriod time.Duration
+	// RestartMin and RestartMax bound the exponential backoff between
+	// restarts of a failed loop (1 s, 5 min).
+	RestartMin, RestartMax time.Duration
+	// UnhealthyAfter is how many consecutive failures make a loop
+	// unhealthy (5).
+	UnhealthyAfter int
+	// Owner names this process in leases and in-flight records; default
+	// host:pid:random.
+	Owner string
+	// Origin is the sender named in messages; default revisit@host.
+	Origin string
+	// SingleProcess says the store serves one process (embedded SQLite):
+	// finding another owner is then reported as an error.
+	SingleProcess bool
+	// Logger receives one line per round and the loops' troubles; nil
+	// discards.
+	Logger *slog.Logger
+	// Metrics receives the Prometheus metrics; nil creates unregistered
+	// ones.
+	Metrics *Metrics
+}
+
+// withDefaults returns c with zero fields set to their defaults.
+func (c Config) withDefaults() Config {
+	host, _ := os.Hostname()
+	set := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	if c.MaxPerRound == 0 {
+		c.MaxPerRound = 10_000
+	}
+	if c.MinFreeRatio == 0 {
+		c.MinFreeRatio = 0.05
+	}
+	set(&c.QueueFullBackoff, time.Minute)
+	set(&c.NoOriginsBackoff, 20*time.Minute)
+	set(&c.RoundJitter, 5*time.Second)
+	set(&c.VisitTimeout, 24*time.Hour)
+	set(&c.LeaseTTL, 15*time.Second)
+	set(&c.GracePeriod, 30*time.Second)
+	set(&c.RestartMin, time.Second)
+	set(&c.RestartMax, 5*time.Minute)
+	if c.UnhealthyAfter == 0 {
+		c.UnhealthyAfter = 5
+	}
+	if c.Owner == "" {
+		c.Owner = fmt.Sprintf("%s:%d:%04x", host, os.Getpid(), rand.N(0x10000))
+	}
+	if c.Origin == "" {
+		c.Origin = "revisit@" + host
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Metrics == nil {
+		c.Metrics = NewMetrics(nil)
+	}
+	return c
+}
+
+// Validate checks the configuration.
+func (c Config) Validate() error {
+	for _, vt := range c.VisitTypes {
+		if err := revisit.ValidateVisitType(vt); err != nil {
+			return fmt.Errorf("visit type %q: %w", vt, err)
+		}
+	}
+	for vt, shares := range c.Shares {
+		if err := ValidateShares(shares); err != nil {
+			return fmt.Errorf("scheduling policy of %s: %w", vt, err)
+		}
+	}
+	switch {
+	case c.MaxPerRound < 0:
+		return fmt.Errorf("max per round %d is negative", c.MaxPerRound)
+	case c.MinFreeRatio < 0 || c.MinFreeRatio > 1:
+		return fmt.Errorf("min free ratio %g is not in [0, 1]", c.MinFreeRatio)
+	case c.RestartMax < c.RestartMin:
+		return fmt.Errorf("restart backoff: max %s < min %s", c.RestartMax, c.RestartMin)
+	}
+	for name, d := range map[string]time.Duration{"queue full backoff": c.QueueFullBackoff,
+		"no origins backoff": c.NoOriginsBackoff, "round jitter": c.RoundJitter, "visit timeout": c.VisitTimeout,
+		"lease ttl": c.LeaseTTL, "grace period": c.GracePeriod} {
+		if d < 0 {
+			return fmt.Errorf("%s %s is negative", name, d)
+		}
+	}
+	for vt, d := range c.VisitTimeouts {
+		if d <= 0 {
+			return fmt.Errorf("visit timeout of %s: %s is not positive", vt, d)
+		}
+	}
+	return nil
+}
+
+// Orchestrator runs the loops of the visit types it drives.
+type Orchestrator struct {
+	store   store.Store
+	broker  broker.Broker
+	cfg     Config
+	log     *slog.Logger
+	metrics *Metrics
+
+	mu     sync.Mutex
+	health map[string]Health
+}
+
+// Health is the state of one visit type's loop.
+type Health struct {
+	// Healthy is false after UnhealthyAfter consecutive failures, until a
+	// round runs again.
+	Healthy bool
+	// Failures counts consecutive failures.
+	Failures int
+	// LastError is the last failure, if any.
+	LastError string
+}
+
+// New returns an orchestrator publishing through b the visits it grabs
+// from st.
+func New(st store.Store, b broker.Broker, cfg Config) (*Orchestrator, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	return &Orchestrator{store: st, broker: b, cfg: cfg, log: cfg.Logger, metrics: cfg.Metrics,
+		health: map[string]Health{}}, nil
+}
+
+// Owner returns the name this process goes by in leases.
+func (o *Orchestrator) Owner() string { return o.cfg.Owner }
+
+// shares returns the weighted policies of a visit type.
+func (o *Orchestrator) shares(visitType string) []Share {
+	if s, ok := o.cfg.Shares[visitType]; ok {
+		return s
+	}
+	if s, ok := o.cfg.Shares["default"]; ok {
+		return s
+	}
+	return DefaultShares(visitType)
+}
+
+// timeout returns the visit timeout of a visit type.
+func (o *Orchestrator) timeout(visitType string) time.Duration {
+	if d, ok := o.cfg.VisitTimeouts[visitType]; ok {
+		return d
+	}
+	return o.cfg.VisitTimeout
+}
+
+// Health returns the state of every loop, by visit type.
+func (o *Orchestrator) Health() map[string]Health {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	out := make(map[string]Health, len(o.health))
+	for k, v := range o.health {
+		out[k] = v
+	}
+	return out
+}
+
+// VisitTypes returns the visit types to drive: the configured ones, else
+// the visit type of every load-* task type.
+func (o *Orchestrator) VisitTypes(ctx context.Context) ([]string, error) {
+	if len(o.cfg.VisitTypes) > 0 {
+		return o.cfg.VisitTypes, nil
+	}
+	tts, err := o.store.TaskTypeList(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var vts []string
+	for _, tt := range tts {
+		if vt, ok := tt.VisitType(); ok {
+			vts = append(vts, vt)
+		}
+	}
+	if len(vts) == 0 {
+		return nil, errors.New("no visit type to drive: register a load-<visit type> task type " +
+			"(revisit task-type add) or name visit types")
+	}
+	return vts, nil
+}
+
+// Run drives the visit types until ctx is done, then stops taking new
+// rounds, lets the rounds in flight finish within the grace period,
+// releases its leases and returns nil. It returns ErrAllLoopsDown when
+// every loop is unhealthy at once, so that a service manager restarts the
+// process.
+func (o *Orchestrator) Run(ctx context.Context) error {
+	vts, err := o.VisitTypes(ctx)
+	if err != nil {
+		return err
+	}
+	o.log.Info("orchestrator starting", "visit_types", vts, "owner", o.cfg.Owner)
+	hard, cancelHard := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelHard()
+	stop, cancelStop := context.WithCancel(ctx)
+	defer cancelStop()
+	go func() {
+		<-stop.Done()
+		t := time.NewTimer(o.cfg.GracePeriod)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			cancelHard()
+		case <-hard.Done():
+		}
+	}()
+
+	down := make(chan struct{})
+	var once sync.Once
+	var wg sync.WaitGroup
+	for _, vt := range vts {
+		o.setHealth(vt, func(h *Health) { h.Healthy = true })
+		wg.Go(func() {
+			o.supervise(stop, hard, vt, func() {
+				if o.allDown(vts) {
+					once.Do(func() { close(down) })
+				}
+			})
+		})
+	}
+	select {
+	case <-ctx.Done():
+		o.log.Info("orchestrator stopping: finishing the rounds in flight", "grace_period", o.cfg.GracePeriod)
+	case <-down:
+		o.log.Error("every loop is down; exiting so that the service manager restarts the process")
+		err = ErrAllLoopsDown
+	}
+	cancelStop()
+	wg.Wait()
+	o.log.Info("orchestrator stopped")
+	return err
+}
+
+// supervise runs a visit type's loop, restarting it with exponential
+// backoff when it fails; unhealthy is called when it turns unhealthy.
+func (o *Orchestrator) supervise(stop, hard context.Context, vt string, unhealthy func()) {
+	l := newLoop(o, vt)
+	o.metrics.healthy.WithLabelValues(vt).Set(1)
+	for {
+		err := l.run(stop, hard, func() {
+			o.setHealth(vt, func(h *Health) { *h = Health{Healthy: true} })
+			o.metrics.healthy.WithLabelValues(vt).Set(1)
+		})
+		if err == nil || stop.Err() != nil {
+			return
+		}
+		var h Health
+		o.setHealth(vt, func(hp *Health) {
+			hp.Failures++
+			hp.LastError = err.Error()
+			hp.Healthy = hp.Failures < o.cfg.UnhealthyAfter
+			h = *hp
+		})
+		o.metrics.restarts.WithLabelValues(vt).Inc()
+		backoff := min(o.cfg.RestartMin<<min(h.Failures-1, 20), o.cfg.RestartMax)
+		backoff += time.Duration(rand.Int64N(int64(backoff)/4 + 1))
+		o.log.Error("loop failed; restarting", "visit_type", vt, "err", err, "failures", h.Failures,
+			"restart_in", backoff.Round(time.Millisecond))
+		if !h.Healthy {
+			o.metrics.healthy.WithLabelValues(vt).Set(0)
+			o.log.Error("loop unhealthy", "visit_type", vt, "failures", h.Failures)
+			unhealthy()
+		}
+		t := time.NewTimer(backoff)
+		select {
+		case <-stop.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (o *Orchestrator) setHealth(vt string, change func(*Health)) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	h := o.health[vt]
+	change(&h)
+	o.health[vt] = h
+}
+
+func (o *Orchestrator) allDown(vts []string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return !slices.ContainsFunc(vts, func(vt string) bool { return o.health[vt].Healthy })
+}

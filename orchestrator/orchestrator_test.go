@@ -1,0 +1,256 @@
+package orchestrator
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/broker"
+	"github.com/revisit-sched/revisit/store"
+)
+
+const (
+	waitFor = 10 * time.Second
+	tick    = 10 * time.Millisecond
+)
+
+func TestFillsTheQueueInPolicySharesWithoutFlooding(t *testing.T) {
+	engines(t, func(t *testing.T, st store.Store) {
+		w := newWorld(t, st, 100)
+		w.add(neverVisited, 150)
+		w.add(lagging, 150)
+		w.add(noUpdate, 150)
+		b := newFakeBroker()
+		start(t, st, b, testConfig("a"))
+
+		require.Eventually(t, func() bool { return w.counts().Sent == 100 }, waitFor, tick)
+		time.Sleep(100 * time.Millisecond) // more rounds: the queue is full, nothing more goes
+		msgs := b.published()
+		require.Len(t, msgs, 100)
+		require.Equal(t, int64(100), b.maxDepth, "the queue never exceeds max_queue_length")
+		require.Equal(t, map[string]int{neverVisited: 49, lagging: 49, noUpdate: 2}, kinds(t, msgs),
+			"git's default shares 49/49/2")
+
+		kw := kwargs(t, msgs[0])
+		require.Equal(t, "gitlab", kw["lister_name"])
+		require.Equal(t, "gitlab.com", kw["lister_instance_name"])
+		require.EqualValues(t, 1, kw["depth"], "extra loader arguments travel with the visit")
+		require.Equal(t, gitTask, msgs[0].Headers["task"])
+
+		// Workers take 50: the next round fills the 50 free slots.
+		taken := b.take(gitTask, 50)
+		require.Eventually(t, func() bool { return len(b.published()) == 150 }, waitFor, tick)
+		time.Sleep(50 * time.Millisecond)
+		require.Len(t, b.published(), 150)
+		urls := map[string]bool{}
+		for _, m := range b.published() {
+			u := kwargs(t, m)["url"].(string)
+			require.False(t, urls[u], "%s published twice", u)
+			urls[u] = true
+		}
+		ids := make([]string, len(taken))
+		for i, m := range taken {
+			ids[i] = m.Properties.CorrelationID
+		}
+		closed, err := st.VisitsClose(w.ctx, ids)
+		require.NoError(t, err)
+		require.Len(t, closed, 50, "every message id is an in-flight record")
+		require.Equal(t, revisit.VisitCounts{VisitType: "git", Sent: 100}, w.counts())
+	})
+}
+
+func TestSparesSlotsGoToPoliciesWithOrigins(t *testing.T) {
+	st := sqliteStore(t)
+	w := newWorld(t, st, 100)
+	w.add(neverVisited, 10)
+	w.add(noUpdate, 200)
+	b := newFakeBroker()
+	start(t, st, b, testConfig("a"))
+	require.Eventually(t, func() bool { return len(b.published()) == 100 }, waitFor, tick)
+	require.Equal(t, map[string]int{neverVisited: 10, noUpdate: 90}, kinds(t, b.published()))
+}
+
+func TestWeightZeroDisablesAPolicy(t *testing.T) {
+	st := sqliteStore(t)
+	w := newWorld(t, st, 100)
+	w.add(lagging, 20)
+	w.add(neverVisited, 20)
+	b := newFakeBroker()
+	cfg := testConfig("a")
+	cfg.Shares = map[string][]Share{"git": {
+		{Policy: revisit.AlreadyVisitedOrderByLag, Weight: 0},
+		{Policy: revisit.NeverVisitedOldestUpdateFirst, Weight: 1},
+	}}
+	start(t, st, b, cfg)
+	require.Eventually(t, func() bool { return len(b.published()) == 20 }, waitFor, tick)
+	time.Sleep(100 * time.Millisecond)
+	require.Equal(t, map[string]int{neverVisited: 20}, kinds(t, b.published()))
+}
+
+func TestUnconfirmedMessagesReleaseTheirOrigins(t *testing.T) {
+	st := sqliteStore(t)
+	w := newWorld(t, st, 100)
+	w.add(neverVisited, 30)
+	b := newFakeBroker()
+	b.set(func(b *fakeBroker) { b.failAll = true })
+	start(t, st, b, testConfig("a"))
+	require.Eventually(t, func() bool {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return b.publishes >= 1
+	}, waitFor, tick)
+	require.Eventually(t, func() bool { return w.counts() == revisit.VisitCounts{VisitType: "git"} }, waitFor, tick,
+		"failed messages leave no in-flight record")
+	stats, err := st.VisitStatsGet(w.ctx, []revisit.OriginKey{{URL: "https://forge.example/never-0", VisitType: "git"}})
+	require.NoError(t, err)
+	if len(stats) == 1 {
+		require.Nil(t, stats[0].LastScheduled, "the origin is eligible again")
+	}
+	b.set(func(b *fakeBroker) { b.failAll = false })
+	require.Eventually(t, func() bool { return len(b.published()) == 30 }, waitFor, tick,
+		"once the broker confirms, every origin goes")
+}
+
+func TestUnknownDepthPublishesNothing(t *testing.T) {
+	st := sqliteStore(t)
+	w := newWorld(t, st, 100)
+	w.add(neverVisited, 5)
+	b := newFakeBroker()
+	b.set(func(b *fakeBroker) { b.depthErr = broker.ErrDepthUnknown })
+	start(t, st, b, testConfig("a"))
+	time.Sleep(300 * time.Millisecond)
+	require.Empty(t, b.published(), "an unknown depth is never taken for an empty queue")
+	require.Equal(t, revisit.VisitCounts{VisitType: "git"}, w.counts())
+	b.set(func(b *fakeBroker) { b.depthErr = nil })
+	require.Eventually(t, func() bool { return len(b.published()) == 5 }, waitFor, tick, "the loop recovers by itself")
+}
+
+func TestLostVisitsAreOfferedAgain(t *testing.T) {
+	st := sqliteStore(t)
+	w := newWorld(t, st, 100)
+	w.add(neverVisited, 10)
+	b := newFakeBroker()
+	cfg := testConfig("a")
+	cfg.VisitTimeouts = map[string]time.Duration{"git": 300 * time.Millisecond}
+	start(t, st, b, cfg)
+	require.Eventually(t, func() bool { return len(b.published()) == 10 }, waitFor, tick)
+	b.take(gitTask, 10) // the worker takes them and never answers
+	require.Eventually(t, func() bool { return len(b.published()) == 20 }, waitFor, tick,
+		"after the timeout the origins go again")
+	c := w.counts()
+	require.GreaterOrEqual(t, c.Lost, int64(10), "%+v", c)
+	require.Equal(t, int64(20), c.Lost+c.Sent, "every visit is lost or sent: %+v", c)
+}
+
+func TestOneOwnerPerVisitTypeAndTakeover(t *testing.T) {
+	engines(t, func(t *testing.T, st store.Store) {
+		w := newWorld(t, st, 1000)
+		w.add(neverVisited, 50)
+		// A dead owner: it holds the lease and left visits pending.
+		_, err := st.LeaseAcquire(w.ctx, "orchestrator:git", "ghost", 700*time.Millisecond)
+		require.NoError(t, err)
+		left, err := st.VisitsDispatch(w.ctx, revisit.DispatchParams{Owner: "ghost",
+			Grab: revisit.GrabParams{VisitType: "git", Count: 5, Policy: revisit.NeverVisitedOldestUpdateFirst}})
+		require.NoError(t, err)
+		require.Len(t, left, 5)
+
+		b := newFakeBroker()
+		startedAt := time.Now()
+		start(t, st, b, testConfig("a"))
+		start(t, st, b, testConfig("b"))
+		require.Eventually(t, func() bool { return len(b.published()) == 50 }, waitFor, tick,
+			"the ghost's lease expires, one replica takes over and recovers its pending visits")
+		require.Less(t, time.Since(startedAt), 5*time.Second)
+		owners := map[string]bool{}
+		ids := make([]string, 0, 50)
+		for _, m := range b.published() {
+			ids = append(ids, m.Properties.CorrelationID)
+		}
+		closed, err := st.VisitsClose(w.ctx, ids)
+		require.NoError(t, err)
+		for _, v := range closed {
+			owners[v.Owner] = true
+		}
+		require.Len(t, owners, 1, "one process drives git: %v", owners)
+	})
+}
+
+func TestStopFinishesTheRoundInFlight(t *testing.T) {
+	st := sqliteStore(t)
+	w := newWorld(t, st, 100)
+	w.add(neverVisited, 10)
+	b := newFakeBroker()
+	block := make(chan struct{})
+	b.set(func(b *fakeBroker) { b.block = block })
+	stop := start(t, st, b, testConfig("a"))
+	require.Eventually(t, func() bool { return w.counts().Pending == 10 }, waitFor, tick, "a round is publishing")
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		close(block)
+	}()
+	began := time.Now()
+	require.NoError(t, stop())
+	require.Less(t, time.Since(began), 2*time.Second)
+	require.Len(t, b.published(), 10, "the round in flight finished")
+	require.Equal(t, revisit.VisitCounts{VisitType: "git", Sent: 10}, w.counts())
+	lease, err := st.LeaseAcquire(w.ctx, "orchestrator:git", "next", time.Second)
+	require.NoError(t, err)
+	require.Equal(t, "next", lease.Owner, "the lease was released on the way out")
+}
+
+func TestStopRollsBackARoundPastTheGracePeriod(t *testing.T) {
+	st := sqliteStore(t)
+	w := newWorld(t, st, 100)
+	w.add(neverVisited, 10)
+	b := newFakeBroker()
+	b.set(func(b *fakeBroker) { b.block = make(chan struct{}) }) // never confirms
+	cfg := testConfig("a")
+	cfg.GracePeriod = 300 * time.Millisecond
+	stop := start(t, st, b, cfg)
+	require.Eventually(t, func() bool { return w.counts().Pending == 10 }, waitFor, tick)
+	began := time.Now()
+	require.NoError(t, stop())
+	require.Less(t, time.Since(began), 2*time.Second)
+	require.Equal(t, revisit.VisitCounts{VisitType: "git"}, w.counts(), "the unconfirmed round was rolled back")
+	got, err := st.GrabNextVisits(w.ctx, revisit.GrabParams{VisitType: "git", Count: 100,
+		Policy: revisit.NeverVisitedOldestUpdateFirst, DryRun: true})
+	require.NoError(t, err)
+	require.Len(t, got, 10, "its origins are eligible again")
+}
+
+func TestEveryLoopDownEndsRun(t *testing.T) {
+	st := sqliteStore(t)
+	cfg := testConfig("a")
+	cfg.VisitTypes = []string{"nope", "neither"}
+	cfg.UnhealthyAfter = 2
+	o, err := New(st, newFakeBroker(), cfg)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+	require.ErrorIs(t, o.Run(ctx), ErrAllLoopsDown)
+	h := o.Health()
+	require.False(t, h["nope"].Healthy)
+	require.Contains(t, h["nope"].LastError, "load-nope")
+}
+
+func TestNoVisitTypeIsAClearError(t *testing.T) {
+	o, err := New(sqliteStore(t), newFakeBroker(), testConfig("a"))
+	require.NoError(t, err)
+	require.ErrorContains(t, o.Run(context.Background()), "no visit type to drive")
+}
+
+func TestConfigValidation(t *testing.T) {
+	for _, c := range []Config{
+		{VisitTypes: []string{"Bad Type"}},
+		{Shares: map[string][]Share{"git": {{Policy: revisit.StopAfterSuccess, Weight: 0}}}},
+		{MinFreeRatio: 2},
+		{LeaseTTL: -time.Second},
+		{VisitTimeouts: map[string]time.Duration{"git": 0}},
+	} {
+		_, err := New(nil, nil, c)
+		require.Error(t, err, "%+v", c)
+	}
+}
