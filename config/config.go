@@ -68,6 +68,8 @@ type Config struct {
 	Broker string `yaml:"broker"`
 	// Log configures the diagnostic log.
 	Log Log `yaml:"log"`
+	// Orchestrator configures schedule-recurrent.
+	Orchestrator Orchestrator `yaml:"orchestrator"`
 
 	// sources records where each setting that is not a default came from.
 	sources map[string]string
@@ -90,8 +92,9 @@ var (
 // Default returns the configuration of a fresh installation.
 func Default() Config {
 	return Config{
-		Store: DefaultStore,
-		Log:   Log{Level: "info", Format: "text"},
+		Store:        DefaultStore,
+		Log:          Log{Level: "info", Format: "text"},
+		Orchestrator: defaultOrchestrator(),
 	}
 }
 
@@ -261,7 +264,7 @@ func (c Config) Validate() error {
 	if !slices.Contains(LogFormats, c.Log.Format) {
 		return bad("log.format", "%q is not one of %s", c.Log.Format, strings.Join(LogFormats, ", "))
 	}
-	return nil
+	return c.Orchestrator.validate()
 }
 
 func checkStoreURL(s string) error {

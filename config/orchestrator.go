@@ -1,0 +1,129 @@
+package config
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/revisit-sched/revisit"
+)
+
+// Orchestrator configures revisit schedule-recurrent (semantics.md §4):
+//
+//	orchestrator:
+//	  max_per_round: 10000        # free slots filled per round, at most
+//	  min_free_ratio: 0.05        # publish only when this much of the queue is free
+//	  queue_full_backoff: 60s
+//	  no_origins_backoff: 20m
+//	  round_jitter: 5s
+//	  visit_timeout: 24h          # a sent visit without result is lost after this
+//	  visit_timeouts: {content: 2h}
+//	  lease_ttl: 15s              # a dead replica's visit types move within this
+//	  grace_period: 30s
+//	  scheduling_policy:          # by visit type, or "default"
+//	    git:
+//	      - {policy: already_visited_order_by_lag, weight: 49}
+//	      - {policy: never_visited_oldest_update_first, weight: 49}
+//	      - {policy: origins_without_last_update, weight: 2,
+//	         lister: gitlab/gitlab.com, sample: 0.5,
+//	         cooldowns: {absolute: 12h, scheduled: 7d, failed: 14d, not_found: 31d}}
+//
+// Visit types absent from scheduling_policy (and "default") take the
+// built-in weights of semantics.md §4.1.
+type Orchestrator struct {
+	MaxPerRound      int                    `yaml:"max_per_round"`
+	MinFreeRatio     float64                `yaml:"min_free_ratio"`
+	QueueFullBackoff Duration               `yaml:"queue_full_backoff"`
+	NoOriginsBackoff Duration               `yaml:"no_origins_backoff"`
+	RoundJitter      Duration               `yaml:"round_jitter"`
+	VisitTimeout     Duration               `yaml:"visit_timeout"`
+	LeaseTTL         Duration               `yaml:"lease_ttl"`
+	GracePeriod      Duration               `yaml:"grace_period"`
+	VisitTimeouts    map[string]Duration    `yaml:"visit_timeouts"`
+	SchedulingPolicy map[string][]PolicyUse `yaml:"scheduling_policy"`
+}
+
+// PolicyUse is one weighted policy of a visit type and the extra options
+// of its grabs.
+type PolicyUse struct {
+	Policy string `yaml:"policy"`
+	// Weight is the policy's part of the free slots; 0 disables it.
+	Weight *int `yaml:"weight"`
+	// Lister restricts the policy to one lister: "name" or
+	// "name/instance".
+	Lister string `yaml:"lister"`
+	// Sample considers each eligible origin with this probability.
+	Sample float64 `yaml:"sample"`
+	// Cooldowns replace the default cooldowns; a zero one is disabled.
+	Cooldowns *Cooldowns `yaml:"cooldowns"`
+}
+
+// Cooldowns are the four cooldowns of semantics.md §3.1.
+type Cooldowns struct {
+	Absolute  Duration `yaml:"absolute"`
+	Scheduled Duration `yaml:"scheduled"`
+	Failed    Duration `yaml:"failed"`
+	NotFound  Duration `yaml:"not_found"`
+}
+
+// defaultOrchestrator returns the defaults of semantics.md §4.
+func defaultOrchestrator() Orchestrator {
+	return Orchestrator{MaxPerRound: 10_000, MinFreeRatio: 0.05,
+		QueueFullBackoff: Duration(time.Minute), NoOriginsBackoff: Duration(20 * time.Minute),
+		RoundJitter: Duration(5 * time.Second), VisitTimeout: Duration(24 * time.Hour),
+		LeaseTTL: Duration(15 * time.Second), GracePeriod: Duration(30 * time.Second)}
+}
+
+// validate checks the section; errors name the key.
+func (o Orchestrator) validate() error {
+	if o.MaxPerRound <= 0 {
+		return fmt.Errorf("orchestrator.max_per_round: %d is not positive", o.MaxPerRound)
+	}
+	if o.MinFreeRatio < 0 || o.MinFreeRatio > 1 {
+		return fmt.Errorf("orchestrator.min_free_ratio: %g is not between 0 and 1", o.MinFreeRatio)
+	}
+	for key, d := range map[string]Duration{"queue_full_backoff": o.QueueFullBackoff,
+		"no_origins_backoff": o.NoOriginsBackoff, "round_jitter": o.RoundJitter,
+		"visit_timeout": o.VisitTimeout, "lease_ttl": o.LeaseTTL, "grace_period": o.GracePeriod} {
+		if d <= 0 {
+			return fmt.Errorf("orchestrator.%s: %s is not positive", key, d)
+		}
+	}
+	for vt, d := range o.VisitTimeouts {
+		if d <= 0 {
+			return fmt.Errorf("orchestrator.visit_timeouts.%s: %s is not positive", vt, d)
+		}
+	}
+	for vt, uses := range o.SchedulingPolicy {
+		if vt != "default" {
+			if err := revisit.ValidateVisitType(vt); err != nil {
+				return fmt.Errorf("orchestrator.scheduling_policy.%s: not a visit type: %w", vt, err)
+			}
+		}
+		for i, u := range uses {
+			key := fmt.Sprintf("orchestrator.scheduling_policy.%s[%d]", vt, i)
+			if _, err := revisit.ParsePolicy(u.Policy); err != nil {
+				return fmt.Errorf("%s.policy: %w", key, err)
+			}
+			if u.Weight == nil {
+				return fmt.Errorf("%s.weight: missing", key)
+			}
+			if *u.Weight < 0 {
+				return fmt.Errorf("%s.weight: %d is negative", key, *u.Weight)
+			}
+			if u.Sample < 0 || u.Sample >= 1 {
+				return fmt.Errorf("%s.sample: %g is not in [0, 1)", key, u.Sample)
+			}
+			if u.Lister != "" && strings.Count(u.Lister, "/") > 1 {
+				return fmt.Errorf("%s.lister: %q is not name or name/instance", key, u.Lister)
+			}
+		}
+	}
+	return nil
+}
+
+// ListerName splits Lister into the lister's name and instance name.
+func (u PolicyUse) ListerName() (name, instance string) {
+	name, instance, _ = strings.Cut(u.Lister, "/")
+	return name, instance
+}

@@ -1,0 +1,66 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func loadYAML(t *testing.T, text string, env ...string) (Config, error) {
+	t.Helper()
+	name := filepath.Join(t.TempDir(), "revisit.yaml")
+	require.NoError(t, os.WriteFile(name, []byte(text), 0o600))
+	return Load(Sources{File: name, Environ: env})
+}
+
+func TestOrchestratorSection(t *testing.T) {
+	t.Parallel()
+	cfg, err := loadYAML(t, `
+orchestrator:
+  max_per_round: 500
+  visit_timeout: 2d
+  visit_timeouts: {content: 2h}
+  scheduling_policy:
+    git:
+      - {policy: already_visited_order_by_lag, weight: 49}
+      - policy: origins_without_last_update
+        weight: 0
+        lister: gitlab/gitlab.com
+        sample: 0.5
+        cooldowns: {scheduled: 3d}
+`, "REVISIT_ORCHESTRATOR_LEASE_TTL=20s")
+	require.NoError(t, err)
+	o := cfg.Orchestrator
+	require.Equal(t, 500, o.MaxPerRound)
+	require.Equal(t, Duration(48*time.Hour), o.VisitTimeout)
+	require.Equal(t, Duration(2*time.Hour), o.VisitTimeouts["content"])
+	require.Equal(t, Duration(20*time.Second), o.LeaseTTL, "from the environment")
+	require.Equal(t, Duration(time.Minute), o.QueueFullBackoff, "default kept")
+	git := o.SchedulingPolicy["git"]
+	require.Len(t, git, 2)
+	require.Equal(t, 0, *git[1].Weight)
+	name, instance := git[1].ListerName()
+	require.Equal(t, []string{"gitlab", "gitlab.com"}, []string{name, instance})
+	require.Equal(t, Duration(72*time.Hour), git[1].Cooldowns.Scheduled)
+	require.Zero(t, git[1].Cooldowns.Failed)
+}
+
+func TestOrchestratorErrorsNameTheKey(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ yaml, want string }{
+		{"orchestrator: {scheduling_policy: {git: [{policy: nope, weight: 1}]}}", "orchestrator.scheduling_policy.git[0].policy"},
+		{"orchestrator: {scheduling_policy: {git: [{policy: stop_after_success}]}}", "orchestrator.scheduling_policy.git[0].weight: missing"},
+		{"orchestrator: {scheduling_policy: {git: [{policy: stop_after_success, weight: -1}]}}", "weight: -1 is negative"},
+		{"orchestrator: {scheduling_policy: {git: [{policy: stop_after_success, weight: 1, wieght: 2}]}}", `unknown key "orchestrator.scheduling_policy.git[0].wieght"`},
+		{"orchestrator: {scheduling_policy: {Git Hub: [{policy: stop_after_success, weight: 1}]}}", "not a visit type"},
+		{"orchestrator: {min_free_ratio: 2}", "orchestrator.min_free_ratio"},
+		{"orchestrator: {visit_timeout: 0s}", "orchestrator.visit_timeout"},
+		{"orchestrator: {visit_timeouts: {git: soon}}", "visit_timeouts"},
+	} {
+		_, err := loadYAML(t, c.yaml)
+		require.ErrorContains(t, err, c.want, c.yaml)
+	}
+}
