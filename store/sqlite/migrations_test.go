@@ -22,8 +22,8 @@ func TestMigrateTwiceIsNoop(t *testing.T) {
 	if err != nil {
 		t.Fatalf("schema version: %v", err)
 	}
-	if current != 1 || latest != 1 {
-		t.Fatalf("schema version = %d, latest %d; want 1, 1", current, latest)
+	if current != latest || latest < 1 {
+		t.Fatalf("schema version = %d, latest %d; want the latest", current, latest)
 	}
 }
 
