@@ -21,6 +21,19 @@ type TaskType struct {
 	MaxQueueLength  int
 	NumRetries      int
 	RetryDelay      time.Duration
+	// RunTimeout is how long a run of this type may stay scheduled or
+	// started without news before it is declared lost; zero means
+	// DefaultRunTimeout.
+	RunTimeout time.Duration
+}
+
+// RunTimeoutOrDefault returns the type's run timeout, DefaultRunTimeout when
+// unset.
+func (t TaskType) RunTimeoutOrDefault() time.Duration {
+	if t.RunTimeout > 0 {
+		return t.RunTimeout
+	}
+	return DefaultRunTimeout
 }
 
 // VisitType returns the visit type of a load-<vt> task type, and false for
@@ -47,7 +60,7 @@ func (t TaskType) Validate() error {
 		field string
 		v     time.Duration
 	}{{"default_interval", t.DefaultInterval}, {"min_interval", t.MinInterval},
-		{"max_interval", t.MaxInterval}, {"retry_delay", t.RetryDelay}} {
+		{"max_interval", t.MaxInterval}, {"retry_delay", t.RetryDelay}, {"run_timeout", t.RunTimeout}} {
 		if d.v < 0 {
 			return Invalidf(d.field, "negative (%s)", d.v)
 		}

@@ -334,6 +334,7 @@ func TestTaskTypes(t *testing.T) {
   backend_name: swh.loader.mercurial.tasks.LoadMercurial
   num_retries: 3
   retry_delay: 1 hour
+  run_timeout: 3h
 `)
 	require.Equal(t, "created 2, updated 0 task types\n", h.ok("task-type", "register", f))
 	require.Equal(t, "created 0, updated 2 task types\n", h.ok("task-type", "register", f))
@@ -342,10 +343,11 @@ func TestTaskTypes(t *testing.T) {
 	require.Equal(t, map[string]any{"type": "load-git", "backend_name": "swh.loader.git.tasks.UpdateGitRepository",
 		"description": "Update a git repository", "default_interval": "64d", "min_interval": "12h",
 		"max_interval": "64d", "backoff_factor": 2.0, "max_queue_length": 5000.0, "num_retries": 0.0,
-		"retry_delay": nil}, git)
+		"retry_delay": nil, "run_timeout": nil}, git)
 	hg := h.jsonObject("task-type", "show", "load-hg")
 	require.Equal(t, 1000.0, hg["max_queue_length"])
 	require.Equal(t, "1h", hg["retry_delay"])
+	require.Equal(t, "3h", hg["run_timeout"])
 
 	out := h.ok("task-type", "add", "load-svn", "--backend-name", "swh.loader.svn.tasks.LoadSvnRepository",
 		"--default-interval", "1 day, 12:00:00", "--max-interval", "90 days")

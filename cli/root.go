@@ -163,6 +163,7 @@ and flags, each overriding the one before.`,
 	root.AddCommand(
 		a.dbCommand(),
 		a.taskTypeCommand(),
+		a.taskCommand(),
 		a.listerCommand(),
 		a.originCommand(),
 		a.visitStatsCommand(),

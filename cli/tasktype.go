@@ -18,6 +18,7 @@ var taskTypeColumns = []column{
 	{name: "type"}, {name: "backend_name"}, {name: "description", wide: true},
 	{name: "default_interval"}, {name: "min_interval"}, {name: "max_interval"},
 	{name: "backoff_factor"}, {name: "max_queue_length"}, {name: "num_retries"}, {name: "retry_delay"},
+	{name: "run_timeout"},
 }
 
 func taskTypeRow(t revisit.TaskType) []any {
@@ -27,7 +28,7 @@ func taskTypeRow(t revisit.TaskType) []any {
 	}
 	return []any{t.Type, t.BackendName, t.Description,
 		t.DefaultInterval, t.MinInterval, t.MaxInterval,
-		backoff, t.MaxQueueLength, t.NumRetries, t.RetryDelay}
+		backoff, t.MaxQueueLength, t.NumRetries, t.RetryDelay, t.RunTimeout}
 }
 
 func (a *app) taskTypeCommand() *cobra.Command {
@@ -90,6 +91,7 @@ type taskTypeFields struct {
 	MaxQueueLength  int             `yaml:"max_queue_length"`
 	NumRetries      int             `yaml:"num_retries"`
 	RetryDelay      config.Duration `yaml:"retry_delay"`
+	RunTimeout      config.Duration `yaml:"run_timeout"`
 }
 
 func (f taskTypeFields) taskType() revisit.TaskType {
@@ -98,6 +100,7 @@ func (f taskTypeFields) taskType() revisit.TaskType {
 		DefaultInterval: time.Duration(f.DefaultInterval), MinInterval: time.Duration(f.MinInterval),
 		MaxInterval: time.Duration(f.MaxInterval), BackoffFactor: f.BackoffFactor,
 		MaxQueueLength: f.MaxQueueLength, NumRetries: f.NumRetries, RetryDelay: time.Duration(f.RetryDelay),
+		RunTimeout: time.Duration(f.RunTimeout),
 	}
 }
 
@@ -143,6 +146,7 @@ func (a *app) taskTypeAddCommand() *cobra.Command {
 	fl.IntVar(&f.MaxQueueLength, "max-queue-length", revisit.DefaultMaxQueueLength, "most messages waiting in the queue")
 	fl.IntVar(&f.NumRetries, "num-retries", 0, "retries of a failed task")
 	fl.Var(&f.RetryDelay, "retry-delay", "delay before a retry")
+	fl.Var(&f.RunTimeout, "run-timeout", "silence after which a run is declared lost (default 1 day)")
 	return cmd
 }
 
@@ -153,7 +157,7 @@ func (a *app) taskTypeRegisterCommand() *cobra.Command {
 		Long: `Create or update the task types a YAML file lists. The file is a list of
 task types with the keys type, backend_name, description, default_interval,
 min_interval, max_interval, backoff_factor, max_queue_length (default 1000),
-num_retries and retry_delay:
+num_retries, retry_delay and run_timeout (default 1 day):
 
   - type: load-git
     backend_name: swh.loader.git.tasks.UpdateGitRepository

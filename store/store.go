@@ -19,6 +19,7 @@ import (
 // data, invalid input, unknown policy, unavailable database).
 type Store interface {
 	VisitStore
+	TaskStore
 
 	// TaskTypeCreate stores a new task type; ErrConflict if it exists.
 	TaskTypeCreate(ctx context.Context, t revisit.TaskType) error

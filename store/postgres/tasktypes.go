@@ -12,14 +12,14 @@ import (
 )
 
 const taskTypeColumns = "type, description, backend_name, default_interval, min_interval, max_interval, " +
-	"backoff_factor, max_queue_length, num_retries, retry_delay"
+	"backoff_factor, max_queue_length, num_retries, retry_delay, run_timeout"
 
 // TaskTypeCreate stores a new task type.
 func (s *Store) TaskTypeCreate(ctx context.Context, t revisit.TaskType) error {
 	if err := t.Validate(); err != nil {
 		return err
 	}
-	_, err := s.pool.Exec(ctx, "INSERT INTO task_type ("+taskTypeColumns+") VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)",
+	_, err := s.pool.Exec(ctx, "INSERT INTO task_type ("+taskTypeColumns+") VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11)",
 		taskTypeArgs(t)...)
 	if isUniqueViolation(err) {
 		return revisit.Errorf(revisit.CodeConflict, "task type %q exists already", t.Type)
@@ -32,7 +32,7 @@ func (s *Store) TaskTypeUpdate(ctx context.Context, t revisit.TaskType) error {
 	if err := t.Validate(); err != nil {
 		return err
 	}
-	tag, err := s.pool.Exec(ctx, "UPDATE task_type SET ("+taskTypeColumns+") = ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10) WHERE type = $1",
+	tag, err := s.pool.Exec(ctx, "UPDATE task_type SET ("+taskTypeColumns+") = ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11) WHERE type = $1",
 		taskTypeArgs(t)...)
 	if err != nil {
 		return translate(wrap(err, "update task type %q", t.Type))
@@ -65,18 +65,21 @@ func taskTypeArgs(t revisit.TaskType) []any {
 		t.MaxQueueLength = revisit.DefaultMaxQueueLength
 	}
 	return []any{t.Type, t.Description, t.BackendName, interval(t.DefaultInterval), interval(t.MinInterval),
-		interval(t.MaxInterval), nullFloat(t.BackoffFactor), t.MaxQueueLength, t.NumRetries, interval(t.RetryDelay)}
+		interval(t.MaxInterval), nullFloat(t.BackoffFactor), t.MaxQueueLength, t.NumRetries, interval(t.RetryDelay),
+		interval(t.RunTimeout)}
 }
 
 func scanTaskType(row pgx.CollectableRow) (revisit.TaskType, error) {
 	var (
 		t                    revisit.TaskType
 		def, lo, hi, retry   pgtype.Interval
+		timeout              pgtype.Interval
 		backoff              pgtype.Float8
 		maxQueue, numRetries pgtype.Int8
 	)
-	err := row.Scan(&t.Type, &t.Description, &t.BackendName, &def, &lo, &hi, &backoff, &maxQueue, &numRetries, &retry)
+	err := row.Scan(&t.Type, &t.Description, &t.BackendName, &def, &lo, &hi, &backoff, &maxQueue, &numRetries, &retry, &timeout)
 	t.DefaultInterval, t.MinInterval, t.MaxInterval, t.RetryDelay = duration(def), duration(lo), duration(hi), duration(retry)
+	t.RunTimeout = duration(timeout)
 	t.BackoffFactor = backoff.Float64
 	t.MaxQueueLength, t.NumRetries = int(maxQueue.Int64), int(numRetries.Int64)
 	if !maxQueue.Valid {

@@ -8,7 +8,7 @@ import (
 )
 
 const taskTypeColumns = "type, description, backend_name, default_interval, min_interval, max_interval, " +
-	"backoff_factor, max_queue_length, num_retries, retry_delay"
+	"backoff_factor, max_queue_length, num_retries, retry_delay, run_timeout"
 
 // TaskTypeCreate stores a new task type; ErrConflict if it exists.
 func (s *Store) TaskTypeCreate(ctx context.Context, t revisit.TaskType) error {
@@ -17,7 +17,7 @@ func (s *Store) TaskTypeCreate(ctx context.Context, t revisit.TaskType) error {
 	}
 	return s.write(ctx, "create task type "+t.Type, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, "INSERT INTO task_type ("+taskTypeColumns+
-			") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)", taskTypeArgs(t)...)
+			") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)", taskTypeArgs(t)...)
 		return err
 	})
 }
@@ -30,7 +30,7 @@ func (s *Store) TaskTypeUpdate(ctx context.Context, t revisit.TaskType) error {
 	return s.write(ctx, "update task type "+t.Type, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE task_type SET description = ?2, backend_name = ?3,
 			default_interval = ?4, min_interval = ?5, max_interval = ?6, backoff_factor = ?7,
-			max_queue_length = ?8, num_retries = ?9, retry_delay = ?10 WHERE type = ?1`, taskTypeArgs(t)...)
+			max_queue_length = ?8, num_retries = ?9, retry_delay = ?10, run_timeout = ?11 WHERE type = ?1`, taskTypeArgs(t)...)
 		if err != nil {
 			return err
 		}
@@ -73,7 +73,7 @@ func taskTypeArgs(t revisit.TaskType) []any {
 	}
 	return []any{t.Type, t.Description, t.BackendName,
 		durationOrNull(t.DefaultInterval), durationOrNull(t.MinInterval), durationOrNull(t.MaxInterval),
-		backoff, mql, t.NumRetries, durationOrNull(t.RetryDelay)}
+		backoff, mql, t.NumRetries, durationOrNull(t.RetryDelay), durationOrNull(t.RunTimeout)}
 }
 
 // taskTypes reads the task types that where (with args) selects, by name.
@@ -82,6 +82,12 @@ func (s *Store) taskTypes(ctx context.Context, op, where string, args ...any) ([
 	if err != nil {
 		return nil, translate(op, err)
 	}
+	ts, err := scanTaskTypes(rows)
+	return ts, translate(op, err)
+}
+
+// scanTaskTypes reads and closes rows of taskTypeColumns.
+func scanTaskTypes(rows *sql.Rows) ([]revisit.TaskType, error) {
 	defer rows.Close()
 	ts := []revisit.TaskType{}
 	for rows.Next() {
@@ -93,13 +99,13 @@ func (s *Store) taskTypes(ctx context.Context, op, where string, args ...any) ([
 		)
 		if err := rows.Scan(&t.Type, &t.Description, &t.BackendName,
 			durationCol{&t.DefaultInterval}, durationCol{&t.MinInterval}, durationCol{&t.MaxInterval},
-			&backoff, &mql, &retries, durationCol{&t.RetryDelay}); err != nil {
-			return nil, translate(op, err)
+			&backoff, &mql, &retries, durationCol{&t.RetryDelay}, durationCol{&t.RunTimeout}); err != nil {
+			return nil, err
 		}
 		t.BackoffFactor = backoff.Float64
 		t.MaxQueueLength = int(mql.Int64)
 		t.NumRetries = int(retries.Int64)
 		ts = append(ts, t)
 	}
-	return ts, translate(op, rows.Err())
+	return ts, rows.Err()
 }

@@ -21,6 +21,7 @@ func gitTaskType() revisit.TaskType {
 		MaxQueueLength:  5000,
 		NumRetries:      3,
 		RetryDelay:      90 * time.Minute,
+		RunTimeout:      6 * time.Hour,
 	}
 }
 

@@ -1,11 +1,13 @@
-// Package pagetoken encodes the keyset page tokens of listed origins: the
-// full key (lister_id, url, visit_type) of the last row of a page, opaque to
-// callers.
+// Package pagetoken encodes keyset page tokens, opaque to callers: for
+// listed origins the full key (lister_id, url, visit_type) of the last row of
+// a page, for tasks and task runs the id of the last row.
 package pagetoken
 
 import (
 	"encoding/base64"
 	"encoding/json"
+	"strconv"
+	"strings"
 
 	"github.com/google/uuid"
 
@@ -42,4 +44,28 @@ func Decode(token string) (Key, error) {
 		return Key{}, bad
 	}
 	return Key{ListerID: id, URL: parts[1], VisitType: parts[2]}, nil
+}
+
+// EncodeID returns the token that resumes after the row with that id.
+func EncodeID(id int64) string {
+	return base64.RawURLEncoding.EncodeToString([]byte("id:" + strconv.FormatInt(id, 10)))
+}
+
+// DecodeID parses a token made by EncodeID; anything else is an
+// invalid-input error naming page_token.
+func DecodeID(token string) (int64, error) {
+	bad := revisit.Invalidf("page_token", "%q is not a page token of this listing", token)
+	raw, err := base64.RawURLEncoding.DecodeString(token)
+	if err != nil {
+		return 0, bad
+	}
+	digits, ok := strings.CutPrefix(string(raw), "id:")
+	if !ok {
+		return 0, bad
+	}
+	id, err := strconv.ParseInt(digits, 10, 64)
+	if err != nil || id < 0 {
+		return 0, bad
+	}
+	return id, nil
 }

@@ -38,3 +38,17 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+func TestIDRoundTrip(t *testing.T) {
+	for _, id := range []int64{0, 1, 1 << 62} {
+		got, err := DecodeID(EncodeID(id))
+		if err != nil || got != id {
+			t.Fatalf("DecodeID(EncodeID(%d)) = %d, %v", id, got, err)
+		}
+	}
+	for _, bad := range []string{"", "!!", EncodeID(1)[:2], Encode(Key{URL: "u"})} {
+		if _, err := DecodeID(bad); err == nil {
+			t.Fatalf("DecodeID(%q) accepted", bad)
+		}
+	}
+}

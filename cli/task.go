@@ -1,0 +1,344 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/config"
+	"github.com/revisit-sched/revisit/store"
+)
+
+var taskColumns = []column{
+	{name: "id"}, {name: "type"}, {name: "policy"}, {name: "status"}, {name: "priority"},
+	{name: "next_run"}, {name: "current_interval"}, {name: "retries_left"},
+	{name: "args", wide: true}, {name: "kwargs"},
+}
+
+func taskRow(t revisit.Task) []any {
+	var priority any
+	if t.Priority != revisit.PriorityNone {
+		priority = string(t.Priority)
+	}
+	return []any{t.ID, t.Type, string(t.Policy), string(t.Status), priority,
+		t.NextRun, t.CurrentInterval, t.RetriesLeft, t.Arguments.Args, t.Arguments.Kwargs}
+}
+
+var taskRunColumns = []column{
+	{name: "id"}, {name: "task"}, {name: "backend_id"}, {name: "status"},
+	{name: "scheduled"}, {name: "started"}, {name: "ended"}, {name: "metadata", wide: true},
+}
+
+func taskRunRow(r revisit.TaskRun) []any {
+	return []any{r.ID, r.TaskID, r.BackendID, string(r.Status), r.Scheduled, r.Started, r.Ended, r.Metadata}
+}
+
+func (a *app) taskCommand() *cobra.Command {
+	task := &cobra.Command{
+		Use:   "task",
+		Short: "Manage generic tasks (oneshot or recurring jobs of a task type)",
+	}
+	task.AddCommand(a.taskAddCommand(), a.taskScheduleCommand(), a.taskListCommand(),
+		a.taskListPendingCommand(), a.taskRespawnCommand(), a.taskArchiveCommand())
+	return task
+}
+
+// parseTime parses an RFC 3339 time or a date (midnight UTC), for flag.
+func parseTime(flag, s string) (time.Time, error) {
+	for _, layout := range []string{time.RFC3339Nano, time.DateOnly} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UTC(), nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("%s: %q is not an RFC 3339 time (2024-03-01T12:00:00Z) or a date (2024-03-01)", flag, s)
+}
+
+// jsonOrString is the value of a k=v argument: v as JSON when it parses,
+// else the string v.
+func jsonOrString(v string) any {
+	var x any
+	if json.Unmarshal([]byte(v), &x) == nil {
+		return x
+	}
+	return v
+}
+
+func (a *app) taskAddCommand() *cobra.Command {
+	var policy, priority, nextRun string
+	var interval config.Duration
+	cmd := &cobra.Command{
+		Use:   "add TYPE [KEY=VALUE...]",
+		Short: "Create a task",
+		Long: `Create a task of task type TYPE. Each KEY=VALUE becomes a keyword argument
+of the task; VALUE is read as JSON when it is valid JSON (42, true, null,
+"quoted", [1,2], {"a":1}) and as a plain string otherwise (url=https://x).
+
+A task identical to an active one (same type, arguments, policy and priority,
+and for oneshot tasks the same next run) is not created again: the existing
+task is printed.`,
+		Example: "  revisit task add load-git url=https://github.com/torvalds/linux --policy oneshot --priority high",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usagef("want arguments TYPE [KEY=VALUE...], got none")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			n := revisit.NewTask{Type: args[0], NextRun: a.now(), CurrentInterval: time.Duration(interval),
+				Arguments: revisit.TaskArguments{Args: []any{}, Kwargs: map[string]any{}}}
+			for _, kv := range args[1:] {
+				k, v, ok := strings.Cut(kv, "=")
+				if !ok || k == "" {
+					return usagef("%q is not KEY=VALUE", kv)
+				}
+				n.Arguments.Kwargs[k] = jsonOrString(v)
+			}
+			var err error
+			if n.Policy, err = revisit.ParseTaskPolicy(policy); err != nil {
+				return usagef("--policy: %s", err.(*revisit.Error).Message)
+			}
+			if n.Priority, err = revisit.ParseTaskPriority(priority); err != nil {
+				return usagef("--priority: %s", err.(*revisit.Error).Message)
+			}
+			if nextRun != "" {
+				if n.NextRun, err = parseTime("--next-run", nextRun); err != nil {
+					return usageError{err}
+				}
+			}
+			st, err := a.openStore(cmd)
+			if err != nil {
+				return err
+			}
+			ts, err := st.TasksCreate(cmd.Context(), []revisit.NewTask{n})
+			if err != nil {
+				return fmt.Errorf("create task: %w", err)
+			}
+			return a.printObject(taskColumns, taskRow(ts[0])...)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&policy, "policy", string(revisit.TaskRecurring), "oneshot or recurring")
+	fl.StringVar(&priority, "priority", "", "high, normal or low (default: none)")
+	fl.StringVar(&nextRun, "next-run", "", "first run `time`, RFC 3339 or a date (default: now)")
+	fl.Var(&interval, "interval", "interval of a recurring task (default: the task type's default_interval)")
+	return cmd
+}
+
+// taskFilterFlags are the selection flags of task list.
+type taskFilterFlags struct {
+	typ, status, priority, policy, before, after string
+}
+
+func (f taskFilterFlags) filter() (revisit.TaskFilter, error) {
+	flt := revisit.TaskFilter{Type: f.typ}
+	var err error
+	if f.status != "" {
+		if flt.Status, err = revisit.ParseTaskStatus(f.status); err != nil {
+			return flt, usagef("--status: %s", err.(*revisit.Error).Message)
+		}
+	}
+	if f.priority != "" {
+		p, err := revisit.ParseTaskPriority(f.priority)
+		if err != nil {
+			return flt, usagef("--priority: %s", err.(*revisit.Error).Message)
+		}
+		flt.Priority = &p
+	}
+	if f.policy != "" {
+		if flt.Policy, err = revisit.ParseTaskPolicy(f.policy); err != nil {
+			return flt, usagef("--policy: %s", err.(*revisit.Error).Message)
+		}
+	}
+	for _, b := range []struct {
+		flag, v string
+		dst     **time.Time
+	}{{"--before", f.before, &flt.NextRunBefore}, {"--after", f.after, &flt.NextRunAfter}} {
+		if b.v != "" {
+			t, err := parseTime(b.flag, b.v)
+			if err != nil {
+				return flt, usageError{err}
+			}
+			*b.dst = &t
+		}
+	}
+	return flt, nil
+}
+
+func (a *app) taskListCommand() *cobra.Command {
+	var f taskFilterFlags
+	var runs bool
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List tasks, or with --runs their runs",
+		Long: `List the tasks the flags select, in id order: --before and --after bound
+their next run (after <= next_run < before). With --runs, list the runs of
+those tasks instead, by task.`,
+		Args: exactArgs(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			flt, err := f.filter()
+			if err != nil {
+				return err
+			}
+			st, err := a.openStore(cmd)
+			if err != nil {
+				return err
+			}
+			cols := taskColumns
+			if runs {
+				cols = taskRunColumns
+			}
+			rw := a.rows(cols)
+			for {
+				page, err := st.TasksGet(cmd.Context(), flt)
+				if err != nil {
+					return fmt.Errorf("list tasks: %w", err)
+				}
+				if err := a.printTasksPage(cmd, st, rw, page.Tasks, runs); err != nil {
+					return err
+				}
+				if page.NextPageToken == "" {
+					return rw.Close()
+				}
+				flt.PageToken = page.NextPageToken
+			}
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.typ, "type", "", "task `type`")
+	fl.StringVar(&f.status, "status", "", "next_run_not_scheduled, next_run_scheduled, completed or disabled")
+	fl.StringVar(&f.priority, "priority", "", "high, normal, low or none")
+	fl.StringVar(&f.policy, "policy", "", "oneshot or recurring")
+	fl.StringVar(&f.before, "before", "", "next run before this `time` (RFC 3339 or date)")
+	fl.StringVar(&f.after, "after", "", "next run at or after this `time` (RFC 3339 or date)")
+	fl.BoolVar(&runs, "runs", false, "list the runs of the selected tasks")
+	return cmd
+}
+
+// printTasksPage prints tasks, or their runs.
+func (a *app) printTasksPage(cmd *cobra.Command, st store.Store, rw *rowWriter, ts []revisit.Task, runs bool) error {
+	if !runs {
+		for _, t := range ts {
+			if err := rw.Row(taskRow(t)...); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	ids := make([]int64, len(ts))
+	for i, t := range ts {
+		ids[i] = t.ID
+	}
+	rs, err := st.TaskRunsGet(cmd.Context(), ids)
+	if err != nil {
+		return fmt.Errorf("list task runs: %w", err)
+	}
+	for _, r := range rs {
+		if err := rw.Row(taskRunRow(r)...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (a *app) taskListPendingCommand() *cobra.Command {
+	var before string
+	var limit int
+	cmd := &cobra.Command{
+		Use:   "list-pending TYPE...",
+		Short: "List the tasks due, in the order they will be dispatched",
+		Long: `List the tasks of each TYPE that are due (not scheduled, next run passed),
+without changing them: first those with a priority (high, normal, low), then
+the others, oldest next run first; at most --limit of each kind per type.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usagef("want arguments TYPE..., got none")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			now := a.now()
+			if before != "" {
+				t, err := parseTime("--before", before)
+				if err != nil {
+					return usageError{err}
+				}
+				now = t
+			}
+			if limit <= 0 {
+				return usagef("--limit: %d is not a positive number", limit)
+			}
+			st, err := a.openStore(cmd)
+			if err != nil {
+				return err
+			}
+			rw := a.rows(taskColumns)
+			for _, typ := range args {
+				for _, priority := range []bool{true, false} {
+					ts, err := st.TasksPeekReady(cmd.Context(), revisit.ReadyTasksParams{Type: typ, Now: now, Limit: limit, Priority: priority})
+					if err != nil {
+						return fmt.Errorf("pending tasks of %s: %w", typ, err)
+					}
+					for _, t := range ts {
+						if err := rw.Row(taskRow(t)...); err != nil {
+							return err
+						}
+					}
+				}
+			}
+			return rw.Close()
+		},
+	}
+	cmd.Flags().StringVar(&before, "before", "", "list what is due at this `time` (default: now)")
+	cmd.Flags().IntVar(&limit, "limit", 100, "most tasks of each kind per type")
+	return cmd
+}
+
+func (a *app) taskRespawnCommand() *cobra.Command {
+	var nextRun string
+	cmd := &cobra.Command{
+		Use:   "respawn ID...",
+		Short: "Make tasks due again",
+		Long: `Make tasks due again, whatever their status: status next_run_not_scheduled,
+retries back to the task type's num_retries, and next run --next-run when
+given (else unchanged). Every ID must exist, or nothing changes.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usagef("want arguments ID..., got none")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ids := make([]int64, len(args))
+			for i, s := range args {
+				id, err := strconv.ParseInt(s, 10, 64)
+				if err != nil || id <= 0 {
+					return usagef("ID: %q is not a task id", s)
+				}
+				ids[i] = id
+			}
+			var next *time.Time
+			if nextRun != "" {
+				t, err := parseTime("--next-run", nextRun)
+				if err != nil {
+					return usageError{err}
+				}
+				next = &t
+			}
+			st, err := a.openStore(cmd)
+			if err != nil {
+				return err
+			}
+			if err := st.TasksRespawn(cmd.Context(), ids, next); err != nil {
+				return fmt.Errorf("respawn: %w", err)
+			}
+			return a.printSummary(fmt.Sprintf("respawned %d task(s)", len(ids)), cols("respawned"), len(ids))
+		},
+	}
+	cmd.Flags().StringVar(&nextRun, "next-run", "", "next run `time`, RFC 3339 or a date (default: unchanged)")
+	return cmd
+}

@@ -1,0 +1,176 @@
+package batch
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/store/internal/pagetoken"
+)
+
+// TaskTypeNames returns the distinct task types of new tasks.
+func TaskTypeNames(tasks []revisit.NewTask) []string {
+	var names []string
+	for _, t := range tasks {
+		if !slices.Contains(names, t.Type) {
+			names = append(names, t.Type)
+		}
+	}
+	return names
+}
+
+// NewTasks validates new tasks against their task types (types, by name)
+// and returns the tasks to create with their canonical argument JSON, in
+// input order. An unknown type is a not-found error naming tasks[i].type;
+// bad input an invalid-input error naming tasks[i].field.
+func NewTasks(tasks []revisit.NewTask, types map[string]revisit.TaskType) ([]revisit.Task, [][]byte, error) {
+	out := make([]revisit.Task, len(tasks))
+	args := make([][]byte, len(tasks))
+	for i, n := range tasks {
+		tt, ok := types[n.Type]
+		if !ok && n.Type != "" {
+			return nil, nil, TaskTypeNotFound(fmt.Sprintf("tasks[%d].type", i), n.Type)
+		}
+		t, err := n.Task(tt)
+		if err != nil {
+			return nil, nil, indexed(err, "tasks", i)
+		}
+		if args[i], err = t.Arguments.JSON(); err != nil {
+			return nil, nil, indexed(err, "tasks", i)
+		}
+		out[i] = t
+	}
+	return out, args, nil
+}
+
+// IDs checks that ids holds at least one id, for the methods that act on
+// tasks by id.
+func IDs(ids []int64) error {
+	if len(ids) == 0 {
+		return revisit.Invalidf("ids", "no task id")
+	}
+	return nil
+}
+
+// MissingID returns the not-found error of the first of ids that found
+// lacks, nil when none is missing.
+func MissingID(ids, found []int64) error {
+	for _, id := range ids {
+		if !slices.Contains(found, id) {
+			return revisit.Errorf(revisit.CodeNotFound, "task %d not found", id)
+		}
+	}
+	return nil
+}
+
+// SortReady sorts ready tasks in the order peek and grab take them:
+// priority rank, next_run, id.
+func SortReady(tasks []revisit.Task) {
+	slices.SortFunc(tasks, func(a, b revisit.Task) int {
+		return cmp.Or(cmp.Compare(a.Priority.Rank(), b.Priority.Rank()), a.NextRun.Compare(b.NextRun), cmp.Compare(a.ID, b.ID))
+	})
+}
+
+// AfterID decodes the page token of an id-ordered listing: the id to
+// resume after, 0 for the first page.
+func AfterID(token string) (int64, error) {
+	if token == "" {
+		return 0, nil
+	}
+	return pagetoken.DecodeID(token)
+}
+
+// IDPage turns up to limit+1 rows read in id order into a page and the
+// token of the next one, set exactly when a row follows.
+func IDPage[T any](rows []T, limit int, id func(T) int64) ([]T, string) {
+	if len(rows) <= limit {
+		return rows, ""
+	}
+	return rows[:limit], pagetoken.EncodeID(id(rows[limit-1]))
+}
+
+// TaskPage is IDPage for tasks.
+func TaskPage(tasks []revisit.Task, limit int) revisit.TaskPage {
+	ts, next := IDPage(tasks, limit, func(t revisit.Task) int64 { return t.ID })
+	if ts == nil {
+		ts = []revisit.Task{}
+	}
+	return revisit.TaskPage{Tasks: ts, NextPageToken: next}
+}
+
+// TaskRunPage is IDPage for task runs.
+func TaskRunPage(runs []revisit.TaskRun, limit int) revisit.TaskRunPage {
+	rs, next := IDPage(runs, limit, func(r revisit.TaskRun) int64 { return r.ID })
+	if rs == nil {
+		rs = []revisit.TaskRun{}
+	}
+	return revisit.TaskRunPage{Runs: rs, NextPageToken: next}
+}
+
+// ValidateRuns checks runs to schedule, naming runs[i].field.
+func ValidateRuns(runs []revisit.NewTaskRun) error {
+	seen := make(map[string]int, len(runs))
+	for i, r := range runs {
+		switch {
+		case r.TaskID <= 0:
+			return revisit.Invalidf(fmt.Sprintf("runs[%d].task_id", i), "missing")
+		case r.BackendID == "":
+			return revisit.Invalidf(fmt.Sprintf("runs[%d].backend_id", i), "missing")
+		}
+		if j, dup := seen[r.BackendID]; dup {
+			return revisit.Invalidf(fmt.Sprintf("runs[%d].backend_id", i), "%q is also runs[%d]", r.BackendID, j)
+		}
+		seen[r.BackendID] = i
+	}
+	return nil
+}
+
+// DecodeArguments reads stored task arguments; nil fields become empty.
+func DecodeArguments(b []byte) (revisit.TaskArguments, error) {
+	var a revisit.TaskArguments
+	if err := json.Unmarshal(b, &a); err != nil {
+		return a, fmt.Errorf("task arguments: %w", err)
+	}
+	if a.Args == nil {
+		a.Args = []any{}
+	}
+	if a.Kwargs == nil {
+		a.Kwargs = map[string]any{}
+	}
+	return a, nil
+}
+
+// DecodeMetadata reads stored run metadata; null becomes an empty object.
+func DecodeMetadata(b []byte) (map[string]any, error) {
+	m := map[string]any{}
+	if len(b) == 0 {
+		return m, nil
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("task run metadata: %w", err)
+	}
+	if m == nil {
+		m = map[string]any{}
+	}
+	return m, nil
+}
+
+// EncodeMetadata returns the JSON of run metadata, naming field when it is
+// not representable.
+func EncodeMetadata(field string, m map[string]any) ([]byte, error) {
+	if m == nil {
+		return []byte("{}"), nil
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, revisit.Invalidf(field, "not representable as JSON: %v", err)
+	}
+	return b, nil
+}
+
+// TaskTypeNotFound is the error of a task naming an unknown task type.
+func TaskTypeNotFound(field, name string) error {
+	return &revisit.Error{Code: revisit.CodeNotFound, Field: field, Message: fmt.Sprintf("task type %q not found", name)}
+}

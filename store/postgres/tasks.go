@@ -1,0 +1,569 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/store/internal/batch"
+)
+
+const (
+	taskColumns    = "id, type, arguments, next_run, current_interval, status, policy, retries_left, priority"
+	taskRunColumns = "id, task, backend_id, scheduled, started, ended, metadata, status"
+	// activeTask selects the tasks that may still run.
+	activeTask = "status IN ('next_run_not_scheduled', 'next_run_scheduled')"
+	// priorityRank orders priorities high, normal, low.
+	priorityRank = "(CASE priority WHEN 'high' THEN 0 WHEN 'normal' THEN 1 ELSE 2 END)"
+	// wedgedPage bounds the runs TaskRunsEndWedged ends per transaction.
+	wedgedPage = 500
+)
+
+// TasksCreate creates tasks, returning the active identical task instead of
+// a duplicate. A transaction-scoped advisory lock per task type makes
+// concurrent creations of identical tasks create one.
+func (s *Store) TasksCreate(ctx context.Context, tasks []revisit.NewTask) ([]revisit.Task, error) {
+	out := make([]revisit.Task, len(tasks))
+	if len(tasks) == 0 {
+		return out, nil
+	}
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		names := batch.TaskTypeNames(tasks)
+		types, err := taskTypesIn(ctx, tx, names)
+		if err != nil {
+			return err
+		}
+		ts, args, err := batch.NewTasks(tasks, types)
+		if err != nil {
+			return err
+		}
+		slices.Sort(names)
+		for _, n := range names {
+			if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended('revisit.task.' || $1, 0))", n); err != nil {
+				return err
+			}
+		}
+		for i, t := range ts {
+			rows, _ := tx.Query(ctx, "SELECT "+taskColumns+" FROM task WHERE type = $1 AND "+activeTask+
+				` AND md5(arguments::text) = md5($2::jsonb::text) AND arguments = $2::jsonb
+				AND policy = $3 AND priority IS NOT DISTINCT FROM $4 AND (policy = 'recurring' OR next_run = $5)
+				ORDER BY id LIMIT 1`, t.Type, string(args[i]), t.Policy, nullPriority(t.Priority), t.NextRun)
+			found, err := pgx.CollectRows(rows, scanTask)
+			if err != nil {
+				return err
+			}
+			if len(found) > 0 {
+				out[i] = found[0]
+				continue
+			}
+			rows, _ = tx.Query(ctx, `INSERT INTO task (type, arguments, next_run, current_interval, status, policy, retries_left, priority)
+				VALUES ($1, $2::jsonb, $3, $4, $5, $6, $7, $8) RETURNING `+taskColumns,
+				t.Type, string(args[i]), t.NextRun, interval(t.CurrentInterval), t.Status, t.Policy, t.RetriesLeft, nullPriority(t.Priority))
+			if out[i], err = pgx.CollectExactlyOneRow(rows, scanTask); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, translate(wrap(err, "create %d tasks", len(tasks)))
+	}
+	return out, nil
+}
+
+// taskTypesIn reads the task types of those names that exist.
+func taskTypesIn(ctx context.Context, q pgx.Tx, names []string) (map[string]revisit.TaskType, error) {
+	rows, _ := q.Query(ctx, "SELECT "+taskTypeColumns+" FROM task_type WHERE type = ANY($1)", names)
+	ts, err := pgx.CollectRows(rows, scanTaskType)
+	if err != nil {
+		return nil, err
+	}
+	m := make(map[string]revisit.TaskType, len(ts))
+	for _, t := range ts {
+		m[t.Type] = t
+	}
+	return m, nil
+}
+
+// TasksGet returns one page of the tasks f selects, in id order.
+func (s *Store) TasksGet(ctx context.Context, f revisit.TaskFilter) (revisit.TaskPage, error) {
+	if err := f.Validate(); err != nil {
+		return revisit.TaskPage{}, err
+	}
+	limit, err := batch.PageLimit(f.Limit)
+	if err != nil {
+		return revisit.TaskPage{}, err
+	}
+	after, err := batch.AfterID(f.PageToken)
+	if err != nil {
+		return revisit.TaskPage{}, err
+	}
+	var args []any
+	arg := func(v any) string { args = append(args, v); return fmt.Sprintf("$%d", len(args)) }
+	where := []string{"id > " + arg(after)}
+	if len(f.IDs) > 0 {
+		where = append(where, "id = ANY("+arg(f.IDs)+")")
+	}
+	if f.Type != "" {
+		where = append(where, "type = "+arg(f.Type))
+	}
+	if f.Status != "" {
+		where = append(where, "status = "+arg(f.Status))
+	}
+	if f.Priority != nil {
+		where = append(where, "priority IS NOT DISTINCT FROM "+arg(nullPriority(*f.Priority)))
+	}
+	if f.Policy != "" {
+		where = append(where, "policy = "+arg(f.Policy))
+	}
+	if f.NextRunAfter != nil {
+		where = append(where, "next_run >= "+arg(*f.NextRunAfter))
+	}
+	if f.NextRunBefore != nil {
+		where = append(where, "next_run < "+arg(*f.NextRunBefore))
+	}
+	rows, _ := s.pool.Query(ctx, "SELECT "+taskColumns+" FROM task WHERE "+strings.Join(where, " AND ")+
+		" ORDER BY id LIMIT "+arg(limit+1), args...)
+	ts, err := pgx.CollectRows(rows, scanTask)
+	if err != nil {
+		return revisit.TaskPage{}, translate(wrap(err, "get tasks"))
+	}
+	return batch.TaskPage(ts, limit), nil
+}
+
+// TasksSetStatus sets the status of tasks, all or none.
+func (s *Store) TasksSetStatus(ctx context.Context, ids []int64, status revisit.TaskStatus) error {
+	if !status.Valid() {
+		return revisit.Invalidf("status", "%q is not a task status", status)
+	}
+	return s.updateTasks(ctx, ids, "set status of tasks", "UPDATE task SET status = $2 WHERE id = ANY($1) RETURNING id", status)
+}
+
+// TasksRespawn makes tasks due again, all or none.
+func (s *Store) TasksRespawn(ctx context.Context, ids []int64, nextRun *time.Time) error {
+	return s.updateTasks(ctx, ids, "respawn tasks", `UPDATE task t SET status = 'next_run_not_scheduled',
+		next_run = coalesce($2, t.next_run), retries_left = coalesce(tt.num_retries, 0)
+		FROM task_type tt WHERE tt.type = t.type AND t.id = ANY($1) RETURNING t.id`, revisit.MicrosecondPtr(nextRun))
+}
+
+// updateTasks runs an UPDATE of the tasks with ids ($1, then args) that
+// returns the ids it changed, and rolls it back unless it changed them all.
+func (s *Store) updateTasks(ctx context.Context, ids []int64, op, sql string, args ...any) error {
+	if err := batch.IDs(ids); err != nil {
+		return err
+	}
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		rows, _ := tx.Query(ctx, sql, append([]any{ids}, args...)...)
+		found, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			return err
+		}
+		return batch.MissingID(ids, found)
+	})
+	return translate(wrap(err, "%s", op))
+}
+
+// TasksPeekReady returns the tasks due, without changing them.
+func (s *Store) TasksPeekReady(ctx context.Context, p revisit.ReadyTasksParams) ([]revisit.Task, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	rows, _ := s.pool.Query(ctx, "SELECT "+taskColumns+" FROM task WHERE "+readyCondition(p), s.readyArgs(p)...)
+	ts, err := pgx.CollectRows(rows, scanTask)
+	if err != nil {
+		return nil, translate(wrap(err, "peek ready tasks of %s", p.Type))
+	}
+	return ts, nil
+}
+
+// TasksGrabReady returns the tasks due and marks them scheduled; rows
+// locked by a concurrent grab are skipped.
+func (s *Store) TasksGrabReady(ctx context.Context, p revisit.ReadyTasksParams) ([]revisit.Task, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	var ts []revisit.Task
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		rows, _ := tx.Query(ctx, `WITH picked AS (SELECT id FROM task WHERE `+readyCondition(p)+` FOR UPDATE SKIP LOCKED)
+			UPDATE task t SET status = 'next_run_scheduled' FROM picked WHERE t.id = picked.id
+			RETURNING `+prefixed("t.", taskColumns), s.readyArgs(p)...)
+		var err error
+		ts, err = pgx.CollectRows(rows, scanTask)
+		return err
+	})
+	if err != nil {
+		return nil, translate(wrap(err, "grab ready tasks of %s", p.Type))
+	}
+	batch.SortReady(ts)
+	return ts, nil
+}
+
+// readyCondition is the WHERE clause, order and limit of ready tasks, on
+// the arguments readyArgs returns.
+func readyCondition(p revisit.ReadyTasksParams) string {
+	cond := "type = $1 AND status = 'next_run_not_scheduled' AND next_run <= $2 AND "
+	if p.Priority {
+		return cond + "priority IS NOT NULL ORDER BY " + priorityRank + ", next_run, id LIMIT $3"
+	}
+	return cond + "priority IS NULL ORDER BY next_run, id LIMIT $3"
+}
+
+func (s *Store) readyArgs(p revisit.ReadyTasksParams) []any {
+	now := p.Now
+	if now.IsZero() {
+		now = s.now()
+	}
+	return []any{p.Type, now, p.Limit}
+}
+
+// prefixed qualifies each of a list of columns with prefix.
+func prefixed(prefix, columns string) string {
+	return prefix + strings.ReplaceAll(columns, ", ", ", "+prefix)
+}
+
+// TasksMarkScheduled marks scheduled the tasks of unfinished runs. The
+// runs are share-locked first, so that an end event committing meanwhile
+// is seen and its task left alone.
+func (s *Store) TasksMarkScheduled(ctx context.Context, backendIDs []string) (int, error) {
+	if len(backendIDs) == 0 {
+		return 0, nil
+	}
+	var n int
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `WITH r AS (SELECT task FROM task_run WHERE backend_id = ANY($1) AND ended IS NULL FOR SHARE)
+			UPDATE task t SET status = 'next_run_scheduled' FROM r
+			WHERE t.id = r.task AND t.status = 'next_run_not_scheduled'`, backendIDs)
+		n = int(tag.RowsAffected())
+		return err
+	})
+	return n, translate(wrap(err, "mark %d tasks scheduled", len(backendIDs)))
+}
+
+// TaskRunsSchedule records runs in status scheduled.
+func (s *Store) TaskRunsSchedule(ctx context.Context, runs []revisit.NewTaskRun) ([]revisit.TaskRun, error) {
+	if err := batch.ValidateRuns(runs); err != nil {
+		return nil, err
+	}
+	n := len(runs)
+	taskIDs, backendIDs, scheduled, metadata := make([]int64, n), make([]string, n), make([]time.Time, n), make([]string, n)
+	now := s.now()
+	for i, r := range runs {
+		m, err := batch.EncodeMetadata(fmt.Sprintf("runs[%d].metadata", i), r.Metadata)
+		if err != nil {
+			return nil, err
+		}
+		taskIDs[i], backendIDs[i], metadata[i] = r.TaskID, r.BackendID, string(m)
+		scheduled[i] = now
+		if !r.Scheduled.IsZero() {
+			scheduled[i] = revisit.Microsecond(r.Scheduled)
+		}
+	}
+	out := make([]revisit.TaskRun, n)
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		rows, _ := tx.Query(ctx, "SELECT id FROM task WHERE id = ANY($1)", taskIDs)
+		found, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			return err
+		}
+		if err := missingRunTask(runs, found); err != nil {
+			return err
+		}
+		rows, _ = tx.Query(ctx, "SELECT backend_id FROM task_run WHERE backend_id = ANY($1)", backendIDs)
+		dups, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return err
+		}
+		if err := duplicateBackendID(runs, dups); err != nil {
+			return err
+		}
+		rows, _ = tx.Query(ctx, `INSERT INTO task_run (task, backend_id, scheduled, metadata, status)
+			SELECT task, backend_id, scheduled, metadata, 'scheduled'
+			FROM unnest($1::bigint[], $2::text[], $3::timestamptz[], $4::jsonb[]) AS u(task, backend_id, scheduled, metadata)
+			RETURNING `+taskRunColumns, taskIDs, backendIDs, scheduled, metadata)
+		got, err := pgx.CollectRows(rows, scanTaskRun)
+		if err != nil {
+			return err
+		}
+		for _, r := range got {
+			out[slices.Index(backendIDs, r.BackendID)] = r
+		}
+		return nil
+	})
+	if isUniqueViolation(err) {
+		return nil, revisit.Errorf(revisit.CodeConflict, "schedule task runs: a backend id is recorded already")
+	}
+	if err != nil {
+		return nil, translate(wrap(err, "schedule %d task runs", n))
+	}
+	return out, nil
+}
+
+// missingRunTask returns the not-found error of the first run whose task
+// is not among found.
+func missingRunTask(runs []revisit.NewTaskRun, found []int64) error {
+	for i, r := range runs {
+		if !slices.Contains(found, r.TaskID) {
+			return &revisit.Error{Code: revisit.CodeNotFound, Field: fmt.Sprintf("runs[%d].task_id", i),
+				Message: fmt.Sprintf("task %d not found", r.TaskID)}
+		}
+	}
+	return nil
+}
+
+// duplicateBackendID returns the conflict error of the first run whose
+// backend id is among recorded.
+func duplicateBackendID(runs []revisit.NewTaskRun, recorded []string) error {
+	for i, r := range runs {
+		if slices.Contains(recorded, r.BackendID) {
+			return &revisit.Error{Code: revisit.CodeConflict, Field: fmt.Sprintf("runs[%d].backend_id", i),
+				Message: fmt.Sprintf("a run with backend id %q is recorded already", r.BackendID)}
+		}
+	}
+	return nil
+}
+
+// TaskRunStart marks a scheduled run started.
+func (s *Store) TaskRunStart(ctx context.Context, backendID string, started time.Time, metadata map[string]any) (revisit.TaskRun, error) {
+	if backendID == "" {
+		return revisit.TaskRun{}, revisit.Invalidf("backend_id", "missing")
+	}
+	if _, err := batch.EncodeMetadata("metadata", metadata); err != nil {
+		return revisit.TaskRun{}, err
+	}
+	if started.IsZero() {
+		started = s.now()
+	}
+	var run revisit.TaskRun
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		var err error
+		if run, err = lockRun(ctx, tx, backendID); err != nil || run.Status != revisit.RunScheduled {
+			return err
+		}
+		run.Status, run.Started = revisit.RunStarted, revisit.MicrosecondPtr(&started)
+		run.Metadata = revisit.MergeMetadata(run.Metadata, metadata)
+		_, err = tx.Exec(ctx, "UPDATE task_run SET status = $2, started = $3, metadata = $4 WHERE id = $1",
+			run.ID, run.Status, run.Started, run.Metadata)
+		return err
+	})
+	return run, translate(wrap(err, "start task run %s", backendID))
+}
+
+// TaskRunEnd ends a run and applies the end-of-run rules to its task.
+func (s *Store) TaskRunEnd(ctx context.Context, e revisit.TaskRunEnd) (revisit.TaskRun, error) {
+	if err := e.Validate(); err != nil {
+		return revisit.TaskRun{}, err
+	}
+	if _, err := batch.EncodeMetadata("metadata", e.Metadata); err != nil {
+		return revisit.TaskRun{}, err
+	}
+	if e.Ended.IsZero() {
+		e.Ended = s.now()
+	}
+	var run revisit.TaskRun
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		var err error
+		if run, err = lockRun(ctx, tx, e.BackendID); err != nil || run.Status.Final() {
+			return err
+		}
+		run, err = endRun(ctx, tx, run, e)
+		return err
+	})
+	return run, translate(wrap(err, "end task run %s", e.BackendID))
+}
+
+// lockRun reads and locks the run of a backend id.
+func lockRun(ctx context.Context, tx pgx.Tx, backendID string) (revisit.TaskRun, error) {
+	rows, _ := tx.Query(ctx, "SELECT "+taskRunColumns+" FROM task_run WHERE backend_id = $1 FOR UPDATE", backendID)
+	run, err := pgx.CollectExactlyOneRow(rows, scanTaskRun)
+	if err == pgx.ErrNoRows {
+		return run, &revisit.Error{Code: revisit.CodeNotFound, Field: "backend_id",
+			Message: fmt.Sprintf("no task run with backend id %q", backendID)}
+	}
+	return run, err
+}
+
+// endRun ends a locked run in flight and updates its task by the
+// end-of-run rules.
+func endRun(ctx context.Context, tx pgx.Tx, run revisit.TaskRun, e revisit.TaskRunEnd) (revisit.TaskRun, error) {
+	rows, _ := tx.Query(ctx, "SELECT "+taskColumns+" FROM task WHERE id = $1 FOR UPDATE", run.TaskID)
+	task, err := pgx.CollectExactlyOneRow(rows, scanTask)
+	if err != nil {
+		return run, err
+	}
+	rows, _ = tx.Query(ctx, "SELECT "+taskTypeColumns+" FROM task_type WHERE type = $1", task.Type)
+	tt, err := pgx.CollectExactlyOneRow(rows, scanTaskType)
+	if err != nil {
+		return run, err
+	}
+	run = revisit.EndTaskRun(run, e)
+	if _, err := tx.Exec(ctx, "UPDATE task_run SET status = $2, ended = $3, metadata = $4 WHERE id = $1",
+		run.ID, run.Status, run.Ended, run.Metadata); err != nil {
+		return run, err
+	}
+	task = revisit.EndRun(task, tt, run.Status, *run.Ended)
+	_, err = tx.Exec(ctx, "UPDATE task SET status = $2, next_run = $3, current_interval = $4, retries_left = $5 WHERE id = $1",
+		task.ID, task.Status, task.NextRun, interval(task.CurrentInterval), task.RetriesLeft)
+	return run, err
+}
+
+// TaskRunsGet returns the runs of tasks, by task and run id.
+func (s *Store) TaskRunsGet(ctx context.Context, taskIDs []int64) ([]revisit.TaskRun, error) {
+	rows, _ := s.pool.Query(ctx, "SELECT "+taskRunColumns+" FROM task_run WHERE task = ANY($1) ORDER BY task, id", taskIDs)
+	runs, err := pgx.CollectRows(rows, scanTaskRun)
+	if err != nil {
+		return nil, translate(wrap(err, "get task runs"))
+	}
+	return runs, nil
+}
+
+// TaskRunsEndWedged ends as lost the runs silent beyond their type's
+// timeout, a page per transaction; runs locked by a concurrent call are
+// left to it.
+func (s *Store) TaskRunsEndWedged(ctx context.Context, now time.Time) ([]revisit.TaskRun, error) {
+	if now.IsZero() {
+		now = s.now()
+	}
+	now = revisit.Microsecond(now)
+	ended := []revisit.TaskRun{}
+	for {
+		var page []revisit.TaskRun
+		err := s.inTx(ctx, func(tx pgx.Tx) error {
+			page = page[:0]
+			rows, _ := tx.Query(ctx, "SELECT "+prefixed("r.", taskRunColumns)+` FROM task_run r
+				JOIN task t ON t.id = r.task JOIN task_type tt ON tt.type = t.type
+				WHERE r.status IN ('scheduled', 'started')
+				AND coalesce(r.started, r.scheduled) + coalesce(tt.run_timeout, $2) < $1
+				ORDER BY r.id LIMIT $3 FOR UPDATE OF r SKIP LOCKED`,
+				now, interval(revisit.DefaultRunTimeout), wedgedPage)
+			runs, err := pgx.CollectRows(rows, scanTaskRun)
+			if err != nil {
+				return err
+			}
+			for _, r := range runs {
+				r, err = endRun(ctx, tx, r, revisit.TaskRunEnd{BackendID: r.BackendID, Status: revisit.RunLost, Ended: now})
+				if err != nil {
+					return err
+				}
+				page = append(page, r)
+			}
+			return nil
+		})
+		if err != nil {
+			return ended, translate(wrap(err, "end wedged task runs"))
+		}
+		ended = append(ended, page...)
+		if len(page) < wedgedPage {
+			return ended, nil
+		}
+	}
+}
+
+// TaskRunsArchivable returns a page of the runs ended before f.Before.
+func (s *Store) TaskRunsArchivable(ctx context.Context, f revisit.ArchiveFilter) (revisit.TaskRunPage, error) {
+	limit, after, err := archivePage(f)
+	if err != nil {
+		return revisit.TaskRunPage{}, err
+	}
+	rows, _ := s.pool.Query(ctx, "SELECT "+taskRunColumns+" FROM task_run WHERE ended < $1 AND id > $2 ORDER BY id LIMIT $3",
+		f.Before, after, limit+1)
+	runs, err := pgx.CollectRows(rows, scanTaskRun)
+	if err != nil {
+		return revisit.TaskRunPage{}, translate(wrap(err, "archivable task runs"))
+	}
+	return batch.TaskRunPage(runs, limit), nil
+}
+
+// TaskRunsDelete deletes ended runs.
+func (s *Store) TaskRunsDelete(ctx context.Context, ids []int64) (int, error) {
+	tag, err := s.pool.Exec(ctx, "DELETE FROM task_run WHERE id = ANY($1) AND ended IS NOT NULL", ids)
+	if err != nil {
+		return 0, translate(wrap(err, "delete task runs"))
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+// TasksArchivable returns a page of the finished oneshot tasks older than
+// f.Before.
+func (s *Store) TasksArchivable(ctx context.Context, f revisit.ArchiveFilter) (revisit.TaskPage, error) {
+	limit, after, err := archivePage(f)
+	if err != nil {
+		return revisit.TaskPage{}, err
+	}
+	rows, _ := s.pool.Query(ctx, "SELECT "+taskColumns+` FROM task t
+		WHERE policy = 'oneshot' AND status IN ('completed', 'disabled') AND next_run < $1 AND id > $2
+		AND NOT EXISTS (SELECT 1 FROM task_run r WHERE r.task = t.id AND (r.ended IS NULL OR r.ended >= $1))
+		ORDER BY id LIMIT $3`, f.Before, after, limit+1)
+	ts, err := pgx.CollectRows(rows, scanTask)
+	if err != nil {
+		return revisit.TaskPage{}, translate(wrap(err, "archivable tasks"))
+	}
+	return batch.TaskPage(ts, limit), nil
+}
+
+// TasksDelete deletes finished oneshot tasks without runs.
+func (s *Store) TasksDelete(ctx context.Context, ids []int64) (int, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM task t WHERE id = ANY($1)
+		AND policy = 'oneshot' AND status IN ('completed', 'disabled')
+		AND NOT EXISTS (SELECT 1 FROM task_run r WHERE r.task = t.id)`, ids)
+	if err != nil {
+		return 0, translate(wrap(err, "delete tasks"))
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+// archivePage checks an archive filter and returns its page size and the
+// id it resumes after.
+func archivePage(f revisit.ArchiveFilter) (limit int, after int64, err error) {
+	if err := f.Validate(); err != nil {
+		return 0, 0, err
+	}
+	if limit, err = batch.PageLimit(f.Limit); err != nil {
+		return 0, 0, err
+	}
+	after, err = batch.AfterID(f.PageToken)
+	return limit, after, err
+}
+
+func nullPriority(p revisit.TaskPriority) pgtype.Text {
+	return pgtype.Text{String: string(p), Valid: p != revisit.PriorityNone}
+}
+
+func scanTask(row pgx.CollectableRow) (revisit.Task, error) {
+	var (
+		t        revisit.Task
+		args     []byte
+		iv       pgtype.Interval
+		priority pgtype.Text
+		status   string
+		policy   string
+	)
+	if err := row.Scan(&t.ID, &t.Type, &args, &t.NextRun, &iv, &status, &policy, &t.RetriesLeft, &priority); err != nil {
+		return t, err
+	}
+	t.NextRun, t.CurrentInterval = t.NextRun.UTC(), duration(iv)
+	t.Status, t.Policy, t.Priority = revisit.TaskStatus(status), revisit.TaskPolicy(policy), revisit.TaskPriority(priority.String)
+	var err error
+	t.Arguments, err = batch.DecodeArguments(args)
+	return t, err
+}
+
+func scanTaskRun(row pgx.CollectableRow) (revisit.TaskRun, error) {
+	var (
+		r        revisit.TaskRun
+		metadata []byte
+		status   string
+	)
+	if err := row.Scan(&r.ID, &r.TaskID, &r.BackendID, &r.Scheduled, &r.Started, &r.Ended, &metadata, &status); err != nil {
+		return r, err
+	}
+	r.Scheduled, r.Started, r.Ended, r.Status = utcPtr(r.Scheduled), utcPtr(r.Started), utcPtr(r.Ended), revisit.TaskRunStatus(status)
+	var err error
+	r.Metadata, err = batch.DecodeMetadata(metadata)
+	return r, err
+}

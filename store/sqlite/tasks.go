@@ -1,0 +1,584 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/store/internal/batch"
+)
+
+const (
+	taskColumns    = "id, type, arguments, next_run, current_interval, status, policy, retries_left, priority"
+	taskRunColumns = "id, task, backend_id, scheduled, started, ended, metadata, status"
+	// activeTask selects the tasks that may still run.
+	activeTask = "status IN ('next_run_not_scheduled', 'next_run_scheduled')"
+	// priorityRank orders priorities high, normal, low.
+	priorityRank = "(CASE priority WHEN 'high' THEN 0 WHEN 'normal' THEN 1 ELSE 2 END)"
+	// wedgedPage bounds the runs TaskRunsEndWedged ends per transaction.
+	wedgedPage = 500
+)
+
+// TasksCreate creates tasks, returning the active identical task instead of
+// a duplicate; the single writer makes de-duplication race-free.
+func (s *Store) TasksCreate(ctx context.Context, tasks []revisit.NewTask) ([]revisit.Task, error) {
+	out := make([]revisit.Task, len(tasks))
+	if len(tasks) == 0 {
+		return out, nil
+	}
+	err := s.write(ctx, fmt.Sprintf("create %d tasks", len(tasks)), func(tx *sql.Tx) error {
+		types, err := s.taskTypesIn(ctx, tx, batch.TaskTypeNames(tasks))
+		if err != nil {
+			return err
+		}
+		ts, args, err := batch.NewTasks(tasks, types)
+		if err != nil {
+			return err
+		}
+		for i, t := range ts {
+			found, err := scanTasks(tx.QueryContext(ctx, "SELECT "+taskColumns+" FROM task WHERE type = ?1 AND "+activeTask+
+				` AND arguments = ?2 AND policy = ?3 AND priority IS ?4 AND (policy = 'recurring' OR next_run = ?5)
+				ORDER BY id LIMIT 1`, t.Type, string(args[i]), string(t.Policy), priorityOrNull(t.Priority), micro(t.NextRun)))
+			if err != nil {
+				return err
+			}
+			if len(found) > 0 {
+				out[i] = found[0]
+				continue
+			}
+			res, err := tx.ExecContext(ctx, `INSERT INTO task (type, arguments, next_run, current_interval, status, policy, retries_left, priority)
+				VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)`, t.Type, string(args[i]), micro(t.NextRun), durationOrNull(t.CurrentInterval),
+				string(t.Status), string(t.Policy), t.RetriesLeft, priorityOrNull(t.Priority))
+			if err != nil {
+				return err
+			}
+			if t.ID, err = res.LastInsertId(); err != nil {
+				return err
+			}
+			t.Arguments, err = batch.DecodeArguments(args[i])
+			out[i] = t
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// taskTypesIn reads the task types of those names that exist.
+func (s *Store) taskTypesIn(ctx context.Context, tx *sql.Tx, names []string) (map[string]revisit.TaskType, error) {
+	rows, err := tx.QueryContext(ctx, "SELECT "+taskTypeColumns+" FROM task_type WHERE type IN (SELECT value FROM json_each(?))", jsonArray(names))
+	if err != nil {
+		return nil, err
+	}
+	ts, err := scanTaskTypes(rows)
+	if err != nil {
+		return nil, err
+	}
+	m := make(map[string]revisit.TaskType, len(ts))
+	for _, t := range ts {
+		m[t.Type] = t
+	}
+	return m, nil
+}
+
+// TasksGet returns one page of the tasks f selects, in id order.
+func (s *Store) TasksGet(ctx context.Context, f revisit.TaskFilter) (revisit.TaskPage, error) {
+	if err := f.Validate(); err != nil {
+		return revisit.TaskPage{}, err
+	}
+	limit, err := batch.PageLimit(f.Limit)
+	if err != nil {
+		return revisit.TaskPage{}, err
+	}
+	after, err := batch.AfterID(f.PageToken)
+	if err != nil {
+		return revisit.TaskPage{}, err
+	}
+	var args []any
+	arg := func(v any) string { args = append(args, v); return fmt.Sprintf("?%d", len(args)) }
+	where := []string{"id > " + arg(after)}
+	if len(f.IDs) > 0 {
+		where = append(where, "id IN (SELECT value FROM json_each("+arg(jsonArray(f.IDs))+"))")
+	}
+	if f.Type != "" {
+		where = append(where, "type = "+arg(f.Type))
+	}
+	if f.Status != "" {
+		where = append(where, "status = "+arg(string(f.Status)))
+	}
+	if f.Priority != nil {
+		where = append(where, "priority IS "+arg(priorityOrNull(*f.Priority)))
+	}
+	if f.Policy != "" {
+		where = append(where, "policy = "+arg(string(f.Policy)))
+	}
+	if f.NextRunAfter != nil {
+		where = append(where, "next_run >= "+arg(micro(*f.NextRunAfter)))
+	}
+	if f.NextRunBefore != nil {
+		where = append(where, "next_run < "+arg(micro(*f.NextRunBefore)))
+	}
+	ts, err := scanTasks(s.r.QueryContext(ctx, "SELECT "+taskColumns+" FROM task WHERE "+strings.Join(where, " AND ")+
+		" ORDER BY id LIMIT "+arg(limit+1), args...))
+	if err != nil {
+		return revisit.TaskPage{}, translate("get tasks", err)
+	}
+	return batch.TaskPage(ts, limit), nil
+}
+
+// TasksSetStatus sets the status of tasks, all or none.
+func (s *Store) TasksSetStatus(ctx context.Context, ids []int64, status revisit.TaskStatus) error {
+	if !status.Valid() {
+		return revisit.Invalidf("status", "%q is not a task status", status)
+	}
+	return s.updateTasks(ctx, ids, "set status of tasks",
+		"UPDATE task SET status = ?2 WHERE id IN (SELECT value FROM json_each(?1)) RETURNING id", string(status))
+}
+
+// TasksRespawn makes tasks due again, all or none.
+func (s *Store) TasksRespawn(ctx context.Context, ids []int64, nextRun *time.Time) error {
+	return s.updateTasks(ctx, ids, "respawn tasks", `UPDATE task SET status = 'next_run_not_scheduled',
+		next_run = coalesce(?2, next_run),
+		retries_left = coalesce((SELECT num_retries FROM task_type tt WHERE tt.type = task.type), 0)
+		WHERE id IN (SELECT value FROM json_each(?1)) RETURNING id`, microPtr(nextRun))
+}
+
+// updateTasks runs an UPDATE of the tasks with ids (?1, then args) that
+// returns the ids it changed, and rolls it back unless it changed them all.
+func (s *Store) updateTasks(ctx context.Context, ids []int64, op, query string, args ...any) error {
+	if err := batch.IDs(ids); err != nil {
+		return err
+	}
+	return s.write(ctx, op, func(tx *sql.Tx) error {
+		found, err := scanIDs(tx.QueryContext(ctx, query, append([]any{jsonArray(ids)}, args...)...))
+		if err != nil {
+			return err
+		}
+		return batch.MissingID(ids, found)
+	})
+}
+
+// TasksPeekReady returns the tasks due, without changing them.
+func (s *Store) TasksPeekReady(ctx context.Context, p revisit.ReadyTasksParams) ([]revisit.Task, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	ts, err := scanTasks(s.r.QueryContext(ctx, "SELECT "+taskColumns+" FROM task WHERE "+readyCondition(p), s.readyArgs(p)...))
+	if err != nil {
+		return nil, translate("peek ready tasks of "+p.Type, err)
+	}
+	return ts, nil
+}
+
+// TasksGrabReady returns the tasks due and marks them scheduled, in one
+// write transaction: the single writer serializes grabs.
+func (s *Store) TasksGrabReady(ctx context.Context, p revisit.ReadyTasksParams) ([]revisit.Task, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	var ts []revisit.Task
+	err := s.write(ctx, "grab ready tasks of "+p.Type, func(tx *sql.Tx) error {
+		var err error
+		if ts, err = scanTasks(tx.QueryContext(ctx, "SELECT "+taskColumns+" FROM task WHERE "+readyCondition(p), s.readyArgs(p)...)); err != nil {
+			return err
+		}
+		ids := make([]int64, len(ts))
+		for i := range ts {
+			ids[i] = ts[i].ID
+			ts[i].Status = revisit.TaskNextRunScheduled
+		}
+		_, err = tx.ExecContext(ctx, "UPDATE task SET status = 'next_run_scheduled' WHERE id IN (SELECT value FROM json_each(?))", jsonArray(ids))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ts, nil
+}
+
+// readyCondition is the WHERE clause, order and limit of ready tasks, on
+// the arguments readyArgs returns.
+func readyCondition(p revisit.ReadyTasksParams) string {
+	cond := "type = ?1 AND status = 'next_run_not_scheduled' AND next_run <= ?2 AND "
+	if p.Priority {
+		return cond + "priority IS NOT NULL ORDER BY " + priorityRank + ", next_run, id LIMIT ?3"
+	}
+	return cond + "priority IS NULL ORDER BY next_run, id LIMIT ?3"
+}
+
+func (s *Store) readyArgs(p revisit.ReadyTasksParams) []any {
+	now := p.Now
+	if now.IsZero() {
+		now = s.now()
+	}
+	return []any{p.Type, micro(now), p.Limit}
+}
+
+// TasksMarkScheduled marks scheduled the tasks of unfinished runs.
+func (s *Store) TasksMarkScheduled(ctx context.Context, backendIDs []string) (int, error) {
+	if len(backendIDs) == 0 {
+		return 0, nil
+	}
+	var n int64
+	err := s.write(ctx, "mark tasks scheduled", func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE task SET status = 'next_run_scheduled'
+			WHERE status = 'next_run_not_scheduled' AND id IN (SELECT task FROM task_run
+				WHERE backend_id IN (SELECT value FROM json_each(?)) AND ended IS NULL)`, jsonArray(backendIDs))
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return int(n), err
+}
+
+// TaskRunsSchedule records runs in status scheduled.
+func (s *Store) TaskRunsSchedule(ctx context.Context, runs []revisit.NewTaskRun) ([]revisit.TaskRun, error) {
+	if err := batch.ValidateRuns(runs); err != nil {
+		return nil, err
+	}
+	metadata := make([][]byte, len(runs))
+	for i, r := range runs {
+		var err error
+		if metadata[i], err = batch.EncodeMetadata(fmt.Sprintf("runs[%d].metadata", i), r.Metadata); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]revisit.TaskRun, len(runs))
+	err := s.write(ctx, fmt.Sprintf("schedule %d task runs", len(runs)), func(tx *sql.Tx) error {
+		now := s.now()
+		for i, r := range runs {
+			var exists bool
+			if err := tx.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM task WHERE id = ?)", r.TaskID).Scan(&exists); err != nil {
+				return err
+			}
+			if !exists {
+				return &revisit.Error{Code: revisit.CodeNotFound, Field: fmt.Sprintf("runs[%d].task_id", i),
+					Message: fmt.Sprintf("task %d not found", r.TaskID)}
+			}
+			if err := tx.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM task_run WHERE backend_id = ?)", r.BackendID).Scan(&exists); err != nil {
+				return err
+			}
+			if exists {
+				return &revisit.Error{Code: revisit.CodeConflict, Field: fmt.Sprintf("runs[%d].backend_id", i),
+					Message: fmt.Sprintf("a run with backend id %q is recorded already", r.BackendID)}
+			}
+			scheduled := now
+			if !r.Scheduled.IsZero() {
+				scheduled = revisit.Microsecond(r.Scheduled)
+			}
+			got, err := scanTaskRuns(tx.QueryContext(ctx, `INSERT INTO task_run (task, backend_id, scheduled, metadata, status)
+				VALUES (?, ?, ?, ?, 'scheduled') RETURNING `+taskRunColumns, r.TaskID, r.BackendID, micro(scheduled), string(metadata[i])))
+			if err != nil {
+				return err
+			}
+			out[i] = got[0]
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// TaskRunStart marks a scheduled run started.
+func (s *Store) TaskRunStart(ctx context.Context, backendID string, started time.Time, metadata map[string]any) (revisit.TaskRun, error) {
+	if backendID == "" {
+		return revisit.TaskRun{}, revisit.Invalidf("backend_id", "missing")
+	}
+	if _, err := batch.EncodeMetadata("metadata", metadata); err != nil {
+		return revisit.TaskRun{}, err
+	}
+	if started.IsZero() {
+		started = s.now()
+	}
+	var run revisit.TaskRun
+	err := s.write(ctx, "start task run "+backendID, func(tx *sql.Tx) error {
+		var err error
+		if run, err = runByBackendID(ctx, tx, backendID); err != nil || run.Status != revisit.RunScheduled {
+			return err
+		}
+		run.Status, run.Started = revisit.RunStarted, revisit.MicrosecondPtr(&started)
+		run.Metadata = revisit.MergeMetadata(run.Metadata, metadata)
+		m, err := batch.EncodeMetadata("metadata", run.Metadata)
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, "UPDATE task_run SET status = ?2, started = ?3, metadata = ?4 WHERE id = ?1",
+			run.ID, string(run.Status), microPtr(run.Started), string(m))
+		return err
+	})
+	return run, err
+}
+
+// TaskRunEnd ends a run and applies the end-of-run rules to its task.
+func (s *Store) TaskRunEnd(ctx context.Context, e revisit.TaskRunEnd) (revisit.TaskRun, error) {
+	if err := e.Validate(); err != nil {
+		return revisit.TaskRun{}, err
+	}
+	if _, err := batch.EncodeMetadata("metadata", e.Metadata); err != nil {
+		return revisit.TaskRun{}, err
+	}
+	if e.Ended.IsZero() {
+		e.Ended = s.now()
+	}
+	var run revisit.TaskRun
+	err := s.write(ctx, "end task run "+e.BackendID, func(tx *sql.Tx) error {
+		var err error
+		if run, err = runByBackendID(ctx, tx, e.BackendID); err != nil || run.Status.Final() {
+			return err
+		}
+		run, err = s.endRun(ctx, tx, run, e)
+		return err
+	})
+	return run, err
+}
+
+// runByBackendID reads the run of a backend id.
+func runByBackendID(ctx context.Context, tx *sql.Tx, backendID string) (revisit.TaskRun, error) {
+	runs, err := scanTaskRuns(tx.QueryContext(ctx, "SELECT "+taskRunColumns+" FROM task_run WHERE backend_id = ?", backendID))
+	if err != nil {
+		return revisit.TaskRun{}, err
+	}
+	if len(runs) == 0 {
+		return revisit.TaskRun{}, &revisit.Error{Code: revisit.CodeNotFound, Field: "backend_id",
+			Message: fmt.Sprintf("no task run with backend id %q", backendID)}
+	}
+	return runs[0], nil
+}
+
+// endRun ends a run in flight and updates its task by the end-of-run rules.
+func (s *Store) endRun(ctx context.Context, tx *sql.Tx, run revisit.TaskRun, e revisit.TaskRunEnd) (revisit.TaskRun, error) {
+	tasks, err := scanTasks(tx.QueryContext(ctx, "SELECT "+taskColumns+" FROM task WHERE id = ?", run.TaskID))
+	if err != nil {
+		return run, err
+	}
+	if len(tasks) == 0 {
+		return run, notFound("task %d of run %s not found", run.TaskID, run.BackendID)
+	}
+	task := tasks[0]
+	types, err := s.taskTypesIn(ctx, tx, []string{task.Type})
+	if err != nil {
+		return run, err
+	}
+	run = revisit.EndTaskRun(run, e)
+	m, err := batch.EncodeMetadata("metadata", run.Metadata)
+	if err != nil {
+		return run, err
+	}
+	if _, err := tx.ExecContext(ctx, "UPDATE task_run SET status = ?2, ended = ?3, metadata = ?4 WHERE id = ?1",
+		run.ID, string(run.Status), microPtr(run.Ended), string(m)); err != nil {
+		return run, err
+	}
+	task = revisit.EndRun(task, types[task.Type], run.Status, *run.Ended)
+	_, err = tx.ExecContext(ctx, "UPDATE task SET status = ?2, next_run = ?3, current_interval = ?4, retries_left = ?5 WHERE id = ?1",
+		task.ID, string(task.Status), micro(task.NextRun), durationOrNull(task.CurrentInterval), task.RetriesLeft)
+	return run, err
+}
+
+// TaskRunsGet returns the runs of tasks, by task and run id.
+func (s *Store) TaskRunsGet(ctx context.Context, taskIDs []int64) ([]revisit.TaskRun, error) {
+	runs, err := scanTaskRuns(s.r.QueryContext(ctx, "SELECT "+taskRunColumns+
+		" FROM task_run WHERE task IN (SELECT value FROM json_each(?)) ORDER BY task, id", jsonArray(taskIDs)))
+	if err != nil {
+		return nil, translate("get task runs", err)
+	}
+	return runs, nil
+}
+
+// TaskRunsEndWedged ends as lost the runs silent beyond their type's
+// timeout, a page per write transaction.
+func (s *Store) TaskRunsEndWedged(ctx context.Context, now time.Time) ([]revisit.TaskRun, error) {
+	if now.IsZero() {
+		now = s.now()
+	}
+	now = revisit.Microsecond(now)
+	ended := []revisit.TaskRun{}
+	for {
+		var page []revisit.TaskRun
+		err := s.write(ctx, "end wedged task runs", func(tx *sql.Tx) error {
+			page = page[:0]
+			runs, err := scanTaskRuns(tx.QueryContext(ctx, "SELECT r."+strings.ReplaceAll(taskRunColumns, ", ", ", r.")+` FROM task_run r
+				JOIN task t ON t.id = r.task JOIN task_type tt ON tt.type = t.type
+				WHERE r.status IN ('scheduled', 'started')
+				AND coalesce(r.started, r.scheduled) + coalesce(tt.run_timeout, ?2) < ?1
+				ORDER BY r.id LIMIT ?3`, micro(now), revisit.DefaultRunTimeout.Microseconds(), wedgedPage))
+			if err != nil {
+				return err
+			}
+			for _, r := range runs {
+				if r, err = s.endRun(ctx, tx, r, revisit.TaskRunEnd{BackendID: r.BackendID, Status: revisit.RunLost, Ended: now}); err != nil {
+					return err
+				}
+				page = append(page, r)
+			}
+			return nil
+		})
+		if err != nil {
+			return ended, err
+		}
+		ended = append(ended, page...)
+		if len(page) < wedgedPage {
+			return ended, nil
+		}
+	}
+}
+
+// TaskRunsArchivable returns a page of the runs ended before f.Before.
+func (s *Store) TaskRunsArchivable(ctx context.Context, f revisit.ArchiveFilter) (revisit.TaskRunPage, error) {
+	limit, after, err := archivePage(f)
+	if err != nil {
+		return revisit.TaskRunPage{}, err
+	}
+	runs, err := scanTaskRuns(s.r.QueryContext(ctx, "SELECT "+taskRunColumns+
+		" FROM task_run WHERE ended < ? AND id > ? ORDER BY id LIMIT ?", micro(f.Before), after, limit+1))
+	if err != nil {
+		return revisit.TaskRunPage{}, translate("archivable task runs", err)
+	}
+	return batch.TaskRunPage(runs, limit), nil
+}
+
+// TaskRunsDelete deletes ended runs.
+func (s *Store) TaskRunsDelete(ctx context.Context, ids []int64) (int, error) {
+	return s.deleteIDs(ctx, "delete task runs",
+		"DELETE FROM task_run WHERE id IN (SELECT value FROM json_each(?)) AND ended IS NOT NULL", ids)
+}
+
+// TasksArchivable returns a page of the finished oneshot tasks older than
+// f.Before.
+func (s *Store) TasksArchivable(ctx context.Context, f revisit.ArchiveFilter) (revisit.TaskPage, error) {
+	limit, after, err := archivePage(f)
+	if err != nil {
+		return revisit.TaskPage{}, err
+	}
+	ts, err := scanTasks(s.r.QueryContext(ctx, "SELECT "+taskColumns+` FROM task t
+		WHERE policy = 'oneshot' AND status IN ('completed', 'disabled') AND next_run < ?1 AND id > ?2
+		AND NOT EXISTS (SELECT 1 FROM task_run r WHERE r.task = t.id AND (r.ended IS NULL OR r.ended >= ?1))
+		ORDER BY id LIMIT ?3`, micro(f.Before), after, limit+1))
+	if err != nil {
+		return revisit.TaskPage{}, translate("archivable tasks", err)
+	}
+	return batch.TaskPage(ts, limit), nil
+}
+
+// TasksDelete deletes finished oneshot tasks without runs.
+func (s *Store) TasksDelete(ctx context.Context, ids []int64) (int, error) {
+	return s.deleteIDs(ctx, "delete tasks", `DELETE FROM task WHERE id IN (SELECT value FROM json_each(?))
+		AND policy = 'oneshot' AND status IN ('completed', 'disabled')
+		AND NOT EXISTS (SELECT 1 FROM task_run r WHERE r.task = task.id)`, ids)
+}
+
+// deleteIDs runs a DELETE of the rows among ids and returns how many went.
+func (s *Store) deleteIDs(ctx context.Context, op, query string, ids []int64) (int, error) {
+	var n int64
+	err := s.write(ctx, op, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, query, jsonArray(ids))
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return int(n), err
+}
+
+// archivePage checks an archive filter and returns its page size and the
+// id it resumes after.
+func archivePage(f revisit.ArchiveFilter) (limit int, after int64, err error) {
+	if err := f.Validate(); err != nil {
+		return 0, 0, err
+	}
+	if limit, err = batch.PageLimit(f.Limit); err != nil {
+		return 0, 0, err
+	}
+	after, err = batch.AfterID(f.PageToken)
+	return limit, after, err
+}
+
+// priorityOrNull returns the stored form of a priority (NULL for none).
+func priorityOrNull(p revisit.TaskPriority) any {
+	if p == revisit.PriorityNone {
+		return nil
+	}
+	return string(p)
+}
+
+// scanIDs reads a query returning one integer column.
+func scanIDs(rows *sql.Rows, err error) ([]int64, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+// scanTasks reads a query returning taskColumns.
+func scanTasks(rows *sql.Rows, err error) ([]revisit.Task, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ts []revisit.Task
+	for rows.Next() {
+		var (
+			t              revisit.Task
+			args           string
+			status, policy string
+			priority       sql.NullString
+		)
+		if err := rows.Scan(&t.ID, &t.Type, &args, timeCol{&t.NextRun}, durationCol{&t.CurrentInterval},
+			&status, &policy, &t.RetriesLeft, &priority); err != nil {
+			return nil, err
+		}
+		t.Status, t.Policy, t.Priority = revisit.TaskStatus(status), revisit.TaskPolicy(policy), revisit.TaskPriority(priority.String)
+		if t.Arguments, err = batch.DecodeArguments([]byte(args)); err != nil {
+			return nil, err
+		}
+		ts = append(ts, t)
+	}
+	return ts, rows.Err()
+}
+
+// scanTaskRuns reads a query returning taskRunColumns.
+func scanTaskRuns(rows *sql.Rows, err error) ([]revisit.TaskRun, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var runs []revisit.TaskRun
+	for rows.Next() {
+		var (
+			r        revisit.TaskRun
+			metadata string
+			status   string
+		)
+		if err := rows.Scan(&r.ID, &r.TaskID, &r.BackendID, timePtrCol{&r.Scheduled}, timePtrCol{&r.Started},
+			timePtrCol{&r.Ended}, &metadata, &status); err != nil {
+			return nil, err
+		}
+		r.Status = revisit.TaskRunStatus(status)
+		if r.Metadata, err = batch.DecodeMetadata([]byte(metadata)); err != nil {
+			return nil, err
+		}
+		runs = append(runs, r)
+	}
+	return runs, rows.Err()
+}
