@@ -34,6 +34,8 @@ type VisitStore interface {
 	// VisitsExpire marks lost the sent visits of a visit type sent before
 	// `before`, makes their origins eligible again, and returns how many.
 	VisitsExpire(ctx context.Context, visitType string, before time.Time) (int, error)
+	// VisitsGet returns the visits among ids that exist, in any state.
+	VisitsGet(ctx context.Context, ids []string) ([]revisit.Visit, error)
 	// VisitsClose removes the records of visits whose result arrived, in
 	// any state, and returns those that existed.
 	VisitsClose(ctx context.Context, ids []string) ([]revisit.Visit, error)

@@ -126,6 +126,14 @@ func (s *Store) restore(ctx context.Context, op, change string, args ...any) (in
 	return n, translate(wrap(err, "%s", op))
 }
 
+// VisitsGet returns the visits among ids that exist.
+func (s *Store) VisitsGet(ctx context.Context, ids []string) ([]revisit.Visit, error) {
+	rows, _ := s.pool.Query(ctx, `SELECT `+visitColumns+` FROM visit_in_flight WHERE id = ANY($1)`,
+		batch.MessageIDs(ids))
+	visits, err := pgx.CollectRows(rows, scanVisit)
+	return visits, translate(wrap(err, "get %d visits", len(ids)))
+}
+
 // VisitsClose removes the records of visits whose result arrived.
 func (s *Store) VisitsClose(ctx context.Context, ids []string) ([]revisit.Visit, error) {
 	rows, _ := s.pool.Query(ctx, `DELETE FROM visit_in_flight WHERE id = ANY($1) RETURNING `+visitColumns,

@@ -162,6 +162,13 @@ func (s *Store) restore(ctx context.Context, op, change string, args ...any) (in
 	return n, err
 }
 
+// VisitsGet returns the visits among ids that exist.
+func (s *Store) VisitsGet(ctx context.Context, ids []string) ([]revisit.Visit, error) {
+	visits, err := scanVisits(s.r.QueryContext(ctx, `SELECT `+visitColumns+` FROM visit_in_flight
+		WHERE id IN (SELECT value FROM json_each(?))`, jsonArray(batch.MessageIDs(ids))))
+	return visits, translate("get visits", err)
+}
+
 // VisitsClose removes the records of visits whose result arrived.
 func (s *Store) VisitsClose(ctx context.Context, ids []string) ([]revisit.Visit, error) {
 	var visits []revisit.Visit

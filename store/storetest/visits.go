@@ -202,6 +202,9 @@ func init() {
 		_, err = f.s.VisitsExpire(f.ctx, "git", at(2*time.Minute))
 		require.NoError(t, err)
 
+		got, err := f.s.VisitsGet(f.ctx, []string{vs[0].ID, vs[2].ID, uuid.NewString(), "nope"})
+		require.NoError(t, err)
+		require.ElementsMatch(t, []string{vs[0].ID, vs[2].ID}, visitIDs(got), "get finds them, in any state")
 		closed, err := f.s.VisitsClose(f.ctx, []string{vs[0].ID, vs[2].ID, uuid.NewString(), "nope"})
 		require.NoError(t, err)
 		require.Len(t, closed, 2)
@@ -222,6 +225,9 @@ func init() {
 		closed, err = f.s.VisitsClose(f.ctx, []string{vs[0].ID})
 		require.NoError(t, err)
 		require.Empty(t, closed, "a second result finds nothing")
+		got, err = f.s.VisitsGet(f.ctx, []string{vs[0].ID})
+		require.NoError(t, err)
+		require.Empty(t, got, "closed visits are gone")
 	})
 
 	register("Visits/ConcurrentDispatchDisjoint", func(t *testing.T, newStore NewStore) {
