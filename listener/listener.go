@@ -1,0 +1,190 @@
+// Package listener hears what workers say about the tasks revisit sent
+// them (semantics.md §6): the result of a dispatched visit is folded into
+// the visit stats (package feedback) and closes the visit's in-flight
+// record; events about generic task runs go to a run handler.
+package listener
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/broker"
+	"github.com/revisit-sched/revisit/celery"
+	"github.com/revisit-sched/revisit/feedback"
+	"github.com/revisit-sched/revisit/store"
+)
+
+// RunHandler applies events to generic task runs and returns those that
+// matched no run.
+type RunHandler func(ctx context.Context, events []celery.Event) (unmatched []celery.Event, err error)
+
+// Config configures a Listener.
+type Config struct {
+	// Runs handles the events that are not about a dispatched visit; nil
+	// counts them as unknown.
+	Runs RunHandler
+	// Rand is the random source of the revisit interval's spread; nil
+	// uses math/rand.
+	Rand func() float64
+	// Now dates results whose event carries no time; nil is time.Now.
+	Now func() time.Time
+	// Logger receives summaries and troubles; nil discards.
+	Logger *slog.Logger
+	// Metrics receives the Prometheus metrics; nil creates unregistered
+	// ones.
+	Metrics *Metrics
+}
+
+// Listener consumes worker events from a broker.
+type Listener struct {
+	store  store.Store
+	broker broker.Broker
+	cfg    Config
+}
+
+// New returns a listener of b's events that records what they report in st.
+func New(st store.Store, b broker.Broker, cfg Config) *Listener {
+	if cfg.Rand == nil {
+		cfg.Rand = rand.Float64
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = NewMetrics(nil)
+	}
+	return &Listener{store: st, broker: b, cfg: cfg}
+}
+
+// Run consumes events until ctx is done; each batch is acknowledged only
+// once handled, so a crash or an unavailable store redelivers it.
+func (l *Listener) Run(ctx context.Context) error {
+	return l.broker.Events(ctx, l.Handle)
+}
+
+// Handle processes one batch of events. For each dispatched visit it takes
+// the visit's final event (task-result preferred to task-succeeded and
+// task-failed), folds the statuses into the stats, then closes the visits;
+// processing a batch twice is harmless (a result is ignored when not newer
+// than the origin's last visit). The other events go to the run handler.
+func (l *Listener) Handle(ctx context.Context, events []celery.Event) error {
+	start := time.Now()
+	finals := map[string]celery.Event{}
+	var ids []string
+	for _, e := range events {
+		if !feedback.Final(e) {
+			continue
+		}
+		prev, seen := finals[e.UUID]
+		if !seen {
+			ids = append(ids, e.UUID)
+		}
+		if !seen || (e.Type == celery.TypeResult && prev.Type != celery.TypeResult) {
+			finals[e.UUID] = e
+		}
+	}
+	var visits []revisit.Visit
+	if len(ids) > 0 {
+		var err error
+		if visits, err = l.store.VisitsGet(ctx, ids); err != nil {
+			return fmt.Errorf("find the visits of %d results: %w", len(ids), err)
+		}
+	}
+	matched := make(map[string]bool, len(visits))
+	statuses := make([]feedback.VisitStatus, 0, len(visits))
+	closing := make([]string, 0, len(visits))
+	for _, v := range visits {
+		matched[v.ID] = true
+		closing = append(closing, v.ID)
+		e := finals[v.ID]
+		st, ok := feedback.FromEvent(v, e)
+		if ok && st.Date.IsZero() {
+			st.Date = l.cfg.Now().UTC()
+		}
+		if ok && st.Validate() != nil {
+			ok = false
+		}
+		outcome := "unreadable"
+		if ok {
+			statuses = append(statuses, st)
+			outcome = st.Status
+		} else {
+			l.cfg.Logger.Warn("visit result without a readable outcome; the visit is closed, its stats unchanged",
+				"id", v.ID, "origin", v.Origin.URL, "event", e.Type, "result", e.Result)
+		}
+		l.cfg.Metrics.results.WithLabelValues(v.Origin.VisitType, outcome).Inc()
+	}
+	if len(statuses) > 0 {
+		res, err := feedback.Process(ctx, l.store, statuses, l.cfg.Rand)
+		if err != nil {
+			return fmt.Errorf("process %d visit results: %w", len(statuses), err)
+		}
+		if len(res.Disable) > 0 {
+			l.cfg.Logger.Info("origins disabled after repeated failures", "origins", len(res.Disable))
+		}
+	}
+	if len(closing) > 0 {
+		if _, err := l.store.VisitsClose(ctx, closing); err != nil {
+			return fmt.Errorf("close %d visits: %w", len(closing), err)
+		}
+	}
+
+	rest := make([]celery.Event, 0, len(events)-len(visits))
+	for _, e := range events {
+		if !matched[e.UUID] {
+			rest = append(rest, e)
+		}
+	}
+	unmatched := rest
+	if l.cfg.Runs != nil && len(rest) > 0 {
+		var err error
+		if unmatched, err = l.cfg.Runs(ctx, rest); err != nil {
+			return fmt.Errorf("task runs: %w", err)
+		}
+	}
+	unknown := 0
+	for _, e := range unmatched {
+		if feedback.Final(e) {
+			unknown++
+		}
+	}
+	if unknown > 0 {
+		l.cfg.Metrics.unknown.Add(float64(unknown))
+		l.cfg.Logger.Debug("results for unknown task ids (closed already, or not sent by revisit)", "results", unknown)
+	}
+	l.cfg.Metrics.batchSeconds.Observe(time.Since(start).Seconds())
+	return nil
+}
+
+// Metrics are the listener's Prometheus metrics.
+type Metrics struct {
+	results      *prometheus.CounterVec
+	unknown      prometheus.Counter
+	batchSeconds prometheus.Histogram
+}
+
+// NewMetrics creates the listener's metrics and registers them with reg
+// (nil: not registered).
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		results: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "revisit_visit_results_total",
+			Help: "Results of dispatched visits, by visit type and status."}, []string{"visit_type", "status"}),
+		unknown: prometheus.NewCounter(prometheus.CounterOpts{Name: "revisit_results_unknown_total",
+			Help: "Final worker events matching no in-flight visit nor task run."}),
+		batchSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "revisit_listener_batch_duration_seconds",
+			Help: "Time to handle one batch of worker events.", Buckets: prometheus.ExponentialBuckets(0.001, 2, 14)}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.results, m.unknown, m.batchSeconds)
+	}
+	return m
+}
