@@ -18,6 +18,7 @@ import (
 // *revisit.Error values for everything a caller can act on (not found, stale
 // data, invalid input, unknown policy, unavailable database).
 type Store interface {
+	QueueStore
 	// TaskTypeCreate stores a new task type; ErrConflict if it exists.
 	TaskTypeCreate(ctx context.Context, t revisit.TaskType) error
 	// TaskTypeUpdate replaces an existing task type; ErrNotFound if absent.

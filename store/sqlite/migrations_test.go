@@ -22,8 +22,8 @@ func TestMigrateTwiceIsNoop(t *testing.T) {
 	if err != nil {
 		t.Fatalf("schema version: %v", err)
 	}
-	if current != 1 || latest != 1 {
-		t.Fatalf("schema version = %d, latest %d; want 1, 1", current, latest)
+	if current != 2 || latest != 2 {
+		t.Fatalf("schema version = %d, latest %d; want 2, 2", current, latest)
 	}
 }
 
