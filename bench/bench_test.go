@@ -8,7 +8,10 @@ import (
 	"time"
 
 	"github.com/revisit-sched/revisit/bench"
-	_ "github.com/revisit-sched/revisit/store/sqlite"
+	"github.com/revisit-sched/revisit/broker/amqp"
+	"github.com/revisit-sched/revisit/broker/embedded"
+	"github.com/revisit-sched/revisit/store"
+	"github.com/revisit-sched/revisit/store/sqlite"
 )
 
 func TestDatasetIsDeterministicAndShaped(t *testing.T) {
@@ -77,13 +80,37 @@ func TestRunStoreOnSQLite(t *testing.T) {
 
 func TestRunBroker(t *testing.T) {
 	url := "amqp://guest:guest@127.0.0.1:5672/"
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	rep, err := bench.RunBroker(ctx, bench.BrokerConfig{URL: url, Messages: 2500, Batch: 1000})
+	b, err := amqp.Open(ctx, amqp.Config{URL: url})
 	if err != nil {
 		if os.Getenv("CI") == "" {
 			t.Skipf("RabbitMQ at %s: %v", url, err)
 		}
+		t.Fatal(err)
+	}
+	defer b.Close()
+	runBroker(t, b)
+}
+
+func TestRunBrokerEmbedded(t *testing.T) {
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "bench.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	b := embedded.New(st, embedded.Config{})
+	defer b.Close()
+	runBroker(t, b)
+}
+
+// runBroker runs a small broker benchmark and checks its report.
+func runBroker(t *testing.T, b bench.ScratchBroker) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rep, err := bench.RunBroker(ctx, bench.BrokerConfig{Broker: b, Messages: 2500, Batch: 1000})
+	if err != nil {
 		t.Fatal(err)
 	}
 	if rep.Confirmed != 2500 || rep.Failed+rep.Returned != 0 || rep.Depth != 2500 || rep.PerSecond <= 0 {

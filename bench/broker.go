@@ -10,16 +10,31 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/revisit-sched/revisit/broker"
-	"github.com/revisit-sched/revisit/broker/amqp"
 	"github.com/revisit-sched/revisit/celery"
 )
 
 // BrokerConfig configures RunBroker.
 type BrokerConfig struct {
-	URL      string
+	// Broker is the broker to publish to: RabbitMQ (*amqp.Broker) or the
+	// embedded one (*embedded.Broker), which then measures confirmed
+	// writes into its store.
+	Broker   ScratchBroker
 	Messages int
 	Batch    int
 	Progress io.Writer
+}
+
+// ScratchBroker is a broker that can delete the scratch queue of a run.
+// Brokers whose queues must exist first (RabbitMQ) also have a
+// DeclareQueue(ctx, queue) error method, which RunBroker calls.
+type ScratchBroker interface {
+	broker.Broker
+	DeleteQueue(ctx context.Context, queue string) error
+}
+
+// queueDeclarer is a broker whose queues must be declared before use.
+type queueDeclarer interface {
+	DeclareQueue(ctx context.Context, queue string) error
 }
 
 // BrokerReport is what RunBroker measured.
@@ -43,14 +58,12 @@ const PublishTarget = 30_000
 // scratch durable queue deleted afterwards.
 func RunBroker(ctx context.Context, cfg BrokerConfig) (BrokerReport, error) {
 	rep := BrokerReport{Messages: cfg.Messages}
-	b, err := amqp.Open(ctx, amqp.Config{URL: cfg.URL})
-	if err != nil {
-		return rep, err
-	}
-	defer b.Close()
+	b := cfg.Broker
 	queue := "revisit.bench." + uuid.NewString()[:8]
-	if err := b.DeclareQueue(ctx, queue); err != nil {
-		return rep, err
+	if d, ok := b.(queueDeclarer); ok {
+		if err := d.DeclareQueue(ctx, queue); err != nil {
+			return rep, err
+		}
 	}
 	defer b.DeleteQueue(context.WithoutCancel(ctx), queue)
 	host, _ := os.Hostname()
@@ -90,6 +103,7 @@ func RunBroker(ctx context.Context, cfg BrokerConfig) (BrokerReport, error) {
 		}
 	}
 	rep.PerSecond = float64(rep.Confirmed) / elapsed.Seconds()
+	var err error
 	rep.Depth, err = b.Depth(ctx, queue)
 	return rep, err
 }

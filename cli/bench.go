@@ -77,24 +77,26 @@ func (a *app) benchBrokerCommand() *cobra.Command {
 		Short: "Time publishing visit messages with confirms to the configured broker",
 		Long: `Publishes visit messages, encoded as the orchestrator encodes them, in
 batches with publisher confirms, into a scratch durable queue that is
-deleted afterwards, and checks that the queue holds every confirmed one.`,
+deleted afterwards, and checks that the queue holds every confirmed one.
+With the embedded broker, this measures confirmed writes into the store.`,
 		Args: exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if messages <= 0 || batch <= 0 {
 				return usagef("--messages and --batch must be positive")
 			}
-			c, err := a.config(cmd)
+			b, err := a.openBroker(cmd, false)
 			if err != nil {
 				return err
 			}
-			if c.Broker == "" {
-				return errors.New("no broker configured: set --broker amqp://user:pass@host:port/vhost or REVISIT_BROKER")
+			sb, ok := b.(bench.ScratchBroker)
+			if !ok {
+				return errors.New("bench broker: this broker cannot delete a scratch queue")
 			}
 			var progress io.Writer
 			if a.stderrIsTerminal() {
 				progress = a.env.Stderr
 			}
-			rep, err := bench.RunBroker(cmd.Context(), bench.BrokerConfig{URL: c.Broker, Messages: messages,
+			rep, err := bench.RunBroker(cmd.Context(), bench.BrokerConfig{Broker: sb, Messages: messages,
 				Batch: batch, Progress: progress})
 			if err != nil {
 				return fmt.Errorf("bench broker: %w", err)

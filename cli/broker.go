@@ -14,7 +14,9 @@ import (
 
 	"github.com/revisit-sched/revisit/broker"
 	"github.com/revisit-sched/revisit/broker/amqp"
+	"github.com/revisit-sched/revisit/broker/embedded"
 	"github.com/revisit-sched/revisit/celery"
+	"github.com/revisit-sched/revisit/config"
 )
 
 // brokerConnectTimeout bounds how long a command waits for the broker.
@@ -29,20 +31,27 @@ func (a *app) brokerCommand() *cobra.Command {
 	return b
 }
 
-// openBroker opens the configured broker with cfg's options; Run closes it.
-func (a *app) openBroker(cmd *cobra.Command, cfg amqp.Config) (*amqp.Broker, error) {
+// openBroker opens the configured broker; Run closes it. The embedded
+// broker works over the configured store. observe opens it for watching
+// events without taking them from revisit's own consumer (amqp: a
+// transient events queue; embedded: results followed, not consumed).
+func (a *app) openBroker(cmd *cobra.Command, observe bool) (broker.Broker, error) {
 	c, err := a.config(cmd)
 	if err != nil {
 		return nil, err
 	}
-	if c.Broker == "" {
-		return nil, errors.New("no broker configured: set --broker amqp://user:pass@host:port/vhost, " +
-			"the broker key of the configuration file, or REVISIT_BROKER")
+	if c.Broker == config.BrokerEmbedded {
+		st, err := a.openStore(cmd)
+		if err != nil {
+			return nil, err
+		}
+		b := embedded.New(st, embedded.Config{Clock: a.env.Now, EventsObserve: observe, Logger: a.log})
+		a.closers = append(a.closers, b.Close)
+		return b, nil
 	}
-	cfg.URL, cfg.Logger = c.Broker, a.log
 	ctx, cancel := context.WithTimeout(cmd.Context(), brokerConnectTimeout)
 	defer cancel()
-	b, err := amqp.Open(ctx, cfg)
+	b, err := amqp.Open(ctx, amqp.Config{URL: c.Broker, Logger: a.log, EventsTransient: observe})
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +65,7 @@ func (a *app) brokerDepthCommand() *cobra.Command {
 		Short: "Print how many messages wait in a queue",
 		Args:  exactArgs("QUEUE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			b, err := a.openBroker(cmd, amqp.Config{})
+			b, err := a.openBroker(cmd, false)
 			if err != nil {
 				return err
 			}
@@ -98,12 +107,12 @@ func (a *app) brokerSendCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			b, err := a.openBroker(cmd, amqp.Config{})
+			b, err := a.openBroker(cmd, false)
 			if err != nil {
 				return err
 			}
-			if declare {
-				if err := b.DeclareQueue(cmd.Context(), queue); err != nil {
+			if d, ok := b.(*amqp.Broker); ok && declare {
+				if err := d.DeclareQueue(cmd.Context(), queue); err != nil {
 					return err
 				}
 			}
@@ -122,7 +131,7 @@ func (a *app) brokerSendCommand() *cobra.Command {
 	f.StringVar(&queue, "queue", "", "the `queue` to send to (the task type's backend name for visits)")
 	f.StringVar(&argsJSON, "args", "[]", "positional arguments, a JSON list")
 	f.StringVar(&kwargsJSON, "kwargs", "{}", "keyword arguments, a JSON object")
-	f.BoolVar(&declare, "declare", false, "declare the queue (durable) if it does not exist")
+	f.BoolVar(&declare, "declare", false, "declare the queue (durable) if it does not exist (amqp only: embedded queues exist implicitly)")
 	return cmd
 }
 
@@ -131,9 +140,12 @@ func (a *app) brokerEventsCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "events",
 		Short: "Follow the workers' task events (without taking them from revisit's events queue)",
-		Args:  exactArgs(),
+		Long: `Follows the workers' task events without taking them from revisit's own
+consumer. With RabbitMQ, the Celery events of the workers; with the embedded
+broker, the task-result events of the results workers post from now on.`,
+		Args: exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			b, err := a.openBroker(cmd, amqp.Config{EventsTransient: true})
+			b, err := a.openBroker(cmd, true)
 			if err != nil {
 				return err
 			}

@@ -33,11 +33,28 @@ func rabbit(t *testing.T) *amqp091.Channel {
 	return ch
 }
 
-func TestBrokerNotConfigured(t *testing.T) {
+func TestBrokerBadURL(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	require.Contains(t, h.fails(ExitError, "broker", "depth", "q"), "no broker configured")
-	require.Contains(t, h.fails(ExitError, "--broker", "redis://x", "broker", "depth", "q"), "broker:")
+	msg := h.fails(ExitError, "--broker", "redis://x", "broker", "depth", "q")
+	require.Contains(t, msg, "broker:")
+	require.Contains(t, msg, "neither embedded nor an amqp://")
+}
+
+func TestBrokerEmbeddedIsTheDefault(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	depth := h.jsonObject("broker", "depth", "q")
+	require.EqualValues(t, 0, depth["depth"], "an unknown embedded queue is empty")
+	out := h.ok("broker", "send", "swh.loader.git.tasks.UpdateGitRepository", "--queue", "q",
+		"--kwargs", `{"url": "https://github.com/a/b"}`)
+	require.Contains(t, out, "confirmed")
+	depth = h.jsonObject("broker", "depth", "q")
+	require.EqualValues(t, 1, depth["depth"], "the message is in the store")
+
+	rows := h.jsonList("bench", "broker", "--messages", "300", "--batch", "100")
+	require.EqualValues(t, 300, rows[0]["confirmed"])
+	require.EqualValues(t, 300, rows[0]["queue_depth_after"])
 }
 
 func TestBrokerSendAndDepth(t *testing.T) {

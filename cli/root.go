@@ -156,7 +156,7 @@ and flags, each overriding the one before.`,
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.configFile, "config", "", "YAML configuration `file` (default: $REVISIT_CONFIG, else none)")
 	pf.StringVar(&a.storeURL, "store", "", "store `URL`: postgres://..., sqlite:///abs/path.db or sqlite://rel/path.db (default: config, $REVISIT_STORE, else "+config.DefaultStore+")")
-	pf.StringVar(&a.brokerURL, "broker", "", "broker `URL`: amqp://user:pass@host:port/vhost (default: config, $REVISIT_BROKER, else none)")
+	pf.StringVar(&a.brokerURL, "broker", "", "broker: embedded, or a RabbitMQ `URL` amqp://user:pass@host:port/vhost (default: config, $REVISIT_BROKER, else embedded)")
 	pf.StringVar(&a.formatName, "format", "table", "output `format`: table, json or csv")
 	pf.StringVar(&a.logLevel, "log-level", "", "log `level`: debug, info, warn or error (default: config, $REVISIT_LOG_LEVEL, else info)")
 
@@ -169,6 +169,7 @@ and flags, each overriding the one before.`,
 		a.visitStatsCommand(),
 		a.visitStatusCommand(),
 		a.brokerCommand(),
+		a.serveCommand(),
 		a.benchCommand(),
 	)
 	return root

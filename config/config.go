@@ -12,7 +12,7 @@
 // Keys are dotted paths of sections and settings:
 //
 //	store: postgres://revisit@db/revisit   # default sqlite://revisit.db
-//	broker: amqp://guest:guest@rabbitmq:5672/   # default none
+//	broker: amqp://guest:guest@rabbitmq:5672/   # default embedded
 //	log:
 //	  level: info                           # debug, info, warn or error
 //	  format: text                          # text or json
@@ -48,6 +48,10 @@ import (
 	"strings"
 )
 
+// BrokerEmbedded is the broker setting of the embedded broker, the
+// default.
+const BrokerEmbedded = "embedded"
+
 // DefaultStore is the store used when none is configured: an SQLite file in
 // the current directory.
 const DefaultStore = "sqlite://revisit.db"
@@ -63,8 +67,10 @@ type Config struct {
 	// Store is the URL of the store: postgres://…, postgresql://… or
 	// sqlite://path.
 	Store string `yaml:"store"`
-	// Broker is the URL of the message broker the workers read from:
-	// amqp://user:pass@host:port/vhost (RabbitMQ). Empty: none configured.
+	// Broker is the message broker the workers read from: "embedded"
+	// (the default: queues in the store, workers lease over HTTP from
+	// revisit serve) or amqp://user:pass@host:port/vhost (RabbitMQ, for
+	// Python Celery workers; amqps:// with TLS).
 	Broker string `yaml:"broker"`
 	// Log configures the diagnostic log.
 	Log Log `yaml:"log"`
@@ -93,6 +99,7 @@ var (
 func Default() Config {
 	return Config{
 		Store:        DefaultStore,
+		Broker:       BrokerEmbedded,
 		Log:          Log{Level: "info", Format: "text"},
 		Orchestrator: defaultOrchestrator(),
 	}
@@ -288,12 +295,12 @@ func checkStoreURL(s string) error {
 }
 
 func checkBrokerURL(s string) error {
-	if s == "" {
+	if s == BrokerEmbedded {
 		return nil
 	}
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "amqp" && u.Scheme != "amqps") || u.Host == "" {
-		return fmt.Errorf("%q is not an amqp://user:pass@host:port/vhost URL", redact(s))
+		return fmt.Errorf("%q is neither %s nor an amqp://user:pass@host:port/vhost (or amqps://) URL", redact(s), BrokerEmbedded)
 	}
 	return nil
 }

@@ -217,8 +217,11 @@ func TestBrokerURL(t *testing.T) {
 	cfg, err := Load(Sources{Environ: []string{"REVISIT_BROKER=amqp://guest:guest@127.0.0.1:5672/"}})
 	require.NoError(t, err)
 	require.Equal(t, "amqp://guest:guest@127.0.0.1:5672/", cfg.Broker)
-	require.Equal(t, "", Default().Broker, "no broker until one is configured")
-	for _, bad := range []string{"redis://x:6379", "amqp://", "guest:secret@host"} {
+	require.Equal(t, "embedded", Default().Broker, "the embedded broker is the default")
+	cfg, err = Load(Sources{Flags: map[string]string{"broker": "embedded"}})
+	require.NoError(t, err)
+	require.Equal(t, "embedded", cfg.Broker)
+	for _, bad := range []string{"redis://x:6379", "amqp://", "guest:secret@host", "", "Embedded"} {
 		_, err := Load(Sources{Flags: map[string]string{"broker": bad}})
 		require.ErrorContains(t, err, "broker:", bad)
 		require.NotContains(t, err.Error(), "secret", "the password is redacted")

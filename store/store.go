@@ -20,6 +20,7 @@ import (
 type Store interface {
 	VisitStore
 	TaskStore
+	QueueStore
 
 	// TaskTypeCreate stores a new task type; ErrConflict if it exists.
 	TaskTypeCreate(ctx context.Context, t revisit.TaskType) error

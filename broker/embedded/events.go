@@ -1,0 +1,148 @@
+package embedded
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/broker"
+	"github.com/revisit-sched/revisit/celery"
+)
+
+// ackTimeout bounds the acknowledgement of a delivered batch.
+const ackTimeout = 30 * time.Second
+
+// Events hands the stored results of completed messages to handle, in
+// completion order and in batches of at most Config.EventsBatch, as
+// task-result events (celery.TypeResult: UUID the message id, Hostname the
+// worker, Timestamp the completion time, VisitResult and Fields set as a
+// Celery worker's task-result event would set them). A batch is
+// acknowledged in the store only after handle returns nil, so no result is
+// lost across restarts and one may be seen twice; when handle fails, the
+// batch is handed again after Config.PollInterval. Run one consumer per
+// store: concurrent ones may see the same results.
+//
+// No task-started events are produced: a lease is visible in the store
+// (attempt, worker, expiry) and revisit's feedback loop only needs results.
+//
+// With Config.EventsObserve, Events follows the results completed from
+// the moment it starts, acknowledged or not, and acknowledges nothing.
+//
+// Events waits for new results, woken at once by a completion in this
+// process and otherwise polling every Config.PollInterval. It returns nil
+// when ctx ends and broker.ErrClosed when the broker is closed.
+func (b *Broker) Events(ctx context.Context, handle func(context.Context, []celery.Event) error) error {
+	if handle == nil {
+		return errors.New("embedded events: nil handler")
+	}
+	var after *revisit.QueueResultCursor
+	if b.cfg.EventsObserve {
+		after = &revisit.QueueResultCursor{CompletedAt: b.now()}
+	}
+	for {
+		wake := b.results.wait("")
+		full, err := b.deliver(ctx, handle, &after)
+		switch {
+		case b.isClosed():
+			return broker.ErrClosed
+		case ctx.Err() != nil:
+			return nil
+		case err != nil:
+			b.cfg.Logger.Warn("embedded events: retrying", "retry_in", b.cfg.PollInterval, "err", err)
+			wake = nil // wait for the poll interval
+		case full:
+			continue
+		}
+		if !b.wait(ctx, wake, b.cfg.PollInterval) {
+			if b.isClosed() {
+				return broker.ErrClosed
+			}
+			return nil
+		}
+	}
+}
+
+// deliver hands one batch of results to handle and acknowledges it (or,
+// observing, moves *after past it). It reports whether the batch was full,
+// so more may wait.
+func (b *Broker) deliver(ctx context.Context, handle func(context.Context, []celery.Event) error,
+	after **revisit.QueueResultCursor) (full bool, err error) {
+	rs, err := b.st.QueueResultsNext(ctx, revisit.QueueResultsParams{Max: b.cfg.EventsBatch, After: *after})
+	if err != nil || len(rs) == 0 {
+		return false, err
+	}
+	events := make([]celery.Event, 0, len(rs))
+	ids := make([]string, len(rs))
+	for i, r := range rs {
+		ids[i] = r.ID
+		ev, err := resultEvent(r)
+		if err != nil {
+			for _, first := range b.malformed.Record(err) {
+				b.cfg.Logger.Warn("embedded events: skipping a malformed result (logged once per kind)", "err", first)
+			}
+			continue
+		}
+		events = append(events, ev)
+	}
+	if len(events) > 0 {
+		if err := handle(ctx, events); err != nil {
+			return false, fmt.Errorf("embedded events: handler: %w", err)
+		}
+	}
+	if *after != nil {
+		c := rs[len(rs)-1].Cursor()
+		*after = &c
+	} else if err := b.ack(ctx, ids); err != nil {
+		return false, err
+	}
+	return len(rs) == b.cfg.EventsBatch, nil
+}
+
+// ack acknowledges delivered results, also when ctx ended while the
+// handler ran: it took the batch, so it must not see it again.
+func (b *Broker) ack(ctx context.Context, ids []string) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ackTimeout)
+	defer cancel()
+	return b.st.QueueResultsAck(ctx, ids)
+}
+
+// resultEvent turns a stored result into the task-result event a Software
+// Heritage Celery worker would send.
+func resultEvent(r revisit.QueueResult) (celery.Event, error) {
+	bad := func(format string, args ...any) error {
+		return &celery.EventError{Index: -1, Type: celery.TypeResult, UUID: r.ID, Field: "result",
+			Err: celery.ErrBadResult, Detail: fmt.Sprintf(format, args...)}
+	}
+	raw, err := decodeObject(r.Result)
+	if err != nil {
+		return celery.Event{}, bad("%v", err)
+	}
+	status, _ := raw["status"].(string)
+	vr := &celery.VisitResult{Status: celery.VisitStatus(status), Raw: raw}
+	switch vr.Status {
+	case celery.VisitEventful, celery.VisitUneventful:
+		eventful := vr.Status == celery.VisitEventful
+		vr.Eventful = &eventful
+	case celery.VisitFailed, celery.VisitNotFound:
+	default:
+		return celery.Event{}, bad("unknown status %q", status)
+	}
+	if snap, ok := raw["snapshot_id"].(string); ok {
+		if vr.SnapshotID, err = hex.DecodeString(snap); err != nil {
+			return celery.Event{}, bad("snapshot_id %q is not hex", snap)
+		}
+	}
+	ts := float64(r.CompletedAt.UnixMicro()) / 1e6
+	return celery.Event{
+		Type: celery.TypeResult, UUID: r.ID, Hostname: r.Worker, Timestamp: r.CompletedAt, VisitResult: vr,
+		Fields: map[string]any{
+			"type": celery.TypeResult, "uuid": r.ID, "hostname": r.Worker,
+			"timestamp": json.Number(strconv.FormatFloat(ts, 'f', -1, 64)), "result": raw,
+		},
+	}, nil
+}

@@ -1,0 +1,55 @@
+package batch
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/revisit-sched/revisit"
+)
+
+// HeartbeatConflict returns the ErrConflict of a heartbeat on a message in
+// state whose lease is (or was last) held by holder, or nil when the
+// heartbeat may extend the lease.
+func HeartbeatConflict(p revisit.QueueHeartbeatParams, state revisit.QueueState, holder string) error {
+	switch {
+	case state == revisit.QueueDone:
+		return revisit.Errorf(revisit.CodeConflict, "message %s is done", p.ID)
+	case state != revisit.QueueLeased || holder != p.Worker:
+		return revisit.Errorf(revisit.CodeConflict, "message %s is not leased to worker %q", p.ID, p.Worker)
+	}
+	return nil
+}
+
+// Completable says whether a message in state, leased attempt times, takes
+// a result: false when it is done already (the completion is ignored), an
+// ErrConflict when it was never leased.
+func Completable(id string, state revisit.QueueState, attempt int) (bool, error) {
+	switch {
+	case state == revisit.QueueDone:
+		return false, nil
+	case attempt == 0:
+		return false, revisit.Errorf(revisit.CodeConflict, "message %s was never leased", id)
+	}
+	return true, nil
+}
+
+// SortLeased sorts leased messages in Seq (enqueue) order.
+func SortLeased(msgs []revisit.QueueMessage) {
+	slices.SortFunc(msgs, func(a, b revisit.QueueMessage) int { return cmp.Compare(a.Seq, b.Seq) })
+}
+
+// Missing returns the ids that are not in got, in order: the duplicates of
+// an enqueue that inserted got.
+func Missing(ids, got []string) []string {
+	in := make(map[string]bool, len(got))
+	for _, id := range got {
+		in[id] = true
+	}
+	var out []string
+	for _, id := range ids {
+		if !in[id] {
+			out = append(out, id)
+		}
+	}
+	return out
+}

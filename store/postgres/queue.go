@@ -1,0 +1,255 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/store/internal/batch"
+)
+
+// QueueMessagesEnqueue adds a batch of ready messages to queue, all or
+// nothing.
+func (s *Store) QueueMessagesEnqueue(ctx context.Context, queue string, msgs []revisit.QueueMessage, now time.Time) ([]string, error) {
+	if dups, err := revisit.ValidateEnqueue(queue, msgs); err != nil {
+		return dups, err
+	}
+	if len(msgs) == 0 {
+		return nil, nil
+	}
+	ids := make([]string, len(msgs))
+	tasks := make([]string, len(msgs))
+	headers := make([]string, len(msgs))
+	bodies := make([]string, len(msgs))
+	for i, m := range msgs {
+		ids[i], tasks[i], headers[i], bodies[i] = m.ID, m.Task, string(m.Headers), string(m.Body)
+	}
+	var dups []string
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		rows, _ := tx.Query(ctx, `INSERT INTO queue_message (id, queue, task, headers, body, enqueued_at)
+			SELECT id, $1, task, headers::jsonb, body, $6
+			FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS m(id, task, headers, body, i)
+			ORDER BY i ON CONFLICT (id) DO NOTHING RETURNING id`, queue, ids, tasks, headers, bodies, revisit.Microsecond(now))
+		inserted, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return err
+		}
+		if len(inserted) == len(ids) {
+			return nil
+		}
+		dups = batch.Missing(ids, inserted)
+		return revisit.DuplicateMessagesError(dups)
+	})
+	if err != nil {
+		return dups, translate(wrap(err, "enqueue into %s", queue))
+	}
+	return nil, nil
+}
+
+// leasedColumns are the columns of a leased message, in scanQueueMessage
+// order.
+const leasedColumns = "m.id, m.seq, m.queue, m.task, m.headers, m.body, m.state, m.attempt, m.enqueued_at, " +
+	"m.worker, m.lease_expires_at, m.result, m.completed_at"
+
+// QueueMessagesLease leases the oldest leasable messages of a queue: expired
+// leases first, then ready messages, each through its partial index, with
+// FOR UPDATE SKIP LOCKED so that concurrent leasers skip each other's rows.
+func (s *Store) QueueMessagesLease(ctx context.Context, p revisit.QueueLeaseParams) ([]revisit.QueueMessage, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	now := revisit.Microsecond(p.Now)
+	until := revisit.Microsecond(p.Now.Add(p.LeaseFor))
+	var out []revisit.QueueMessage
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		out = out[:0]
+		// $1 worker, $2 new expiry, $3 limit, then each pick's own.
+		for _, pick := range []struct {
+			sql  string
+			args []any
+		}{
+			{`SELECT id FROM queue_message WHERE queue = $4 AND state = 'leased' AND lease_expires_at <= $5
+				ORDER BY lease_expires_at LIMIT $3 FOR UPDATE SKIP LOCKED`, []any{p.Queue, now}},
+			{`SELECT id FROM queue_message WHERE queue = $4 AND state = 'ready'
+				ORDER BY seq LIMIT $3 FOR UPDATE SKIP LOCKED`, []any{p.Queue}},
+		} {
+			left := p.Max - len(out)
+			if left == 0 {
+				break
+			}
+			rows, _ := tx.Query(ctx, `WITH picked AS (`+pick.sql+`)
+				UPDATE queue_message m SET state = 'leased', attempt = attempt + 1, worker = $1, lease_expires_at = $2
+				FROM picked WHERE m.id = picked.id RETURNING `+leasedColumns,
+				append([]any{p.Worker, until, left}, pick.args...)...)
+			got, err := pgx.CollectRows(rows, scanQueueMessage)
+			if err != nil {
+				return err
+			}
+			out = append(out, got...)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, translate(wrap(err, "lease from %s", p.Queue))
+	}
+	batch.SortLeased(out)
+	return out, nil
+}
+
+func scanQueueMessage(row pgx.CollectableRow) (revisit.QueueMessage, error) {
+	var (
+		m                 revisit.QueueMessage
+		state             string
+		worker            pgtype.Text
+		expires, complete pgtype.Timestamptz
+		headers, result   []byte
+		body              string
+	)
+	err := row.Scan(&m.ID, &m.Seq, &m.Queue, &m.Task, &headers, &body, &state, &m.Attempt, &m.EnqueuedAt,
+		&worker, &expires, &result, &complete)
+	m.Headers, m.Body, m.Result = headers, []byte(body), result
+	m.State, m.Worker = revisit.QueueState(state), worker.String
+	m.EnqueuedAt = m.EnqueuedAt.UTC()
+	if expires.Valid {
+		m.LeaseExpiresAt = expires.Time.UTC()
+	}
+	if complete.Valid {
+		m.CompletedAt = complete.Time.UTC()
+	}
+	return m, err
+}
+
+// QueueMessageHeartbeat extends the lease of a message held by p.Worker.
+func (s *Store) QueueMessageHeartbeat(ctx context.Context, p revisit.QueueHeartbeatParams) (time.Time, error) {
+	if err := p.Validate(); err != nil {
+		return time.Time{}, err
+	}
+	until := revisit.Microsecond(p.Now.Add(p.LeaseFor))
+	var (
+		state  string
+		worker pgtype.Text
+	)
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		err := tx.QueryRow(ctx, "SELECT state, worker FROM queue_message WHERE id = $1 FOR UPDATE", p.ID).Scan(&state, &worker)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return revisit.Errorf(revisit.CodeNotFound, "message %s not found", p.ID)
+		}
+		if err != nil {
+			return err
+		}
+		if err := batch.HeartbeatConflict(p, revisit.QueueState(state), worker.String); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, "UPDATE queue_message SET lease_expires_at = $2 WHERE id = $1", p.ID, until)
+		return err
+	})
+	if err != nil {
+		return time.Time{}, translate(wrap(err, "heartbeat %s", p.ID))
+	}
+	return until, nil
+}
+
+// QueueMessageComplete stores the first result of a message.
+func (s *Store) QueueMessageComplete(ctx context.Context, p revisit.QueueCompleteParams) (bool, error) {
+	if err := p.Validate(); err != nil {
+		return false, err
+	}
+	var stored bool
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		var (
+			state   string
+			attempt int
+		)
+		err := tx.QueryRow(ctx, "SELECT state, attempt FROM queue_message WHERE id = $1 FOR UPDATE", p.ID).Scan(&state, &attempt)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return revisit.Errorf(revisit.CodeNotFound, "message %s not found", p.ID)
+		}
+		if err != nil {
+			return err
+		}
+		if stored, err = batch.Completable(p.ID, revisit.QueueState(state), attempt); !stored || err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `UPDATE queue_message SET state = 'done', worker = $2, result = $3::jsonb,
+			completed_at = $4 WHERE id = $1`, p.ID, p.Worker, string(p.Result), revisit.Microsecond(p.Now))
+		return err
+	})
+	if err != nil {
+		return false, translate(wrap(err, "complete %s", p.ID))
+	}
+	return stored, nil
+}
+
+// QueueDepth counts the leasable messages of a queue.
+func (s *Store) QueueDepth(ctx context.Context, queue string, now time.Time) (int64, error) {
+	if queue == "" {
+		return 0, revisit.Invalidf("queue", "must not be empty")
+	}
+	var n int64
+	err := s.pool.QueryRow(ctx, `SELECT
+		(SELECT count(*) FROM queue_message WHERE queue = $1 AND state = 'ready') +
+		(SELECT count(*) FROM queue_message WHERE queue = $1 AND state = 'leased' AND lease_expires_at <= $2)`,
+		queue, revisit.Microsecond(now)).Scan(&n)
+	return n, translate(wrap(err, "depth of %s", queue))
+}
+
+// QueueResultsNext returns stored results in completion order.
+func (s *Store) QueueResultsNext(ctx context.Context, p revisit.QueueResultsParams) ([]revisit.QueueResult, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	const cols = "SELECT id, queue, task, worker, attempt, result, completed_at FROM queue_message WHERE state = 'done' AND "
+	var rows pgx.Rows
+	if p.After == nil {
+		rows, _ = s.pool.Query(ctx, cols+"NOT result_acked ORDER BY completed_at, id LIMIT $1", p.Max)
+	} else {
+		rows, _ = s.pool.Query(ctx, cols+"(completed_at, id) > ($2, $3) ORDER BY completed_at, id LIMIT $1",
+			p.Max, revisit.Microsecond(p.After.CompletedAt), p.After.ID)
+	}
+	rs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (revisit.QueueResult, error) {
+		var (
+			r      revisit.QueueResult
+			result []byte
+		)
+		err := row.Scan(&r.ID, &r.Queue, &r.Task, &r.Worker, &r.Attempt, &result, &r.CompletedAt)
+		r.Result, r.CompletedAt = result, r.CompletedAt.UTC()
+		return r, err
+	})
+	return rs, translate(wrap(err, "read results"))
+}
+
+// QueueResultsAck marks results consumed.
+func (s *Store) QueueResultsAck(ctx context.Context, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	_, err := s.pool.Exec(ctx, `UPDATE queue_message SET result_acked = true
+		WHERE id = ANY($1) AND state = 'done' AND NOT result_acked`, ids)
+	return translate(wrap(err, "ack results"))
+}
+
+// QueueMessagesDeleteDone deletes consumed results completed before before.
+func (s *Store) QueueMessagesDeleteDone(ctx context.Context, before time.Time) (int64, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM queue_message
+		WHERE state = 'done' AND result_acked AND completed_at < $1`, revisit.Microsecond(before))
+	if err != nil {
+		return 0, translate(wrap(err, "delete done messages"))
+	}
+	return tag.RowsAffected(), nil
+}
+
+// QueueMessagesDelete deletes every message of a queue.
+func (s *Store) QueueMessagesDelete(ctx context.Context, queue string) (int64, error) {
+	if queue == "" {
+		return 0, revisit.Invalidf("queue", "must not be empty")
+	}
+	tag, err := s.pool.Exec(ctx, "DELETE FROM queue_message WHERE queue = $1", queue)
+	if err != nil {
+		return 0, translate(wrap(err, "delete queue %s", queue))
+	}
+	return tag.RowsAffected(), nil
+}

@@ -1,0 +1,58 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/revisit-sched/revisit"
+)
+
+// QueueStore holds the queues of the embedded broker (broker/embedded):
+// task messages that workers lease over HTTP (wire.md §4), and their
+// results until the event stream consumes them. Every time is passed in by
+// the caller. Bad input is an ErrInvalid naming the field.
+type QueueStore interface {
+	// QueueMessagesEnqueue adds msgs (ID, Task, Headers, Body; the other
+	// fields are ignored) to queue as ready messages enqueued at now, in
+	// order (their Seq grows along the batch). The
+	// batch is written whole or not at all: when ids are already in the
+	// store (or repeated in the batch), nothing is written and it returns
+	// those ids with an ErrConflict naming the first.
+	QueueMessagesEnqueue(ctx context.Context, queue string, msgs []revisit.QueueMessage, now time.Time) (duplicates []string, err error)
+	// QueueMessagesLease leases up to p.Max messages of p.Queue to
+	// p.Worker until p.Now + p.LeaseFor, incrementing their Attempt, and
+	// returns them in Seq order. It takes leased messages whose lease has
+	// expired (first: they waited longest), then ready ones in Seq order. Concurrent callers never get the same message.
+	QueueMessagesLease(ctx context.Context, p revisit.QueueLeaseParams) ([]revisit.QueueMessage, error)
+	// QueueMessageHeartbeat extends the lease of a message to p.Now +
+	// p.LeaseFor and returns the new expiry; ErrNotFound if the message
+	// does not exist, ErrConflict if it is done or leased to another
+	// worker. A worker may extend its own lease after it expired as long
+	// as nobody leased the message since.
+	QueueMessageHeartbeat(ctx context.Context, p revisit.QueueHeartbeatParams) (time.Time, error)
+	// QueueMessageComplete stores the result of a message and marks it
+	// done; ErrNotFound if the message does not exist, ErrConflict if it
+	// was never leased. The first result wins: it is accepted from any
+	// worker, also one whose lease expired and went to another worker (the
+	// visit it ran is real). It returns false, storing nothing, when the
+	// message is done already (a repeated or late completion is ignored).
+	QueueMessageComplete(ctx context.Context, p revisit.QueueCompleteParams) (stored bool, err error)
+	// QueueDepth returns how many messages of queue can be leased at now:
+	// ready ones and leased ones whose lease has expired. Like RabbitMQ's
+	// message_count it excludes messages held by workers; an unknown
+	// queue has depth 0.
+	QueueDepth(ctx context.Context, queue string, now time.Time) (int64, error)
+	// QueueResultsNext returns up to p.Max results of done messages in
+	// (CompletedAt, ID) order: the oldest not yet acknowledged, or those
+	// after p.After.
+	QueueResultsNext(ctx context.Context, p revisit.QueueResultsParams) ([]revisit.QueueResult, error)
+	// QueueResultsAck marks the results of those messages consumed;
+	// unknown ids and ids acknowledged already are ignored.
+	QueueResultsAck(ctx context.Context, ids []string) error
+	// QueueMessagesDelete deletes every message of queue, whatever its
+	// state, results included, and returns how many.
+	QueueMessagesDelete(ctx context.Context, queue string) (int64, error)
+	// QueueMessagesDeleteDone deletes the done messages whose result was
+	// acknowledged and that completed before before, and returns how many.
+	QueueMessagesDeleteDone(ctx context.Context, before time.Time) (int64, error)
+}

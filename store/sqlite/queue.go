@@ -1,0 +1,291 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/store/internal/batch"
+)
+
+// QueueMessagesEnqueue adds a batch of ready messages to queue, all or
+// nothing.
+func (s *Store) QueueMessagesEnqueue(ctx context.Context, queue string, msgs []revisit.QueueMessage, now time.Time) ([]string, error) {
+	if dups, err := revisit.ValidateEnqueue(queue, msgs); err != nil {
+		return dups, err
+	}
+	if len(msgs) == 0 {
+		return nil, nil
+	}
+	var dups []string
+	err := s.write(ctx, "enqueue into "+queue, func(tx *sql.Tx) error {
+		st, err := s.stmt(ctx, tx, `INSERT INTO queue_message (id, queue, task, headers, body, enqueued_at)
+			VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (id) DO NOTHING`)
+		if err != nil {
+			return err
+		}
+		at := micro(now)
+		for _, m := range msgs {
+			res, err := st.ExecContext(ctx, m.ID, queue, m.Task, string(m.Headers), string(m.Body), at)
+			if err != nil {
+				return err
+			}
+			if n, err := res.RowsAffected(); err != nil {
+				return err
+			} else if n == 0 {
+				dups = append(dups, m.ID)
+			}
+		}
+		if len(dups) > 0 {
+			return revisit.DuplicateMessagesError(dups)
+		}
+		return nil
+	})
+	if err != nil {
+		return dups, err
+	}
+	return nil, nil
+}
+
+// queueMessageColumns are the columns of a message, in scanQueueMessage
+// order.
+const queueMessageColumns = "id, seq, queue, task, headers, body, state, attempt, enqueued_at, worker, lease_expires_at, result, completed_at"
+
+// QueueMessagesLease leases the oldest leasable messages of a queue: expired
+// leases first, then ready messages, each through its partial index. The
+// single writer serializes leasers, so they never share a message.
+func (s *Store) QueueMessagesLease(ctx context.Context, p revisit.QueueLeaseParams) ([]revisit.QueueMessage, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	var out []revisit.QueueMessage
+	err := s.write(ctx, "lease from "+p.Queue, func(tx *sql.Tx) error {
+		// ?1 worker, ?2 new expiry, ?3 limit, then each pick's own.
+		for _, pick := range []struct {
+			sql  string
+			args []any
+		}{
+			{`SELECT id FROM queue_message WHERE queue = ?4 AND state = 'leased' AND lease_expires_at <= ?5
+				ORDER BY lease_expires_at LIMIT ?3`, []any{p.Queue, micro(p.Now)}},
+			{`SELECT id FROM queue_message WHERE queue = ?4 AND state = 'ready'
+				ORDER BY seq LIMIT ?3`, []any{p.Queue}},
+		} {
+			left := p.Max - len(out)
+			if left == 0 {
+				break
+			}
+			st, err := s.stmt(ctx, tx, `UPDATE queue_message SET state = 'leased', attempt = attempt + 1,
+				worker = ?1, lease_expires_at = ?2 WHERE id IN (`+pick.sql+`) RETURNING `+queueMessageColumns)
+			if err != nil {
+				return err
+			}
+			rows, err := st.QueryContext(ctx, append([]any{p.Worker, micro(p.Now.Add(p.LeaseFor)), left}, pick.args...)...)
+			if err != nil {
+				return err
+			}
+			got, err := scanQueueMessages(rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, got...)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	batch.SortLeased(out)
+	return out, nil
+}
+
+// scanQueueMessages reads and closes rows of queueMessageColumns.
+func scanQueueMessages(rows *sql.Rows) ([]revisit.QueueMessage, error) {
+	defer rows.Close()
+	var out []revisit.QueueMessage
+	for rows.Next() {
+		var (
+			m                 revisit.QueueMessage
+			headers, body     string
+			state             string
+			enqueued          int64
+			worker, result    sql.NullString
+			expires, complete sql.NullInt64
+		)
+		if err := rows.Scan(&m.ID, &m.Seq, &m.Queue, &m.Task, &headers, &body, &state, &m.Attempt, &enqueued,
+			&worker, &expires, &result, &complete); err != nil {
+			return nil, err
+		}
+		m.Headers, m.Body, m.State = []byte(headers), []byte(body), revisit.QueueState(state)
+		m.EnqueuedAt, m.Worker = fromMicro(enqueued), worker.String
+		if expires.Valid {
+			m.LeaseExpiresAt = fromMicro(expires.Int64)
+		}
+		if result.Valid {
+			m.Result = []byte(result.String)
+		}
+		if complete.Valid {
+			m.CompletedAt = fromMicro(complete.Int64)
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+// QueueMessageHeartbeat extends the lease of a message held by p.Worker.
+func (s *Store) QueueMessageHeartbeat(ctx context.Context, p revisit.QueueHeartbeatParams) (time.Time, error) {
+	if err := p.Validate(); err != nil {
+		return time.Time{}, err
+	}
+	until := revisit.Microsecond(p.Now.Add(p.LeaseFor))
+	err := s.write(ctx, "heartbeat "+p.ID, func(tx *sql.Tx) error {
+		var (
+			state  string
+			worker sql.NullString
+		)
+		err := tx.QueryRowContext(ctx, "SELECT state, worker FROM queue_message WHERE id = ?", p.ID).Scan(&state, &worker)
+		if errors.Is(err, sql.ErrNoRows) {
+			return notFound("message %s not found", p.ID)
+		}
+		if err != nil {
+			return err
+		}
+		if err := batch.HeartbeatConflict(p, revisit.QueueState(state), worker.String); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, "UPDATE queue_message SET lease_expires_at = ? WHERE id = ?", micro(until), p.ID)
+		return err
+	})
+	if err != nil {
+		return time.Time{}, err
+	}
+	return until, nil
+}
+
+// QueueMessageComplete stores the first result of a message.
+func (s *Store) QueueMessageComplete(ctx context.Context, p revisit.QueueCompleteParams) (bool, error) {
+	if err := p.Validate(); err != nil {
+		return false, err
+	}
+	var stored bool
+	err := s.write(ctx, "complete "+p.ID, func(tx *sql.Tx) error {
+		var (
+			state   string
+			attempt int
+		)
+		err := tx.QueryRowContext(ctx, "SELECT state, attempt FROM queue_message WHERE id = ?", p.ID).Scan(&state, &attempt)
+		if errors.Is(err, sql.ErrNoRows) {
+			return notFound("message %s not found", p.ID)
+		}
+		if err != nil {
+			return err
+		}
+		if stored, err = batch.Completable(p.ID, revisit.QueueState(state), attempt); !stored || err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE queue_message SET state = 'done', worker = ?2, result = ?3,
+			completed_at = ?4 WHERE id = ?1`, p.ID, p.Worker, string(p.Result), micro(p.Now))
+		return err
+	})
+	if err != nil {
+		return false, err
+	}
+	return stored, nil
+}
+
+// QueueDepth counts the leasable messages of a queue.
+func (s *Store) QueueDepth(ctx context.Context, queue string, now time.Time) (int64, error) {
+	if queue == "" {
+		return 0, revisit.Invalidf("queue", "must not be empty")
+	}
+	var n int64
+	err := s.r.QueryRowContext(ctx, `SELECT
+		(SELECT count(*) FROM queue_message WHERE queue = ?1 AND state = 'ready') +
+		(SELECT count(*) FROM queue_message WHERE queue = ?1 AND state = 'leased' AND lease_expires_at <= ?2)`,
+		queue, micro(now)).Scan(&n)
+	return n, translate("depth of "+queue, err)
+}
+
+// QueueResultsNext returns stored results in completion order.
+func (s *Store) QueueResultsNext(ctx context.Context, p revisit.QueueResultsParams) ([]revisit.QueueResult, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	const cols = "SELECT id, queue, task, worker, attempt, result, completed_at FROM queue_message WHERE state = 'done' AND "
+	var (
+		rows *sql.Rows
+		err  error
+	)
+	if p.After == nil {
+		rows, err = s.r.QueryContext(ctx, cols+"result_acked = 0 ORDER BY completed_at, id LIMIT ?", p.Max)
+	} else {
+		rows, err = s.r.QueryContext(ctx, cols+"(completed_at, id) > (?2, ?3) ORDER BY completed_at, id LIMIT ?1",
+			p.Max, micro(p.After.CompletedAt), p.After.ID)
+	}
+	if err != nil {
+		return nil, translate("read results", err)
+	}
+	defer rows.Close()
+	var out []revisit.QueueResult
+	for rows.Next() {
+		var (
+			r         revisit.QueueResult
+			result    string
+			completed int64
+		)
+		if err := rows.Scan(&r.ID, &r.Queue, &r.Task, &r.Worker, &r.Attempt, &result, &completed); err != nil {
+			return nil, translate("read results", err)
+		}
+		r.Result, r.CompletedAt = []byte(result), fromMicro(completed)
+		out = append(out, r)
+	}
+	return out, translate("read results", rows.Err())
+}
+
+// QueueResultsAck marks results consumed.
+func (s *Store) QueueResultsAck(ctx context.Context, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	return s.write(ctx, "ack results", func(tx *sql.Tx) error {
+		st, err := s.stmt(ctx, tx, "UPDATE queue_message SET result_acked = 1 WHERE id = ? AND state = 'done'")
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			if _, err := st.ExecContext(ctx, id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// QueueMessagesDeleteDone deletes consumed results completed before before.
+func (s *Store) QueueMessagesDeleteDone(ctx context.Context, before time.Time) (int64, error) {
+	return s.deleteMessages(ctx, "delete done messages",
+		"DELETE FROM queue_message WHERE state = 'done' AND result_acked = 1 AND completed_at < ?", micro(before))
+}
+
+// QueueMessagesDelete deletes every message of a queue.
+func (s *Store) QueueMessagesDelete(ctx context.Context, queue string) (int64, error) {
+	if queue == "" {
+		return 0, revisit.Invalidf("queue", "must not be empty")
+	}
+	return s.deleteMessages(ctx, "delete queue "+queue, "DELETE FROM queue_message WHERE queue = ?", queue)
+}
+
+// deleteMessages runs one DELETE and returns how many rows it deleted.
+func (s *Store) deleteMessages(ctx context.Context, op, query string, args ...any) (int64, error) {
+	var n int64
+	err := s.write(ctx, op, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, query, args...)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return n, err
+}
