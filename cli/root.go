@@ -169,6 +169,8 @@ and flags, each overriding the one before.`,
 		a.visitStatsCommand(),
 		a.visitStatusCommand(),
 		a.brokerCommand(),
+		a.scheduleRecurrentCommand(),
+		a.listenerCommand(),
 		a.serveCommand(),
 		a.benchCommand(),
 	)

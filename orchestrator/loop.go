@@ -258,6 +258,7 @@ func (l *loop) round(ctx context.Context) (time.Duration, error) {
 		return 0, err
 	}
 	m.roundSeconds.WithLabelValues(l.visitType).Observe(time.Since(start).Seconds())
+	m.depth.WithLabelValues(l.visitType).Set(float64(depth + int64(confirmed)))
 	attrs := []any{"queue", queue, "depth", depth, "free", free, "published", confirmed, "failed", failed,
 		"duration", time.Since(start).Round(time.Millisecond)}
 	for i, s := range shares {
