@@ -1,28 +1,20 @@
 package amqp_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
-
-	"github.com/google/uuid"
 
 	"github.com/revisit-sched/revisit/broker"
 	"github.com/revisit-sched/revisit/broker/amqp"
 	"github.com/revisit-sched/revisit/celery"
+	"github.com/revisit-sched/revisit/internal/celerytest"
 	"github.com/revisit-sched/revisit/internal/pytest"
 )
 
@@ -58,91 +50,6 @@ def load_svn(self, *args, **kwargs):
     raise RuntimeError('svn is down for ' + kwargs.get('url', '?'))
 `
 
-// worker is a Celery worker subprocess.
-type worker struct {
-	out string // the file the tasks append to
-}
-
-// startWorker starts a Celery worker on queue with events enabled, killed
-// at cleanup; its log is shown when the test fails.
-func startWorker(t *testing.T, queue, pool string, concurrency int) *worker {
-	t.Helper()
-	py := pytest.Celery(t)
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "revisit_test_tasks.py"), []byte(workerModule), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	w := &worker{out: filepath.Join(dir, "received.jsonl")}
-	logPath := filepath.Join(dir, "worker.log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(py, "-m", "celery", "-A", "revisit_test_tasks", "worker", "-E",
-		"-Q", queue, "--pool", pool, "--concurrency", fmt.Sprint(concurrency),
-		"-n", "revisit-test-"+uuid.NewString()[:8]+"@%h",
-		"--without-gossip", "--without-mingle", "--without-heartbeat", "--loglevel", "INFO")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(),
-		"PYTHONPATH="+dir,
-		"REVISIT_TEST_OUT="+w.out,
-		"REVISIT_TEST_BROKER="+strings.TrimSuffix(testURL(), "/")+"//",
-	)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // kill the pool's children too
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start celery worker: %v", err)
-	}
-	waited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(waited) }()
-	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		select {
-		case <-waited:
-		case <-time.After(5 * time.Second):
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-waited
-		}
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // stray children
-		_ = logFile.Close()
-		if t.Failed() {
-			log, _ := os.ReadFile(logPath)
-			t.Logf("celery worker log:\n%s", log)
-		}
-	})
-	return w
-}
-
-// received reads what the tasks recorded, by task id.
-func (w *worker) received(t *testing.T) map[string]map[string]any {
-	t.Helper()
-	got := map[string]map[string]any{}
-	data, err := os.ReadFile(w.out)
-	if errors.Is(err, os.ErrNotExist) {
-		return got
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		var rec map[string]any
-		if err := decodeNumbers(sc.Bytes(), &rec); err != nil {
-			continue // a line being written
-		}
-		id, _ := rec["id"].(string)
-		got[id] = rec
-	}
-	return got
-}
-
-// decodeNumbers decodes JSON keeping numbers as json.Number.
-func decodeNumbers(data []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	return dec.Decode(v)
-}
-
 // normalized round-trips v through JSON, numbers as json.Number.
 func normalized(t *testing.T, v any) any {
 	t.Helper()
@@ -151,7 +58,7 @@ func normalized(t *testing.T, v any) any {
 		t.Fatal(err)
 	}
 	var out any
-	if err := decodeNumbers(data, &out); err != nil {
+	if err := celerytest.DecodeNumbers(data, &out); err != nil {
 		t.Fatal(err)
 	}
 	return out
@@ -172,7 +79,7 @@ func TestCeleryWorkerPreforkPoolBatchesEvents(t *testing.T) {
 func testCeleryWorker(t *testing.T, pool string, concurrency int) {
 	pytest.Celery(t)
 	queue := testQueue(t, false) // the worker declares it, and an exchange of that name
-	t.Cleanup(func() { deleteExchange(t, queue) })
+	t.Cleanup(func() { celerytest.DeleteExchange(t, queue) })
 	eventsQueue := testQueue(t, false)
 	logs := &routingKeys{}
 	b := openBroker(t, amqp.Config{EventsQueue: eventsQueue, Logger: logs.logger(t)})
@@ -184,7 +91,7 @@ func testCeleryWorker(t *testing.T, pool string, concurrency int) {
 	})
 	waitQueue(t, b, eventsQueue, 10*time.Second)
 
-	w := startWorker(t, queue, pool, concurrency)
+	w := celerytest.StartWorker(t, celerytest.WorkerOptions{Module: workerModule, Queues: []string{queue}, Pool: pool, Concurrency: concurrency})
 	waitQueue(t, b, queue, 60*time.Second)
 
 	eta := time.Date(2024, 5, 6, 7, 8, 9, 123456000, time.UTC)
@@ -224,8 +131,8 @@ func testCeleryWorker(t *testing.T, pool string, concurrency int) {
 	}
 
 	// The tasks received exactly the kwargs sent.
-	waitFor(t, 60*time.Second, "the tasks to run", func() bool { return len(w.received(t)) == len(msgs) })
-	got := w.received(t)
+	celerytest.WaitFor(t, 60*time.Second, "the tasks to run", func() bool { return len(w.Received(t)) == len(msgs) })
+	got := w.Received(t)
 	for id, kw := range okIDs {
 		want := normalized(t, kw)
 		want.(map[string]any)["visit_date"] = "2024-05-06T07:08:09.123456+00:00"
@@ -246,7 +153,7 @@ func testCeleryWorker(t *testing.T, pool string, concurrency int) {
 	}
 
 	// The worker's events come back with the ids published.
-	waitFor(t, 60*time.Second, "the worker's events", func() bool {
+	celerytest.WaitFor(t, 60*time.Second, "the worker's events", func() bool {
 		for id := range okIDs {
 			if !log.has(id, celery.TypeReceived, celery.TypeStarted, celery.TypeSucceeded, celery.TypeResult) {
 				return false

@@ -12,6 +12,7 @@ import (
 
 	"github.com/revisit-sched/revisit/broker"
 	"github.com/revisit-sched/revisit/broker/amqp"
+	"github.com/revisit-sched/revisit/internal/celerytest"
 )
 
 // cutProxy forwards TCP to RabbitMQ and, once armed, cuts every connection
@@ -111,7 +112,7 @@ func (p *cutProxy) cut() {
 
 func TestConnectionCutMidBatchFailsUnconfirmedAndRecovers(t *testing.T) {
 	t.Parallel()
-	u, err := url.Parse(testURL())
+	u, err := url.Parse(celerytest.URL())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/revisit-sched/revisit/broker"
 	"github.com/revisit-sched/revisit/broker/amqp"
 	"github.com/revisit-sched/revisit/celery"
+	"github.com/revisit-sched/revisit/internal/celerytest"
 )
 
 // eventLog collects events by task id.
@@ -96,7 +97,7 @@ func TestEventsSkipMalformedAndRedeliverAfterHandlerError(t *testing.T) {
 	queue := testQueue(t, false)
 	b := openBroker(t, amqp.Config{EventsExchange: exchange, EventsQueue: queue, MinBackoff: 20 * time.Millisecond})
 	ch := admin(t)
-	t.Cleanup(func() { deleteExchange(t, exchange) })
+	t.Cleanup(func() { celerytest.DeleteExchange(t, exchange) })
 
 	log := newEventLog()
 	failures := 1
@@ -132,7 +133,7 @@ func TestEventsSkipMalformedAndRedeliverAfterHandlerError(t *testing.T) {
 		}
 	}
 
-	waitFor(t, 15*time.Second, "the good events", func() bool {
+	celerytest.WaitFor(t, 15*time.Second, "the good events", func() bool {
 		return log.has(u1, celery.TypeStarted) && log.has(u2, celery.TypeStarted) && log.has(u3, celery.TypeSucceeded)
 	})
 	e, _ := log.get(u1, celery.TypeStarted)
@@ -144,7 +145,7 @@ func TestEventsSkipMalformedAndRedeliverAfterHandlerError(t *testing.T) {
 		t.Fatalf("malformed counts: %+v", m)
 	}
 	// Everything was acked in the end.
-	waitFor(t, 5*time.Second, "the events queue to drain", func() bool {
+	celerytest.WaitFor(t, 5*time.Second, "the events queue to drain", func() bool {
 		q, err := ch.QueueDeclarePassive(queue, false, false, false, false, nil)
 		return err == nil && q.Messages == 0
 	})
@@ -159,7 +160,7 @@ func TestTransientEventsObserveWithoutTaking(t *testing.T) {
 	consumer := openBroker(t, amqp.Config{EventsExchange: exchange, EventsQueue: durable})
 	observer := openBroker(t, amqp.Config{EventsExchange: exchange, EventsQueue: "unused", EventsTransient: true})
 	ch := admin(t)
-	t.Cleanup(func() { deleteExchange(t, exchange) })
+	t.Cleanup(func() { celerytest.DeleteExchange(t, exchange) })
 
 	seen := newEventLog()
 	runEvents(t, observer, func(_ context.Context, evs []celery.Event) error { seen.add(evs); return nil })
@@ -179,8 +180,8 @@ func TestTransientEventsObserveWithoutTaking(t *testing.T) {
 		amqp091.Publishing{ContentType: "application/json", Body: []byte(body)}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "the observer sees the event", func() bool { return seen.has(id, celery.TypeStarted) })
-	waitFor(t, 10*time.Second, "the durable queue keeps the event", func() bool {
+	celerytest.WaitFor(t, 10*time.Second, "the observer sees the event", func() bool { return seen.has(id, celery.TypeStarted) })
+	celerytest.WaitFor(t, 10*time.Second, "the durable queue keeps the event", func() bool {
 		n, err := consumer.Depth(context.Background(), durable)
 		return err == nil && n == 1
 	})

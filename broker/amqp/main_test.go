@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,32 +15,11 @@ import (
 	"github.com/revisit-sched/revisit/broker"
 	"github.com/revisit-sched/revisit/broker/amqp"
 	"github.com/revisit-sched/revisit/celery"
+	"github.com/revisit-sched/revisit/internal/celerytest"
 )
-
-// The tests need a real RabbitMQ: REVISIT_AMQP_URL, or the local default.
-// Without one they skip, except under CI (CI set), where they fail.
-const defaultTestURL = "amqp://guest:guest@127.0.0.1:5672/"
 
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
-}
-
-// testURL returns the RabbitMQ URL the tests use.
-func testURL() string {
-	if u := os.Getenv("REVISIT_AMQP_URL"); u != "" {
-		return u
-	}
-	return defaultTestURL
-}
-
-// unavailable skips the test locally and fails it under CI.
-func unavailable(t *testing.T, format string, args ...any) {
-	t.Helper()
-	msg := fmt.Sprintf(format, args...)
-	if os.Getenv("CI") != "" {
-		t.Fatalf("%s (CI is set, so this is a failure)", msg)
-	}
-	t.Skipf("%s; skipping (set CI=1 to make this a failure)", msg)
 }
 
 // testLogger logs through t.
@@ -58,32 +35,12 @@ func (w tWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// probe dials RabbitMQ once per test run, so that every test skips at once
-// when it is not there.
-var probe = sync.OnceValue(func() error {
-	conn, err := amqp091.DialConfig(testURL(), amqp091.Config{
-		Dial: amqp091.DefaultDial(2 * time.Second),
-	})
-	if err != nil {
-		return err
-	}
-	return conn.Close()
-})
-
-// requireRabbitMQ skips (or, under CI, fails) the test without RabbitMQ.
-func requireRabbitMQ(t *testing.T) {
-	t.Helper()
-	if err := probe(); err != nil {
-		unavailable(t, "RabbitMQ not reachable at %s: %v (start it with `rabbitmq-server -detached`)", testURL(), err)
-	}
-}
-
 // openBroker opens a Broker on the test RabbitMQ, closed at cleanup.
 func openBroker(t *testing.T, cfg amqp.Config) *amqp.Broker {
 	t.Helper()
-	requireRabbitMQ(t)
+	celerytest.RequireRabbitMQ(t)
 	if cfg.URL == "" {
-		cfg.URL = testURL()
+		cfg.URL = celerytest.URL()
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = testLogger(t)
@@ -92,7 +49,7 @@ func openBroker(t *testing.T, cfg amqp.Config) *amqp.Broker {
 	defer cancel()
 	b, err := amqp.Open(ctx, cfg)
 	if err != nil {
-		unavailable(t, "RabbitMQ not reachable at %s: %v (start it with `rabbitmq-server -detached`)", testURL(), err)
+		celerytest.Unavailable(t, "RabbitMQ not reachable at %s: %v (start it with `rabbitmq-server -detached`)", celerytest.URL(), err)
 	}
 	t.Cleanup(func() {
 		if err := b.Close(); err != nil {
@@ -106,10 +63,10 @@ func openBroker(t *testing.T, cfg amqp.Config) *amqp.Broker {
 // at cleanup.
 func admin(t *testing.T) *amqp091.Channel {
 	t.Helper()
-	requireRabbitMQ(t)
-	conn, err := amqp091.Dial(testURL())
+	celerytest.RequireRabbitMQ(t)
+	conn, err := amqp091.Dial(celerytest.URL())
 	if err != nil {
-		unavailable(t, "RabbitMQ not reachable at %s: %v", testURL(), err)
+		celerytest.Unavailable(t, "RabbitMQ not reachable at %s: %v", celerytest.URL(), err)
 	}
 	ch, err := conn.Channel()
 	if err != nil {
@@ -130,41 +87,8 @@ func testQueue(t *testing.T, declare bool) string {
 			t.Fatalf("declare %s: %v", name, err)
 		}
 	}
-	t.Cleanup(func() { deleteQueue(t, name) })
+	t.Cleanup(func() { celerytest.DeleteQueue(t, name) })
 	return name
-}
-
-// deleteExchange deletes an exchange on a fresh connection (it may be
-// missing).
-func deleteExchange(t *testing.T, name string) {
-	conn, err := amqp091.Dial(testURL())
-	if err != nil {
-		t.Logf("cleanup: cannot delete exchange %s: %v", name, err)
-		return
-	}
-	defer conn.Close()
-	if ch, err := conn.Channel(); err == nil {
-		if err := ch.ExchangeDelete(name, false, false); err != nil {
-			t.Logf("cleanup: delete exchange %s: %v", name, err)
-		}
-	}
-}
-
-// deleteQueue deletes a queue on a fresh connection (it may be missing).
-func deleteQueue(t *testing.T, name string) {
-	conn, err := amqp091.Dial(testURL())
-	if err != nil {
-		t.Logf("cleanup: cannot delete queue %s: %v", name, err)
-		return
-	}
-	defer conn.Close()
-	ch, err := conn.Channel()
-	if err != nil {
-		return
-	}
-	if _, err := ch.QueueDelete(name, false, false, false); err != nil {
-		t.Logf("cleanup: delete queue %s: %v", name, err)
-	}
 }
 
 // newMessage builds a Celery task message with a fresh id.
@@ -202,22 +126,10 @@ func countOutcomes(pubs []broker.Publication) map[broker.Outcome]int {
 	return n
 }
 
-// waitFor polls cond every 50 ms until it holds or timeout passes.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // waitQueue waits until queue exists.
 func waitQueue(t *testing.T, b *amqp.Broker, queue string, timeout time.Duration) {
 	t.Helper()
-	waitFor(t, timeout, "queue "+queue+" to exist", func() bool {
+	celerytest.WaitFor(t, timeout, "queue "+queue+" to exist", func() bool {
 		_, err := b.Depth(context.Background(), queue)
 		return !errors.Is(err, broker.ErrQueueMissing)
 	})

@@ -15,6 +15,7 @@ import (
 	"github.com/revisit-sched/revisit/broker"
 	"github.com/revisit-sched/revisit/broker/amqp"
 	"github.com/revisit-sched/revisit/celery"
+	"github.com/revisit-sched/revisit/internal/celerytest"
 )
 
 // rabbitmqctl runs rabbitmqctl with args.
@@ -40,7 +41,7 @@ func TestRestartUnderLoad(t *testing.T) {
 		t.Skip("restarts RabbitMQ: runs alone, with REVISIT_DISRUPTIVE_TESTS=1 (scripts/test does it)")
 	}
 	if _, err := exec.LookPath("rabbitmqctl"); err != nil {
-		unavailable(t, "rabbitmqctl not found: %v", err)
+		celerytest.Unavailable(t, "rabbitmqctl not found: %v", err)
 	}
 	exchange := "revisit.test.ev." + uuid.NewString()[:8]
 	eventsQueue := testQueue(t, false)
@@ -49,7 +50,7 @@ func TestRestartUnderLoad(t *testing.T) {
 		EventsExchange: exchange, EventsQueue: eventsQueue,
 	})
 	queue := testQueue(t, true)
-	t.Cleanup(func() { deleteExchange(t, exchange) })
+	t.Cleanup(func() { celerytest.DeleteExchange(t, exchange) })
 	events := newEventLog()
 	runEvents(t, b, func(_ context.Context, evs []celery.Event) error {
 		events.add(evs)
@@ -106,7 +107,7 @@ func TestRestartUnderLoad(t *testing.T) {
 		t.Fatalf("rabbitmqctl stop_app: %v", err)
 	}
 	// While RabbitMQ is down, a depth is unknown: neither 0 nor missing.
-	waitFor(t, 5*time.Second, "depth to be unknown", func() bool {
+	celerytest.WaitFor(t, 5*time.Second, "depth to be unknown", func() bool {
 		_, err := b.Depth(ctx, queue)
 		return errors.Is(err, broker.ErrDepthUnknown) && !errors.Is(err, broker.ErrQueueMissing)
 	})
@@ -163,7 +164,7 @@ func TestRestartUnderLoad(t *testing.T) {
 
 	// The events consumer came back too.
 	id := uuid.NewString()
-	waitFor(t, 30*time.Second, "an event after the restart", func() bool {
+	celerytest.WaitFor(t, 30*time.Second, "an event after the restart", func() bool {
 		if events.has(id, celery.TypeStarted) {
 			return true
 		}
