@@ -27,6 +27,9 @@ type loop struct {
 	lease     string
 	log       *slog.Logger
 	owning    bool
+	// dirty: a round failed and may have left visits pending; they are
+	// recovered before the next round.
+	dirty bool
 	// standbyLogged avoids repeating that another process drives the type.
 	standbyLogged string
 	// waits counts consecutive rounds skipped for an unavailable
@@ -98,7 +101,20 @@ func (l *loop) run(stop, hard context.Context, healthy func()) error {
 				continue
 			}
 		}
+		if l.dirty {
+			if err := l.recover(hard); err != nil {
+				var werr *waitError
+				if !errors.As(classify(err), &werr) {
+					return err
+				}
+				l.pause(stop, l.waited(werr))
+				continue
+			}
+		}
 		wait, err := l.round(hard)
+		if err != nil {
+			l.dirty = true
+		}
 		if err = classify(err); err != nil {
 			var werr *waitError
 			if !errors.As(err, &werr) {
@@ -145,15 +161,10 @@ func (l *loop) acquire(ctx context.Context) error {
 	l.owning = lease.Owner == l.o.cfg.Owner
 	switch {
 	case l.owning && !was:
-		n, err := l.o.store.VisitsRecover(ctx, l.visitType)
-		if err != nil {
-			l.owning = false
-			return err
-		}
-		l.o.metrics.recovered.WithLabelValues(l.visitType).Add(float64(n))
 		l.o.metrics.owner.WithLabelValues(l.visitType).Set(1)
-		l.log.Info("driving visit type", "owner", l.o.cfg.Owner, "recovered_pending", n)
+		l.log.Info("driving visit type", "owner", l.o.cfg.Owner)
 		l.standbyLogged = ""
+		l.dirty = true // what a crashed or stopped owner left pending
 	case !l.owning && was:
 		l.o.metrics.owner.WithLabelValues(l.visitType).Set(0)
 		l.log.Warn("lease lost: another process drives this visit type now", "owner", lease.Owner)
@@ -165,6 +176,22 @@ func (l *loop) acquire(ctx context.Context) error {
 		} else {
 			l.log.Info("standing by: another process drives this visit type", "owner", lease.Owner)
 		}
+	}
+	return nil
+}
+
+// recover releases the visits a crash or a failed round left pending, so
+// that their origins are offered again.
+func (l *loop) recover(ctx context.Context) error {
+	n, err := l.o.store.VisitsRecover(ctx, l.visitType)
+	if err != nil {
+		return fmt.Errorf("recover pending visits: %w", err)
+	}
+	l.dirty = false
+	l.o.metrics.recovered.WithLabelValues(l.visitType).Add(float64(n))
+	if n > 0 {
+		l.log.Warn("released visits left pending by a crash or a failed round; their origins are offered again",
+			"visits", n)
 	}
 	return nil
 }
