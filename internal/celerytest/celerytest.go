@@ -132,6 +132,8 @@ type WorkerOptions struct {
 	Pool string
 	// Concurrency of the pool; default 1.
 	Concurrency int
+	// Env adds variables (KEY=value) to the worker's environment.
+	Env []string
 }
 
 // StartWorker starts a Celery worker with events enabled (-E), killed at
@@ -166,6 +168,7 @@ func StartWorker(t testing.TB, o WorkerOptions) *Worker {
 		"REVISIT_TEST_OUT="+w.Out,
 		"REVISIT_TEST_BROKER="+strings.TrimSuffix(URL(), "/")+"//",
 	)
+	cmd.Env = append(cmd.Env, o.Env...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // kill the pool's children too
 	if err := cmd.Start(); err != nil {
@@ -192,11 +195,11 @@ func StartWorker(t testing.TB, o WorkerOptions) *Worker {
 	return w
 }
 
-// Received reads what the tasks recorded, one JSON object per line, keyed
-// by their "id" field; numbers decode as json.Number.
-func (w *Worker) Received(t testing.TB) map[string]map[string]any {
+// Records reads what the tasks recorded, one JSON object per line, in the
+// order they ran; numbers decode as json.Number.
+func (w *Worker) Records(t testing.TB) []map[string]any {
 	t.Helper()
-	got := map[string]map[string]any{}
+	var got []map[string]any
 	data, err := os.ReadFile(w.Out)
 	if errors.Is(err, os.ErrNotExist) {
 		return got
@@ -210,6 +213,16 @@ func (w *Worker) Received(t testing.TB) map[string]map[string]any {
 		if err := DecodeNumbers(sc.Bytes(), &rec); err != nil {
 			continue // a line being written
 		}
+		got = append(got, rec)
+	}
+	return got
+}
+
+// Received is Records keyed by their "id" field.
+func (w *Worker) Received(t testing.TB) map[string]map[string]any {
+	t.Helper()
+	got := map[string]map[string]any{}
+	for _, rec := range w.Records(t) {
 		id, _ := rec["id"].(string)
 		got[id] = rec
 	}
