@@ -169,6 +169,7 @@ and flags, each overriding the one before.`,
 		a.visitStatsCommand(),
 		a.visitStatusCommand(),
 		a.brokerCommand(),
+		a.runnerCommand(),
 		a.benchCommand(),
 	)
 	return root

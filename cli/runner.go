@@ -1,0 +1,57 @@
+package cli
+
+import (
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/revisit-sched/revisit/broker/amqp"
+	"github.com/revisit-sched/revisit/runner"
+)
+
+func (a *app) runnerCommand() *cobra.Command {
+	var (
+		types        []string
+		prefix       string
+		poll, grace  time.Duration
+		wedgedPeriod time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "runner [--task-type TYPE]...",
+		Short: "Dispatch the due generic tasks to the workers, until interrupted",
+		Long: `runner keeps the queue of each task type fed with its due tasks: when more
+than a fifth of the type's max_queue_length is free it records a run for each
+due task and publishes its message to the queue named after the type's
+backend_name; tasks with a priority go at once to the queue
+"<priority prefix><backend_name>". It also ends as lost the runs without
+news beyond their type's run_timeout. The task types are every type that is
+not load-* (the orchestrator drives those), or those named.
+
+Workers' events are applied by the event listener. SIGINT or SIGTERM stops
+the runner: the round in flight finishes within the grace period.`,
+		Args: exactArgs(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			st, err := a.openStore(cmd)
+			if err != nil {
+				return err
+			}
+			b, err := a.openBroker(cmd, amqp.Config{})
+			if err != nil {
+				return err
+			}
+			r, err := runner.New(st, b, runner.Config{TaskTypes: types, PriorityQueuePrefix: prefix,
+				PollInterval: poll, GracePeriod: grace, WedgedCheckInterval: wedgedPeriod, Logger: a.log, Now: a.now})
+			if err != nil {
+				return usageError{err}
+			}
+			return r.Run(cmd.Context())
+		},
+	}
+	f := cmd.Flags()
+	f.StringArrayVar(&types, "task-type", nil, "dispatch this task `type` (repeatable; default: every type that is not load-*)")
+	f.StringVar(&prefix, "priority-queue-prefix", runner.DefaultPriorityQueuePrefix, "`prefix` of the backend name that names the queue of priority tasks")
+	f.DurationVar(&poll, "poll-interval", 10*time.Second, "wait after a round that found the queue full or few tasks due")
+	f.DurationVar(&grace, "grace-period", 30*time.Second, "how long the round in flight may take to finish once interrupted")
+	f.DurationVar(&wedgedPeriod, "wedged-check-interval", 5*time.Minute, "period of the check that ends as lost the runs silent beyond their type's run_timeout")
+	return cmd
+}
