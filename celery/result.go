@@ -61,6 +61,21 @@ func ParseSucceededResult(repr string) (VisitResult, error) {
 	return visitResult(v, true)
 }
 
+// ParseTaskResult reads the result of a task-succeeded event of any task,
+// the Python repr of what the task returned: a dict with a "status" reads
+// as in ParseSucceededResult; any other value (a dict without "status",
+// None, a number, a list…) gets an eventful or uneventful status from its
+// Python truth value, with Inferred set, as the upstream Software Heritage
+// listener does for generic tasks such as listers. It fails, wrapping
+// ErrBadResult, when the repr does not parse or its "status" is unknown.
+func ParseTaskResult(repr string) (VisitResult, error) {
+	v, err := ParsePyLiteral(repr)
+	if err != nil {
+		return VisitResult{}, fmt.Errorf("%w: %w", ErrBadResult, err)
+	}
+	return visitResult(v, false)
+}
+
 // visitResult maps a decoded result value (from JSON or a Python literal)
 // to a VisitResult. With requireStatus false, a result without "status"
 // gets a status inferred from its truthiness.

@@ -79,3 +79,37 @@ func TestParseSucceededResultErrors(t *testing.T) {
 		t.Errorf("err %v does not carry a *SyntaxError", err)
 	}
 }
+
+func TestParseTaskResult(t *testing.T) {
+	cases := []struct {
+		repr     string
+		status   VisitStatus
+		inferred bool
+	}{
+		{"{'status': 'uneventful'}", VisitUneventful, false},
+		{"{'status': 'success', 'eventful': True}", VisitEventful, false},
+		{"{'pages': 3, 'origins': 120}", VisitEventful, true},
+		{"{}", VisitUneventful, true},
+		{"None", VisitUneventful, true},
+		{"0", VisitUneventful, true},
+		{"''", VisitUneventful, true},
+		{"[1]", VisitEventful, true},
+		{"'done'", VisitEventful, true},
+		{"True", VisitEventful, true},
+	}
+	for _, c := range cases {
+		r, err := ParseTaskResult(c.repr)
+		if err != nil {
+			t.Errorf("%s: %v", c.repr, err)
+			continue
+		}
+		if r.Status != c.status || r.Inferred != c.inferred {
+			t.Errorf("%s: got status %s inferred %v, want %s %v", c.repr, r.Status, r.Inferred, c.status, c.inferred)
+		}
+	}
+	for _, repr := range []string{"<object object at 0x7f>", "{'status': 'ok'}", ""} {
+		if _, err := ParseTaskResult(repr); !errors.Is(err, ErrBadResult) {
+			t.Errorf("%q: got %v, want ErrBadResult", repr, err)
+		}
+	}
+}

@@ -17,9 +17,11 @@ import (
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/broker"
+	"github.com/revisit-sched/revisit/celery"
 	"github.com/revisit-sched/revisit/config"
 	"github.com/revisit-sched/revisit/listener"
 	"github.com/revisit-sched/revisit/orchestrator"
+	"github.com/revisit-sched/revisit/runner"
 	"github.com/revisit-sched/revisit/store"
 )
 
@@ -131,7 +133,10 @@ func (a *app) orchestratorRole(c config.Config, st store.Store, b broker.Broker,
 
 // listenerRole builds the listener of worker events.
 func (a *app) listenerRole(st store.Store, b broker.Broker, reg prometheus.Registerer) role {
-	l := listener.New(st, b, listener.Config{Logger: a.log.With("role", "listener"), Metrics: listener.NewMetrics(reg)})
+	l := listener.New(st, b, listener.Config{Logger: a.log.With("role", "listener"), Metrics: listener.NewMetrics(reg),
+		Runs: func(ctx context.Context, events []celery.Event) ([]celery.Event, error) {
+			return runner.HandleEvents(ctx, st, events)
+		}})
 	return role{name: "listener", run: l.Run}
 }
 

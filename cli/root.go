@@ -172,6 +172,7 @@ and flags, each overriding the one before.`,
 		a.scheduleRecurrentCommand(),
 		a.listenerCommand(),
 		a.serveCommand(),
+		a.runnerCommand(),
 		a.benchCommand(),
 	)
 	return root

@@ -16,8 +16,6 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/revisit-sched/revisit"
-	"github.com/revisit-sched/revisit/broker/amqp"
-	"github.com/revisit-sched/revisit/internal/celerytest"
 	"github.com/revisit-sched/revisit/store"
 	"github.com/revisit-sched/revisit/store/postgres"
 	"github.com/revisit-sched/revisit/store/postgres/pgtest"
@@ -74,19 +72,6 @@ func pgStore(t *testing.T) (store.Store, string) {
 	t.Cleanup(func() { s.Close() })
 	require.NoError(t, s.Migrate(context.Background()))
 	return s, url
-}
-
-// amqpBroker opens the test RabbitMQ, events through eventsQueue.
-func amqpBroker(t *testing.T, eventsQueue string) *amqp.Broker {
-	t.Helper()
-	celerytest.RequireRabbitMQ(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	b, err := amqp.Open(ctx, amqp.Config{URL: celerytest.URL(), EventsQueue: eventsQueue, Logger: testLogger(t),
-		MinBackoff: 50 * time.Millisecond, MaxBackoff: time.Second})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = b.Close() })
-	return b
 }
 
 // testLogger logs through t at info and above.

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/broker/amqp"
 	"github.com/revisit-sched/revisit/internal/celerytest"
 	"github.com/revisit-sched/revisit/listener"
 	"github.com/revisit-sched/revisit/orchestrator"
@@ -23,7 +24,7 @@ func TestVisitsEndToEnd(t *testing.T) {
 	t.Parallel()
 	st, _ := pgStore(t)
 	queue, eventsQueue := celerytest.Queue(t), celerytest.Queue(t)
-	b := amqpBroker(t, eventsQueue)
+	b := celerytest.OpenBroker(t, amqp.Config{EventsQueue: eventsQueue, Logger: testLogger(t)})
 	const maxQueue = 20
 	w := newWorld(t, st, queue, maxQueue)
 	lagging := names("lag", 15)

@@ -35,28 +35,14 @@ func (w tWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// openBroker opens a Broker on the test RabbitMQ, closed at cleanup.
+// openBroker opens a Broker on the test RabbitMQ, logging through t
+// unless cfg says otherwise, closed at cleanup.
 func openBroker(t *testing.T, cfg amqp.Config) *amqp.Broker {
 	t.Helper()
-	celerytest.RequireRabbitMQ(t)
-	if cfg.URL == "" {
-		cfg.URL = celerytest.URL()
-	}
 	if cfg.Logger == nil {
 		cfg.Logger = testLogger(t)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-	defer cancel()
-	b, err := amqp.Open(ctx, cfg)
-	if err != nil {
-		celerytest.Unavailable(t, "RabbitMQ not reachable at %s: %v (start it with `rabbitmq-server -detached`)", celerytest.URL(), err)
-	}
-	t.Cleanup(func() {
-		if err := b.Close(); err != nil {
-			t.Errorf("close broker: %v", err)
-		}
-	})
-	return b
+	return celerytest.OpenBroker(t, cfg)
 }
 
 // admin opens a plain amqp091 channel for test set-up and checks, closed

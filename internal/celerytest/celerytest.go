@@ -7,6 +7,7 @@ package celerytest
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,6 +23,7 @@ import (
 	"github.com/google/uuid"
 	amqp091 "github.com/rabbitmq/amqp091-go"
 
+	"github.com/revisit-sched/revisit/broker/amqp"
 	"github.com/revisit-sched/revisit/internal/pytest"
 )
 
@@ -261,4 +263,27 @@ func WaitQueue(t testing.TB, queue string, timeout time.Duration) {
 		})
 		return exists
 	})
+}
+
+// OpenBroker opens revisit's RabbitMQ broker on the test server (cfg.URL
+// defaults to URL()), closed at cleanup; without RabbitMQ the test skips,
+// or fails under CI.
+func OpenBroker(t testing.TB, cfg amqp.Config) *amqp.Broker {
+	t.Helper()
+	RequireRabbitMQ(t)
+	if cfg.URL == "" {
+		cfg.URL = URL()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	b, err := amqp.Open(ctx, cfg)
+	if err != nil {
+		Unavailable(t, "RabbitMQ not reachable at %s: %v (start it with `rabbitmq-server -detached`)", URL(), err)
+	}
+	t.Cleanup(func() {
+		if err := b.Close(); err != nil {
+			t.Errorf("close broker: %v", err)
+		}
+	})
+	return b
 }

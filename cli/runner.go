@@ -1,0 +1,58 @@
+package cli
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/cobra"
+
+	"github.com/revisit-sched/revisit/broker"
+	"github.com/revisit-sched/revisit/config"
+	"github.com/revisit-sched/revisit/runner"
+	"github.com/revisit-sched/revisit/store"
+)
+
+func (a *app) runnerCommand() *cobra.Command {
+	var (
+		types        []string
+		prefix       string
+		poll, grace  time.Duration
+		wedgedPeriod time.Duration
+		metricsAddr  string
+	)
+	cmd := &cobra.Command{
+		Use:   "runner [--task-type TYPE]...",
+		Short: "Dispatch the due generic tasks to the workers, until interrupted",
+		Long: `runner keeps the queue of each task type fed with its due tasks: when more
+than a fifth of the type's max_queue_length is free it records a run for each
+due task and publishes its message to the queue named after the type's
+backend_name; tasks with a priority go at once to the queue
+"<priority prefix><backend_name>". It also ends as lost the runs without
+news beyond their type's run_timeout. The task types are every type that is
+not load-* (the orchestrator drives those), or those named.
+
+Workers' events are applied by the event listener. SIGINT or SIGTERM stops
+the runner: the round in flight finishes within the grace period.`,
+		Args: exactArgs(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.runRoleCommand(cmd, metricsAddr, func(_ config.Config, st store.Store, b broker.Broker,
+				reg *prometheus.Registry) ([]role, error) {
+				r, err := runner.New(st, b, runner.Config{TaskTypes: types, PriorityQueuePrefix: prefix,
+					PollInterval: poll, GracePeriod: grace, WedgedCheckInterval: wedgedPeriod,
+					Logger: a.log.With("role", "runner"), Now: a.now, Metrics: runner.NewMetrics(reg)})
+				if err != nil {
+					return nil, usageError{err}
+				}
+				return []role{{name: "runner", run: r.Run}}, nil
+			})
+		},
+	}
+	f := cmd.Flags()
+	f.StringArrayVar(&types, "task-type", nil, "dispatch this task `type` (repeatable; default: every type that is not load-*)")
+	f.StringVar(&prefix, "priority-queue-prefix", runner.DefaultPriorityQueuePrefix, "`prefix` of the backend name that names the queue of priority tasks")
+	f.DurationVar(&poll, "poll-interval", 10*time.Second, "wait after a round that found the queue full or few tasks due")
+	f.DurationVar(&grace, "grace-period", 30*time.Second, "how long the round in flight may take to finish once interrupted")
+	f.DurationVar(&wedgedPeriod, "wedged-check-interval", 5*time.Minute, "period of the check that ends as lost the runs silent beyond their type's run_timeout")
+	f.StringVar(&metricsAddr, "metrics-listen", "", "serve Prometheus metrics at http://`ADDRESS`/metrics")
+	return cmd
+}

@@ -1,0 +1,72 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+)
+
+func TestRunnerNeedsTaskTypes(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	require.Contains(t, h.fails(ExitError, "runner"), "no task type to dispatch")
+	require.Contains(t, h.fails(ExitUsage, "runner", "extra"), "want 0 argument(s)")
+}
+
+func TestRunnerDispatchesUntilInterrupted(t *testing.T) {
+	t.Parallel()
+	ch := rabbit(t)
+	h := newHarness(t)
+	queue := "revisit.test.cli.runner." + uuid.NewString()[:8]
+	_, err := ch.QueueDeclare(queue, true, false, false, false, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _, _ = ch.QueueDelete(queue, false, false, false) })
+	h.ok("task-type", "add", "list-gitlab", "--backend-name", queue, "--default-interval", "1d")
+	h.ok("task", "add", "list-gitlab", "url=https://gitlab.example", "--next-run", "2025-02-01")
+
+	// An unknown task type is an error naming it.
+	require.Contains(t, h.fails(ExitError, "--broker", testBrokerURL, "runner", "--task-type", "list-nope"), "list-nope")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errb bytes.Buffer
+	env := Env{Stdin: bytes.NewReader(nil), Stdout: &out, Stderr: &errb, Now: func() time.Time { return testNow }}
+	done := make(chan int, 1)
+	go func() {
+		done <- Run(ctx, env, []string{"--store", h.url, "--broker", testBrokerURL, "runner",
+			"--task-type", "list-gitlab", "--grace-period", "2s", "--poll-interval", "50ms"})
+	}()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		q, err := ch.QueueDeclarePassive(queue, true, false, false, false, nil)
+		require.NoError(t, err)
+		if q.Messages == 1 {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "no message in %s; stderr: %s", queue, errb.String())
+		time.Sleep(50 * time.Millisecond)
+	}
+	cancel()
+	select {
+	case code := <-done:
+		require.Equal(t, ExitOK, code, errb.String())
+	case <-time.After(10 * time.Second):
+		t.Fatal("the runner did not stop")
+	}
+
+	msg, ok, err := ch.Get(queue, true)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, queue, msg.Headers["task"])
+	var body []json.RawMessage
+	require.NoError(t, json.Unmarshal(msg.Body, &body))
+	require.JSONEq(t, `{"url": "https://gitlab.example"}`, string(body[1]))
+	runs := h.jsonList("task", "list", "--runs")
+	require.Len(t, runs, 1)
+	require.Equal(t, msg.CorrelationId, runs[0]["backend_id"], "%v", runs[0])
+}

@@ -1,0 +1,249 @@
+// Package supervise runs the long-lived loops of a service (semantics.md
+// §4.2): each loop is restarted with exponential backoff when it fails,
+// reported unhealthy after repeated failures, and the whole stops when
+// every loop is down, so that a service manager restarts the process. On
+// stop, loops get a grace period to finish the work in flight.
+package supervise
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/broker"
+)
+
+// ErrAllDown is returned by Run when every loop is unhealthy at once.
+var ErrAllDown = errors.New("every loop is down")
+
+// Loop is one long-lived loop. It runs until stop is done (then it returns
+// nil) or it fails (it returns the error). Its work runs under hard, which
+// ends only when the grace period after stop has passed, so that the work
+// in flight at stop finishes. It calls healthy after every piece of work
+// that went well.
+type Loop func(stop, hard context.Context, healthy func()) error
+
+// Config configures Run; zero durations and counts take the defaults.
+type Config struct {
+	// GracePeriod bounds how long the loops may take to finish once the
+	// context of Run is done (30 s).
+	GracePeriod time.Duration
+	// RestartMin and RestartMax bound the exponential backoff between
+	// restarts of a failed loop (1 s, 5 min).
+	RestartMin, RestartMax time.Duration
+	// UnhealthyAfter is how many consecutive failures make a loop
+	// unhealthy (5).
+	UnhealthyAfter int
+	// Logger receives restarts; nil discards.
+	Logger *slog.Logger
+	// OnRestart, when set, is called each time a loop failed and will be
+	// restarted.
+	OnRestart func(name string)
+	// OnHealth, when set, is called when a loop's health is set: at start,
+	// after a failure, and after work that went well.
+	OnHealth func(name string, h Health)
+}
+
+// Health is the state of one loop.
+type Health struct {
+	// Healthy is false after UnhealthyAfter consecutive failures, until
+	// the loop works again.
+	Healthy bool
+	// Failures counts consecutive failures.
+	Failures int
+	// LastError is the last failure, if any.
+	LastError string
+}
+
+// Supervisor runs named loops; Health reports on them while they run.
+type Supervisor struct {
+	cfg   Config
+	mu    sync.Mutex
+	state map[string]Health
+}
+
+// New returns a supervisor configured by cfg.
+func New(cfg Config) *Supervisor {
+	set := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	set(&cfg.GracePeriod, 30*time.Second)
+	set(&cfg.RestartMin, time.Second)
+	set(&cfg.RestartMax, 5*time.Minute)
+	if cfg.UnhealthyAfter <= 0 {
+		cfg.UnhealthyAfter = 5
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Supervisor{cfg: cfg, state: map[string]Health{}}
+}
+
+// Health returns the state of every loop, by name.
+func (s *Supervisor) Health() map[string]Health {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]Health, len(s.state))
+	for k, v := range s.state {
+		out[k] = v
+	}
+	return out
+}
+
+// Run runs the loops until ctx is done, then stops them, waits for them
+// (at most the grace period plus what they take to return once their hard
+// context ends) and returns nil; or returns ErrAllDown, after stopping the
+// others the same way, when every loop is unhealthy at once.
+func (s *Supervisor) Run(ctx context.Context, loops map[string]Loop) error {
+	hard, cancelHard := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelHard()
+	stop, cancelStop := context.WithCancel(ctx)
+	defer cancelStop()
+	go func() {
+		<-stop.Done()
+		t := time.NewTimer(s.cfg.GracePeriod)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			cancelHard()
+		case <-hard.Done():
+		}
+	}()
+
+	names := make([]string, 0, len(loops))
+	for name := range loops {
+		names = append(names, name)
+		s.set(name, func(h *Health) { *h = Health{Healthy: true} })
+	}
+	down := make(chan struct{})
+	var once sync.Once
+	var wg sync.WaitGroup
+	for name, loop := range loops {
+		wg.Go(func() {
+			s.supervise(stop, hard, name, loop, func() {
+				if s.allDown(names) {
+					once.Do(func() { close(down) })
+				}
+			})
+		})
+	}
+	var err error
+	select {
+	case <-ctx.Done():
+	case <-down:
+		err = ErrAllDown
+	}
+	cancelStop()
+	wg.Wait()
+	return err
+}
+
+// supervise runs one loop, restarting it with exponential backoff when it
+// fails; unhealthy is called when it turns unhealthy.
+func (s *Supervisor) supervise(stop, hard context.Context, name string, loop Loop, unhealthy func()) {
+	for {
+		err := loop(stop, hard, func() { s.set(name, func(h *Health) { *h = Health{Healthy: true} }) })
+		if err == nil || stop.Err() != nil {
+			return
+		}
+		var h Health
+		s.set(name, func(hp *Health) {
+			hp.Failures++
+			hp.LastError = err.Error()
+			hp.Healthy = hp.Failures < s.cfg.UnhealthyAfter
+			h = *hp
+		})
+		if s.cfg.OnRestart != nil {
+			s.cfg.OnRestart(name)
+		}
+		backoff := min(s.cfg.RestartMin<<min(h.Failures-1, 20), s.cfg.RestartMax)
+		backoff += time.Duration(rand.Int64N(int64(backoff)/4 + 1))
+		s.cfg.Logger.Error("loop failed; restarting", "loop", name, "err", err, "failures", h.Failures,
+			"restart_in", backoff.Round(time.Millisecond))
+		if !h.Healthy {
+			s.cfg.Logger.Error("loop unhealthy", "loop", name, "failures", h.Failures)
+			unhealthy()
+		}
+		if !Sleep(stop, backoff) {
+			return
+		}
+	}
+}
+
+func (s *Supervisor) set(name string, change func(*Health)) {
+	s.mu.Lock()
+	h := s.state[name]
+	change(&h)
+	s.state[name] = h
+	s.mu.Unlock()
+	if s.cfg.OnHealth != nil {
+		s.cfg.OnHealth(name, h)
+	}
+}
+
+func (s *Supervisor) allDown(names []string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !slices.ContainsFunc(names, func(n string) bool { return s.state[n].Healthy })
+}
+
+// Sleep waits d or until ctx is done, and reports whether it waited d.
+func Sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// WaitError is work that could not be done because a dependency is
+// unavailable or a queue's depth unknown: the loop waits and tries again,
+// it does not fail.
+type WaitError struct {
+	// Reason is a short label for metrics: queue_missing, depth_unknown,
+	// broker_unavailable, store_unavailable, timeout, publish_failed…
+	Reason string
+	Err    error
+}
+
+func (e *WaitError) Error() string { return e.Reason + ": " + e.Err.Error() }
+func (e *WaitError) Unwrap() error { return e.Err }
+
+// Classify returns err as a *WaitError when it says a dependency is
+// unavailable (a missing queue, an unknown depth, a broker or store that
+// cannot be reached, a timeout), and err unchanged otherwise.
+func Classify(err error) error {
+	var reason string
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, new(*WaitError)):
+		return err
+	case errors.Is(err, broker.ErrQueueMissing):
+		reason = "queue_missing"
+	case errors.Is(err, broker.ErrDepthUnknown):
+		reason = "depth_unknown"
+	case errors.Is(err, broker.ErrUnavailable):
+		reason = "broker_unavailable"
+	case revisit.Code(err) == revisit.CodeUnavailable:
+		reason = "store_unavailable"
+	case errors.Is(err, context.DeadlineExceeded):
+		reason = "timeout"
+	default:
+		return err
+	}
+	return &WaitError{Reason: reason, Err: err}
+}

@@ -1,0 +1,342 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/broker"
+	"github.com/revisit-sched/revisit/celery"
+	"github.com/revisit-sched/revisit/internal/supervise"
+)
+
+// cleanupTimeout bounds the store calls that record or undo a round after
+// its context ended.
+const cleanupTimeout = 10 * time.Second
+
+// recoverPage is how many scheduled tasks recovery inspects per store call.
+const recoverPage = 500
+
+// loop dispatches the due tasks of one task type.
+type loop struct {
+	r        *Runner
+	taskType string
+	name     string
+	log      *slog.Logger
+	// waits counts consecutive rounds skipped for an unavailable
+	// dependency, for the backoff.
+	waits int
+}
+
+func newLoop(r *Runner, taskType string) *loop {
+	return &loop{r: r, taskType: taskType, name: "dispatch:" + taskType, log: r.log.With("task_type", taskType)}
+}
+
+// run is the loop's supervise.Loop: it recovers the tasks a crash left
+// claimed, then runs rounds until stop is done.
+func (l *loop) run(stop, hard context.Context, healthy func()) error {
+	recovered := false
+	for stop.Err() == nil {
+		var wait time.Duration
+		var err error
+		if !recovered {
+			err = l.recoverClaimed(hard)
+			recovered = err == nil
+		}
+		if err == nil {
+			wait, err = l.round(hard)
+		}
+		if err = supervise.Classify(err); err != nil {
+			var werr *supervise.WaitError
+			if !errors.As(err, &werr) {
+				return err
+			}
+			wait = l.waited(werr)
+		} else {
+			l.waits = 0
+			healthy()
+		}
+		supervise.Sleep(stop, wait)
+	}
+	return nil
+}
+
+// waited records a skipped round and returns how long to wait: doubling
+// from one second up to the dependency backoff, plus jitter.
+func (l *loop) waited(werr *supervise.WaitError) time.Duration {
+	l.r.metrics.waits.WithLabelValues(l.name, werr.Reason).Inc()
+	l.log.Warn("waiting: dependency unavailable", "reason", werr.Reason, "err", werr.Err)
+	d := time.Second << min(l.waits, 16)
+	l.waits++
+	return min(d, l.r.cfg.DependencyBackoff) + l.r.jitter()
+}
+
+// round dispatches the type's due priority tasks, then as many of its
+// other due tasks as its queue has room for, and returns how long to wait
+// before the next round: at once (plus jitter) when a batch was full, so
+// more tasks may be due, else the poll interval.
+func (l *loop) round(ctx context.Context) (time.Duration, error) {
+	tt, err := l.r.store.TaskTypeGet(ctx, l.taskType)
+	if err != nil {
+		return 0, fmt.Errorf("task type %s: %w", l.taskType, err)
+	}
+	morePriority, err := l.priorityRound(ctx, tt)
+	if err != nil {
+		return 0, err
+	}
+	more, err := l.normalRound(ctx, tt)
+	if err != nil {
+		return 0, err
+	}
+	if more || morePriority {
+		return l.r.jitter(), nil
+	}
+	return l.r.cfg.PollInterval + l.r.jitter(), nil
+}
+
+// maxQueueLength returns the type's queue bound, the default when unset.
+func maxQueueLength(tt revisit.TaskType) int {
+	if tt.MaxQueueLength > 0 {
+		return tt.MaxQueueLength
+	}
+	return revisit.DefaultMaxQueueLength
+}
+
+// priorityRound dispatches due priority tasks to the priority queue,
+// whatever its depth, and reports whether the batch was full. A missing
+// priority queue is reported and the tasks wait; it does not stop the
+// type's other tasks.
+func (l *loop) priorityRound(ctx context.Context, tt revisit.TaskType) (bool, error) {
+	due, err := l.r.store.TasksPeekReady(ctx, revisit.ReadyTasksParams{Type: tt.Type, Now: l.r.cfg.Now(),
+		Limit: 1, Priority: true})
+	if err != nil {
+		return false, fmt.Errorf("peek priority tasks: %w", err)
+	}
+	if len(due) == 0 {
+		return false, nil
+	}
+	queue := l.r.cfg.PriorityQueuePrefix + tt.BackendName
+	if _, err := l.r.broker.Depth(ctx, queue); errors.Is(err, broker.ErrQueueMissing) {
+		l.r.metrics.waits.WithLabelValues(l.name, "priority_queue_missing").Inc()
+		l.log.Warn("priority tasks wait: their queue does not exist (no priority worker declared it)", "queue", queue)
+		return false, nil
+	} else if err != nil {
+		return false, fmt.Errorf("depth of queue %s: %w", queue, err)
+	}
+	limit := min(maxQueueLength(tt), l.r.cfg.MaxPerRound)
+	n, err := l.dispatch(ctx, tt, queue, limit, true)
+	return n == limit, err
+}
+
+// normalRound dispatches due tasks without priority when more than a fifth
+// of the queue is free (of the per-round cap, if lower), up to the free
+// slots, and reports whether the batch was full.
+func (l *loop) normalRound(ctx context.Context, tt revisit.TaskType) (bool, error) {
+	queue := tt.BackendName
+	depth, err := l.r.broker.Depth(ctx, queue)
+	if err != nil {
+		return false, fmt.Errorf("depth of queue %s: %w", queue, err)
+	}
+	l.r.metrics.depth.WithLabelValues(tt.Type).Set(float64(depth))
+	maxLen := int64(maxQueueLength(tt))
+	free := maxLen - depth
+	if free*5 <= min(maxLen, int64(l.r.cfg.MaxPerRound)) {
+		l.log.Debug("queue full", "queue", queue, "depth", depth, "max_queue_length", maxLen)
+		return false, nil
+	}
+	limit := int(min(free, int64(l.r.cfg.MaxPerRound)))
+	n, err := l.dispatch(ctx, tt, queue, limit, false)
+	return n == limit, err
+}
+
+// dispatch grabs up to limit due tasks (with or without priority), records
+// a run for each, publishes their messages to queue and ends as lost the
+// runs of the messages the broker did not confirm. It returns how many
+// tasks it grabbed.
+func (l *loop) dispatch(ctx context.Context, tt revisit.TaskType, queue string, limit int, priority bool) (int, error) {
+	now := l.r.cfg.Now()
+	tasks, err := l.r.store.TasksGrabReady(ctx, revisit.ReadyTasksParams{Type: tt.Type, Now: now, Limit: limit,
+		Priority: priority})
+	if err != nil {
+		return 0, fmt.Errorf("grab %d tasks: %w", limit, err)
+	}
+	if len(tasks) == 0 {
+		return 0, nil
+	}
+	ids := make([]string, len(tasks))
+	runs := make([]revisit.NewTaskRun, len(tasks))
+	for i, t := range tasks {
+		ids[i] = uuid.NewString()
+		runs[i] = revisit.NewTaskRun{TaskID: t.ID, BackendID: ids[i], Scheduled: now,
+			Metadata: map[string]any{"queue": queue}}
+	}
+	if _, err := l.r.store.TaskRunsSchedule(ctx, runs); err != nil {
+		l.release(tasks)
+		return 0, fmt.Errorf("record %d task runs: %w", len(runs), err)
+	}
+
+	var ends []revisit.TaskRunEnd
+	msgs := make([]celery.Message, 0, len(tasks))
+	sent := make([]string, 0, len(tasks)) // backend ids of msgs
+	for i, t := range tasks {
+		m, err := celery.NewMessage(celery.Task{Name: tt.BackendName, ID: ids[i], Args: t.Arguments.Args,
+			Kwargs: t.Arguments.Kwargs, Origin: l.r.cfg.Origin})
+		if err != nil { // the arguments cannot travel: retrying cannot help
+			ends = append(ends, revisit.TaskRunEnd{BackendID: ids[i], Status: revisit.RunPermfailed,
+				Metadata: map[string]any{"error": fmt.Sprintf("task %d: %v", t.ID, err)}})
+			continue
+		}
+		msgs = append(msgs, m)
+		sent = append(sent, ids[i])
+	}
+	var pubs []broker.Publication
+	if len(msgs) > 0 {
+		pubs, _ = l.r.broker.Publish(ctx, queue, msgs) // the outcomes say all
+	}
+	confirmed := 0
+	var firstErr error
+	for i, id := range sent {
+		if i < len(pubs) && pubs[i].Outcome == broker.Confirmed {
+			confirmed++
+			continue
+		}
+		why := errors.New("no outcome reported")
+		if i < len(pubs) && pubs[i].Err != nil {
+			why = pubs[i].Err
+		}
+		if firstErr == nil {
+			firstErr = why
+		}
+		ends = append(ends, revisit.TaskRunEnd{BackendID: id, Status: revisit.RunLost,
+			Metadata: map[string]any{"publish_error": why.Error()}})
+	}
+	prio := fmt.Sprint(priority)
+	l.r.metrics.dispatched.WithLabelValues(tt.Type, prio).Add(float64(confirmed))
+	l.r.metrics.publishFailed.WithLabelValues(tt.Type, prio).Add(float64(len(sent) - confirmed))
+	l.log.Info("dispatched", "queue", queue, "grabbed", len(tasks), "confirmed", confirmed,
+		"not_confirmed", len(sent)-confirmed, "unsendable", len(tasks)-len(sent))
+	if err := l.endRuns(ctx, ends); err != nil {
+		return len(tasks), err
+	}
+	if confirmed == 0 && firstErr != nil {
+		return len(tasks), &supervise.WaitError{Reason: "publish_failed",
+			Err: fmt.Errorf("no message of %d confirmed by the broker: %w", len(sent), firstErr)}
+	}
+	return len(tasks), nil
+}
+
+// endRuns ends the runs whose message never reached the queue, also after
+// the round's context ended: their tasks then follow the end-of-run rules.
+// Runs it cannot end are ended as lost by the wedged check later.
+func (l *loop) endRuns(ctx context.Context, ends []revisit.TaskRunEnd) error {
+	if len(ends) == 0 {
+		return nil
+	}
+	ctx, cancel := cleanupContext(ctx)
+	defer cancel()
+	now := l.r.cfg.Now()
+	for _, e := range ends {
+		e.Ended = now
+		if _, err := l.r.store.TaskRunEnd(ctx, e); err != nil {
+			return fmt.Errorf("end task run %s (%s): %w", e.BackendID, e.Status, err)
+		}
+	}
+	l.log.Warn("messages not sent or not confirmed: their runs ended, their tasks follow the end-of-run rules",
+		"runs", len(ends), "first", ends[0].Metadata)
+	return nil
+}
+
+// release makes grabbed tasks without a run due again; on failure the
+// recovery at the loop's next start does it.
+func (l *loop) release(tasks []revisit.Task) {
+	ids := make([]int64, len(tasks))
+	for i, t := range tasks {
+		ids[i] = t.ID
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	if err := l.r.store.TasksSetStatus(ctx, ids, revisit.TaskNextRunNotScheduled); err != nil {
+		l.log.Warn("cannot release grabbed tasks; the loop's recovery will", "tasks", len(ids), "err", err)
+	}
+}
+
+// recoverClaimed makes due again the tasks of the type left
+// next_run_scheduled without a run in flight: grabbed by a runner that
+// crashed (or failed to release them) before recording their runs. It runs
+// when the loop starts. It is exact while one runner process drives the
+// type; with several, a task another process grabbed an instant before,
+// and has not recorded the run of yet, is made due again and may be
+// dispatched twice.
+func (l *loop) recoverClaimed(ctx context.Context) error {
+	f := revisit.TaskFilter{Type: l.taskType, Status: revisit.TaskNextRunScheduled, Limit: recoverPage}
+	var orphans []int64
+	for {
+		page, err := l.r.store.TasksGet(ctx, f)
+		if err != nil {
+			return fmt.Errorf("recover claimed tasks: %w", err)
+		}
+		if len(page.Tasks) == 0 {
+			break
+		}
+		ids := make([]int64, len(page.Tasks))
+		for i, t := range page.Tasks {
+			ids[i] = t.ID
+		}
+		runs, err := l.r.store.TaskRunsGet(ctx, ids)
+		if err != nil {
+			return fmt.Errorf("recover claimed tasks: %w", err)
+		}
+		inFlight := map[int64]bool{}
+		for _, r := range runs {
+			if r.Ended == nil {
+				inFlight[r.TaskID] = true
+			}
+		}
+		var candidates []int64
+		for _, id := range ids {
+			if !inFlight[id] {
+				candidates = append(candidates, id)
+			}
+		}
+		// A run that ended between the two reads left its task as the
+		// end-of-run rules made it: read the statuses again.
+		if len(candidates) > 0 {
+			now, err := l.r.store.TasksGet(ctx, revisit.TaskFilter{IDs: candidates, Limit: len(candidates)})
+			if err != nil {
+				return fmt.Errorf("recover claimed tasks: %w", err)
+			}
+			for _, t := range now.Tasks {
+				if t.Status == revisit.TaskNextRunScheduled {
+					orphans = append(orphans, t.ID)
+				}
+			}
+		}
+		if page.NextPageToken == "" {
+			break
+		}
+		f.PageToken = page.NextPageToken
+	}
+	if len(orphans) == 0 {
+		return nil
+	}
+	if err := l.r.store.TasksSetStatus(ctx, orphans, revisit.TaskNextRunNotScheduled); err != nil {
+		return fmt.Errorf("recover %d claimed tasks: %w", len(orphans), err)
+	}
+	l.r.metrics.recovered.WithLabelValues(l.taskType).Add(float64(len(orphans)))
+	l.log.Warn("tasks claimed without a run (a runner stopped mid-round) are due again", "tasks", len(orphans))
+	return nil
+}
+
+// cleanupContext is ctx, or a fresh bounded context when ctx is over (the
+// grace period ended mid-round): what the round did must still be recorded.
+func cleanupContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if ctx.Err() == nil {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+}
