@@ -13,6 +13,7 @@ import (
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/broker"
 	"github.com/revisit-sched/revisit/celery"
+	"github.com/revisit-sched/revisit/internal/supervise"
 )
 
 // cleanupTimeout bounds the store calls that undo a round after its
@@ -43,41 +44,14 @@ func newLoop(o *Orchestrator, visitType string) *loop {
 		log: o.log.With("visit_type", visitType), listers: map[uuid.UUID]revisit.Lister{}}
 }
 
-// waitError is a round that could not run because a dependency is
-// unavailable or the queue depth unknown: the loop waits and tries again,
-// it does not fail.
-type waitError struct {
-	reason string
-	err    error
-}
-
-func (e *waitError) Error() string { return e.reason + ": " + e.err.Error() }
-func (e *waitError) Unwrap() error { return e.err }
-
-// classify turns the errors of unavailable dependencies into waitErrors.
+// classify sorts a round's error: a dependency unavailable, or a fenced
+// dispatch that found the lease gone, is a *supervise.WaitError (the loop
+// waits and tries again); anything else fails the loop.
 func classify(err error) error {
-	var reason string
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, new(*waitError)):
-		return err
-	case errors.Is(err, broker.ErrQueueMissing):
-		reason = "queue_missing"
-	case errors.Is(err, broker.ErrDepthUnknown):
-		reason = "depth_unknown"
-	case errors.Is(err, broker.ErrUnavailable):
-		reason = "broker_unavailable"
-	case revisit.Code(err) == revisit.CodeUnavailable:
-		reason = "store_unavailable"
-	case errors.Is(err, context.DeadlineExceeded):
-		reason = "timeout"
-	case revisit.Code(err) == revisit.CodeConflict:
-		reason = "lease_lost" // a fenced dispatch found the lease gone
-	default:
-		return err
+	if revisit.Code(err) == revisit.CodeConflict {
+		return &supervise.WaitError{Reason: "lease_lost", Err: err}
 	}
-	return &waitError{reason: reason, err: err}
+	return supervise.Classify(err)
 }
 
 // run drives the visit type until stop is done (it returns nil) or a round
@@ -89,7 +63,7 @@ func (l *loop) run(stop, hard context.Context, healthy func()) error {
 	for stop.Err() == nil {
 		if !l.owning {
 			if err := l.acquire(hard); err != nil {
-				var werr *waitError
+				var werr *supervise.WaitError
 				if !errors.As(classify(err), &werr) {
 					return err
 				}
@@ -103,7 +77,7 @@ func (l *loop) run(stop, hard context.Context, healthy func()) error {
 		}
 		if l.dirty {
 			if err := l.recover(hard); err != nil {
-				var werr *waitError
+				var werr *supervise.WaitError
 				if !errors.As(classify(err), &werr) {
 					return err
 				}
@@ -116,7 +90,7 @@ func (l *loop) run(stop, hard context.Context, healthy func()) error {
 			l.dirty = true
 		}
 		if err = classify(err); err != nil {
-			var werr *waitError
+			var werr *supervise.WaitError
 			if !errors.As(err, &werr) {
 				return err
 			}
@@ -135,9 +109,9 @@ func (l *loop) run(stop, hard context.Context, healthy func()) error {
 
 // waited records a skipped round and returns how long to wait: doubling
 // from one second up to the queue-full backoff, plus jitter.
-func (l *loop) waited(werr *waitError) time.Duration {
-	l.o.metrics.waits.WithLabelValues(l.visitType, werr.reason).Inc()
-	l.log.Warn("waiting: dependency unavailable", "reason", werr.reason, "err", werr.err)
+func (l *loop) waited(werr *supervise.WaitError) time.Duration {
+	l.o.metrics.waits.WithLabelValues(l.visitType, werr.Reason).Inc()
+	l.log.Warn("waiting: dependency unavailable", "reason", werr.Reason, "err", werr.Err)
 	d := time.Second << min(l.waits, 16)
 	l.waits++
 	return min(d, l.o.cfg.QueueFullBackoff) + l.jitter()
@@ -294,7 +268,7 @@ func (l *loop) round(ctx context.Context) (time.Duration, error) {
 	l.log.Info("round", attrs...)
 	l.checkShares(shares, fetched, dry)
 	if confirmed == 0 {
-		return 0, &waitError{reason: "publish_failed", err: fmt.Errorf("no message of %d confirmed by the broker", failed)}
+		return 0, &supervise.WaitError{Reason: "publish_failed", Err: fmt.Errorf("no message of %d confirmed by the broker", failed)}
 	}
 	return l.jitter(), nil
 }

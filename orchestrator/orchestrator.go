@@ -14,17 +14,16 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
-	"slices"
-	"sync"
 	"time"
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/broker"
+	"github.com/revisit-sched/revisit/internal/supervise"
 	"github.com/revisit-sched/revisit/store"
 )
 
 // ErrAllLoopsDown is returned by Run when every loop failed repeatedly.
-var ErrAllLoopsDown = errors.New("every visit type's loop is down")
+var ErrAllLoopsDown = supervise.ErrAllDown
 
 // Config configures an Orchestrator; zero fields take the defaults of
 // semantics.md §4.
@@ -161,21 +160,12 @@ type Orchestrator struct {
 	cfg     Config
 	log     *slog.Logger
 	metrics *Metrics
-
-	mu     sync.Mutex
-	health map[string]Health
+	sup     *supervise.Supervisor
 }
 
-// Health is the state of one visit type's loop.
-type Health struct {
-	// Healthy is false after UnhealthyAfter consecutive failures, until a
-	// round runs again.
-	Healthy bool
-	// Failures counts consecutive failures.
-	Failures int
-	// LastError is the last failure, if any.
-	LastError string
-}
+// Health is the state of one visit type's loop: unhealthy after
+// UnhealthyAfter consecutive failures, until a round runs again.
+type Health = supervise.Health
 
 // New returns an orchestrator publishing through b the visits it grabs
 // from st.
@@ -184,8 +174,14 @@ func New(st store.Store, b broker.Broker, cfg Config) (*Orchestrator, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	return &Orchestrator{store: st, broker: b, cfg: cfg, log: cfg.Logger, metrics: cfg.Metrics,
-		health: map[string]Health{}}, nil
+	m := cfg.Metrics
+	sup := supervise.New(supervise.Config{GracePeriod: cfg.GracePeriod, RestartMin: cfg.RestartMin,
+		RestartMax: cfg.RestartMax, UnhealthyAfter: cfg.UnhealthyAfter, Logger: cfg.Logger,
+		OnRestart: func(vt string) { m.restarts.WithLabelValues(vt).Inc() },
+		OnHealth: func(vt string, h supervise.Health) {
+			m.healthy.WithLabelValues(vt).Set(map[bool]float64{false: 0, true: 1}[h.Healthy])
+		}})
+	return &Orchestrator{store: st, broker: b, cfg: cfg, log: cfg.Logger, metrics: m, sup: sup}, nil
 }
 
 // Owner returns the name this process goes by in leases.
@@ -211,15 +207,7 @@ func (o *Orchestrator) timeout(visitType string) time.Duration {
 }
 
 // Health returns the state of every loop, by visit type.
-func (o *Orchestrator) Health() map[string]Health {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	out := make(map[string]Health, len(o.health))
-	for k, v := range o.health {
-		out[k] = v
-	}
-	return out
-}
+func (o *Orchestrator) Health() map[string]Health { return o.sup.Health() }
 
 // VisitTypes returns the visit types to drive: the configured ones, else
 // the visit type of every load-* task type.
@@ -255,97 +243,17 @@ func (o *Orchestrator) Run(ctx context.Context) error {
 		return err
 	}
 	o.log.Info("orchestrator starting", "visit_types", vts, "owner", o.cfg.Owner)
-	hard, cancelHard := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancelHard()
-	stop, cancelStop := context.WithCancel(ctx)
-	defer cancelStop()
-	go func() {
-		<-stop.Done()
-		t := time.NewTimer(o.cfg.GracePeriod)
-		defer t.Stop()
-		select {
-		case <-t.C:
-			cancelHard()
-		case <-hard.Done():
-		}
-	}()
-
-	down := make(chan struct{})
-	var once sync.Once
-	var wg sync.WaitGroup
+	loops := make(map[string]supervise.Loop, len(vts))
 	for _, vt := range vts {
-		o.setHealth(vt, func(h *Health) { h.Healthy = true })
-		wg.Go(func() {
-			o.supervise(stop, hard, vt, func() {
-				if o.allDown(vts) {
-					once.Do(func() { close(down) })
-				}
-			})
-		})
+		loops[vt] = newLoop(o, vt).run
 	}
-	select {
-	case <-ctx.Done():
+	defer context.AfterFunc(ctx, func() {
 		o.log.Info("orchestrator stopping: finishing the rounds in flight", "grace_period", o.cfg.GracePeriod)
-	case <-down:
+	})()
+	err = o.sup.Run(ctx, loops)
+	if errors.Is(err, ErrAllLoopsDown) {
 		o.log.Error("every loop is down; exiting so that the service manager restarts the process")
-		err = ErrAllLoopsDown
 	}
-	cancelStop()
-	wg.Wait()
 	o.log.Info("orchestrator stopped")
 	return err
-}
-
-// supervise runs a visit type's loop, restarting it with exponential
-// backoff when it fails; unhealthy is called when it turns unhealthy.
-func (o *Orchestrator) supervise(stop, hard context.Context, vt string, unhealthy func()) {
-	l := newLoop(o, vt)
-	o.metrics.healthy.WithLabelValues(vt).Set(1)
-	for {
-		err := l.run(stop, hard, func() {
-			o.setHealth(vt, func(h *Health) { *h = Health{Healthy: true} })
-			o.metrics.healthy.WithLabelValues(vt).Set(1)
-		})
-		if err == nil || stop.Err() != nil {
-			return
-		}
-		var h Health
-		o.setHealth(vt, func(hp *Health) {
-			hp.Failures++
-			hp.LastError = err.Error()
-			hp.Healthy = hp.Failures < o.cfg.UnhealthyAfter
-			h = *hp
-		})
-		o.metrics.restarts.WithLabelValues(vt).Inc()
-		backoff := min(o.cfg.RestartMin<<min(h.Failures-1, 20), o.cfg.RestartMax)
-		backoff += time.Duration(rand.Int64N(int64(backoff)/4 + 1))
-		o.log.Error("loop failed; restarting", "visit_type", vt, "err", err, "failures", h.Failures,
-			"restart_in", backoff.Round(time.Millisecond))
-		if !h.Healthy {
-			o.metrics.healthy.WithLabelValues(vt).Set(0)
-			o.log.Error("loop unhealthy", "visit_type", vt, "failures", h.Failures)
-			unhealthy()
-		}
-		t := time.NewTimer(backoff)
-		select {
-		case <-stop.Done():
-			t.Stop()
-			return
-		case <-t.C:
-		}
-	}
-}
-
-func (o *Orchestrator) setHealth(vt string, change func(*Health)) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	h := o.health[vt]
-	change(&h)
-	o.health[vt] = h
-}
-
-func (o *Orchestrator) allDown(vts []string) bool {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return !slices.ContainsFunc(vts, func(vt string) bool { return o.health[vt].Healthy })
 }
