@@ -144,7 +144,13 @@ func (a *app) listenerRole(st store.Store, b broker.Broker, reg prometheus.Regis
 // store and broker, build their roles, add the metrics endpoint when asked
 // and run until interrupted.
 func (a *app) runRoleCommand(cmd *cobra.Command, metricsAddr string,
-	build func(c config.Config, st store.Store, b broker.Broker, reg *prometheus.Registry) ([]role, error)) error {
+	build func(c config.Config, st store.Store, b broker.Broker, reg *prometheus.Registry) ([]role, error)) (err error) {
+	defer func() {
+		// A stop requested while starting is a clean stop, as later.
+		if err != nil && cmd.Context().Err() != nil && errors.Is(err, context.Canceled) {
+			err = nil
+		}
+	}()
 	c, err := a.config(cmd)
 	if err != nil {
 		return err

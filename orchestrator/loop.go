@@ -235,9 +235,12 @@ func (l *loop) round(ctx context.Context) (time.Duration, error) {
 		return 0, err
 	}
 
-	free := min(int64(maxLen)-depth, int64(cfg.MaxPerRound))
+	// The threshold applies to the queue's free space; the per-round cap
+	// only bounds how much of it one round fills.
+	open := int64(maxLen) - depth
+	free := min(open, int64(cfg.MaxPerRound))
 	m.freeSlots.WithLabelValues(l.visitType).Set(float64(max(free, 0)))
-	if free <= 0 || float64(free) < float64(maxLen)*cfg.MinFreeRatio {
+	if open <= 0 || float64(open) < float64(maxLen)*cfg.MinFreeRatio {
 		l.log.Debug("queue full", "queue", queue, "depth", depth, "max_queue_length", maxLen)
 		return cfg.QueueFullBackoff + l.jitter(), nil
 	}

@@ -254,3 +254,17 @@ func TestConfigValidation(t *testing.T) {
 		require.Error(t, err, "%+v", c)
 	}
 }
+
+func TestPerRoundCapBelowTheFreeThresholdStillFills(t *testing.T) {
+	st := sqliteStore(t)
+	w := newWorld(t, st, 100_000)
+	w.add(neverVisited, 50)
+	b := newFakeBroker()
+	cfg := testConfig("a")
+	cfg.MaxPerRound = 10 // far below 5 % of 100,000
+	start(t, st, b, cfg)
+	require.Eventually(t, func() bool { return len(b.published()) == 50 }, waitFor, tick)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	require.GreaterOrEqual(t, b.publishes, 5, "ten per round")
+}
