@@ -1,15 +1,23 @@
-// Package api is revisit's HTTP JSON API. For now it serves the worker
-// protocol of the embedded broker (wire.md §4): workers in any language
-// lease task messages, extend their leases and post results.
+// Package api is revisit's HTTP JSON API (under /api/v1): task types,
+// listers, listed origins, next visits, visit stats and statuses,
+// scheduler metrics, queues, the dashboard's summary, and the worker
+// protocol of the embedded broker (wire.md §4), with /healthz, /readyz and
+// /metrics beside it. One route table (Routes) builds both the handler and
+// the OpenAPI 3 document served at /api/v1/openapi.json.
 //
 // Every request and response body is JSON. Request bodies are decoded
-// strictly: unknown fields, wrong types, trailing data and bodies over
-// MaxBodyBytes are refused. Errors are
+// strictly: unknown fields, wrong types, trailing data and bodies over the
+// route's limit (MaxBodyBytes, MaxBatchBodyBytes for batches) are refused.
+// Errors are
 //
 //	{"error": {"code": "invalid", "message": "...", "field": "max"}}
 //
 // with the code of the revisit.Error behind them and the HTTP status
 // Status maps it to; internal details are logged, never shown.
+//
+// With tokens configured, every route but /healthz, /readyz and the
+// OpenAPI document needs "Authorization: Bearer TOKEN": a read token for
+// the routes that change nothing, a write token for the others.
 package api
 
 import (
@@ -20,29 +28,73 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/broker"
 	"github.com/revisit-sched/revisit/broker/embedded"
+	"github.com/revisit-sched/revisit/config"
+	"github.com/revisit-sched/revisit/orchestrator"
+	"github.com/revisit-sched/revisit/store"
 )
 
-// MaxBodyBytes bounds the size of a request body.
-const MaxBodyBytes = 1 << 20
+// Body limits. A batch route (listed origins, visit statuses) takes at
+// most MaxBatch elements in at most MaxBatchBodyBytes; other routes take
+// at most MaxBodyBytes.
+const (
+	MaxBodyBytes      = 1 << 20
+	MaxBatchBodyBytes = 16 << 20
+	MaxBatch          = 10_000
+)
 
 // Config configures a Server.
 type Config struct {
+	// Store holds the data the API serves; nil serves the worker routes
+	// and health only (the tests of the worker protocol).
+	Store store.Store
+	// Broker measures queue depths; nil reports them unknown.
+	Broker broker.Broker
 	// Queues is the embedded broker workers lease from; nil serves no
 	// worker routes (the broker is RabbitMQ).
 	Queues *embedded.Broker
+	// Orchestrator is the orchestrator run by this process, whose loops
+	// /readyz checks and whose shares the dashboard shows; nil when it
+	// runs elsewhere.
+	Orchestrator Orchestrator
+	// Metrics is the registry the roles of this process register into:
+	// served at /metrics, and read for the dashboard. Nil serves no
+	// /metrics.
+	Metrics prometheus.Gatherer
+	// Tokens are the accepted bearer tokens; none leaves the API open.
+	Tokens []config.Token
+	// HealthOnly serves /healthz, /readyz and /metrics only: the server of
+	// a process that runs other roles than the API.
+	HealthOnly bool
+	// Clock returns the current time; nil means time.Now.
+	Clock func() time.Time
 	// Logger receives internal errors; nil discards.
 	Logger *slog.Logger
 }
 
+// Orchestrator is what the API reads of an orchestrator;
+// *orchestrator.Orchestrator implements it.
+type Orchestrator interface {
+	// Health returns the state of every loop, by visit type.
+	Health() map[string]orchestrator.Health
+	// Shares returns the weighted policies of a visit type.
+	Shares(visitType string) []orchestrator.Share
+}
+
 // Server is the http.Handler of the API.
 type Server struct {
+	cfg Config
 	mux *http.ServeMux
 	log *slog.Logger
+	st  store.Store
 	q   *embedded.Broker
 
 	// draining ends when Drain is called; long polls watch it.
@@ -52,15 +104,16 @@ type Server struct {
 
 // New returns the API server cfg describes.
 func New(cfg Config) *Server {
-	s := &Server{mux: http.NewServeMux(), log: cfg.Logger, q: cfg.Queues}
-	s.draining, s.drain = context.WithCancel(context.Background())
-	if s.log == nil {
-		s.log = slog.New(slog.DiscardHandler)
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	if s.q != nil {
-		s.mux.HandleFunc("POST /api/v1/queues/{queue}/lease", s.handleLease)
-		s.mux.HandleFunc("POST /api/v1/messages/{id}/heartbeat", s.handleHeartbeat)
-		s.mux.HandleFunc("POST /api/v1/messages/{id}/result", s.handleResult)
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
+	}
+	s := &Server{cfg: cfg, mux: http.NewServeMux(), log: cfg.Logger, st: cfg.Store, q: cfg.Queues}
+	s.draining, s.drain = context.WithCancel(context.Background())
+	for _, rt := range s.routes() {
+		s.mux.Handle(rt.Method+" "+rt.Path, s.wrap(rt))
 	}
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, revisit.Errorf(revisit.CodeNotFound, "no route %s %s", r.Method, r.URL.Path))
@@ -76,6 +129,9 @@ func (s *Server) Drain() { s.drain() }
 // ServeHTTP serves one request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
 
+// now returns the current time of the server's clock, in UTC.
+func (s *Server) now() time.Time { return s.cfg.Clock().UTC() }
+
 // Status returns the HTTP status of an error code.
 func Status(code revisit.ErrorCode) int {
 	switch code {
@@ -89,19 +145,32 @@ func Status(code revisit.ErrorCode) int {
 		return http.StatusServiceUnavailable
 	case codeTooLarge:
 		return http.StatusRequestEntityTooLarge
+	case codeUnauthorized:
+		return http.StatusUnauthorized
+	case codeForbidden:
+		return http.StatusForbidden
 	}
 	return http.StatusInternalServerError
 }
 
-// codeTooLarge is the code of a request body over MaxBodyBytes.
-const codeTooLarge revisit.ErrorCode = "too_large"
+// Codes of the errors of the HTTP layer itself.
+const (
+	// codeTooLarge: the request body is over the route's limit.
+	codeTooLarge revisit.ErrorCode = "too_large"
+	// codeUnauthorized: no token, or an unknown one.
+	codeUnauthorized revisit.ErrorCode = "unauthorized"
+	// codeForbidden: a read token on a route that writes.
+	codeForbidden revisit.ErrorCode = "forbidden"
+)
 
-// errorBody is the JSON form of an error.
-type errorBody struct {
-	Error errorDetail `json:"error"`
+// ErrorBody is the JSON form of an error.
+type ErrorBody struct {
+	Error ErrorDetail `json:"error"`
 }
 
-type errorDetail struct {
+// ErrorDetail is the error of an ErrorBody: its code, a message for
+// people, and the field at fault, if any.
+type ErrorDetail struct {
 	Code    revisit.ErrorCode `json:"code"`
 	Message string            `json:"message"`
 	Field   string            `json:"field,omitempty"`
@@ -110,18 +179,18 @@ type errorDetail struct {
 // writeError writes err as a JSON error; an error without a code is
 // logged and shown as an internal error.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	var d errorDetail
+	var d ErrorDetail
 	var e *revisit.Error
 	switch {
 	case errors.Is(err, broker.ErrClosed):
-		d = errorDetail{Code: revisit.CodeUnavailable, Message: "shutting down"}
+		d = ErrorDetail{Code: revisit.CodeUnavailable, Message: "shutting down"}
 	case errors.As(err, &e) && e.Code != revisit.CodeInternal:
-		d = errorDetail{Code: e.Code, Message: e.Message, Field: e.Field}
+		d = ErrorDetail{Code: e.Code, Message: e.Message, Field: e.Field}
 	default:
 		s.log.Error("api: internal error", "method", r.Method, "path", r.URL.Path, "err", err)
-		d = errorDetail{Code: revisit.CodeInternal, Message: "internal error"}
+		d = ErrorDetail{Code: revisit.CodeInternal, Message: "internal error"}
 	}
-	s.writeJSON(w, Status(d.Code), errorBody{Error: d})
+	s.writeJSON(w, Status(d.Code), ErrorBody{Error: d})
 }
 
 // writeJSON writes v as the JSON response.
@@ -133,23 +202,39 @@ func (s *Server) writeJSON(w http.ResponseWriter, status int, v any) {
 	}
 }
 
-// decode reads the request body into v strictly: one JSON object of at most
-// MaxBodyBytes, with no unknown field and nothing after it. Errors are
-// *revisit.Error values naming the problem, and the field when there is one.
-func decode(w http.ResponseWriter, r *http.Request, v any) error {
-	d := json.NewDecoder(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+// decode reads the request body into v strictly: one JSON value (of at
+// most the route's body limit, which the route table sets), with no
+// unknown field and nothing after it. Errors are *revisit.Error values
+// naming the problem, and the field when there is one.
+func decode(r *http.Request, v any) error {
+	return decodeFrom(r.Body, v, "")
+}
+
+// decodeFrom decodes one JSON value from rd into v strictly; the fields
+// errors name start with prefix (as in "origins[3].").
+func decodeFrom(rd io.Reader, v any, prefix string) error {
+	d := json.NewDecoder(rd)
 	d.DisallowUnknownFields()
 	if err := d.Decode(v); err != nil {
-		return decodeError(err)
+		return prefixed(decodeError(err), prefix)
 	}
 	if err := d.Decode(&struct{}{}); err != io.EOF {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
 			return decodeError(err)
 		}
-		return revisit.Invalidf("", "trailing data after the JSON object")
+		return revisit.Invalidf(strings.TrimSuffix(prefix, "."), "trailing data after the JSON value")
 	}
 	return nil
+}
+
+// prefixed prefixes the field of an invalid-input error.
+func prefixed(err error, prefix string) error {
+	var e *revisit.Error
+	if prefix == "" || !errors.As(err, &e) || e.Code != revisit.CodeInvalid {
+		return err
+	}
+	return &revisit.Error{Code: e.Code, Message: e.Message, Field: strings.TrimSuffix(prefix+e.Field, ".")}
 }
 
 // decodeError explains an error of json.Decoder.Decode.
@@ -168,9 +253,9 @@ func decodeError(err error) error {
 		return revisit.Invalidf("", "malformed JSON at byte %d: %s", syntax.Offset, strings.TrimPrefix(syntax.Error(), "json: "))
 	case errors.As(err, &typ):
 		if typ.Field == "" {
-			return revisit.Invalidf("", "the body is a JSON %s, want an object", typ.Value)
+			return revisit.Invalidf("", "got a JSON %s, want %s", typ.Value, jsonKind(typ.Type))
 		}
-		return revisit.Invalidf(typ.Field, "got a JSON %s, want %s", typ.Value, jsonKind(typ.Type.String()))
+		return revisit.Invalidf(typ.Field, "got a JSON %s, want %s", typ.Value, jsonKind(typ.Type))
 	case errors.As(err, &tooLarge):
 		return &revisit.Error{Code: codeTooLarge, Message: fmt.Sprintf("the body is larger than %d bytes", tooLarge.Limit)}
 	}
@@ -182,16 +267,23 @@ func decodeError(err error) error {
 }
 
 // jsonKind names the JSON kind a Go type decodes from.
-func jsonKind(goType string) string {
-	switch {
-	case strings.HasPrefix(goType, "int"), strings.HasPrefix(goType, "uint"):
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		return "an integer"
-	case strings.HasPrefix(goType, "float"):
+	case reflect.Float32, reflect.Float64:
 		return "a number"
-	case goType == "string":
+	case reflect.String:
 		return "a string"
-	case goType == "bool":
+	case reflect.Bool:
 		return "a boolean"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Pointer:
+		return jsonKind(t.Elem())
 	}
-	return goType
+	return t.String()
 }

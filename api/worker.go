@@ -73,7 +73,7 @@ func checkLeaseSeconds(n int) (time.Duration, error) {
 
 func (s *Server) handleLease(w http.ResponseWriter, r *http.Request) {
 	var req leaseRequest
-	if err := decode(w, r, &req); err != nil {
+	if err := decode(r, &req); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -131,7 +131,7 @@ type heartbeatResponse struct {
 
 func (s *Server) handleHeartbeat(w http.ResponseWriter, r *http.Request) {
 	var req heartbeatRequest
-	if err := decode(w, r, &req); err != nil {
+	if err := decode(r, &req); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -167,7 +167,7 @@ type resultResponse struct {
 
 func (s *Server) handleResult(w http.ResponseWriter, r *http.Request) {
 	var req resultRequest
-	if err := decode(w, r, &req); err != nil {
+	if err := decode(r, &req); err != nil {
 		s.writeError(w, r, err)
 		return
 	}

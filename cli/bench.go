@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -17,8 +18,47 @@ func (a *app) benchCommand() *cobra.Command {
 		Use:   "bench",
 		Short: "Measure revisit against the targets of docs/performance.md",
 	}
-	b.AddCommand(a.benchStoreCommand(), a.benchFeedbackCommand(), a.benchBrokerCommand())
+	b.AddCommand(a.benchStoreCommand(), a.benchFeedbackCommand(), a.benchBrokerCommand(), a.benchAPICommand())
 	return b
+}
+
+func (a *app) benchAPICommand() *cobra.Command {
+	var (
+		clients  int
+		duration time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "api --server URL",
+		Short: "Time API reads under concurrent clients (P8) against a running revisit serve",
+		Long: `Has --clients clients read, one request at a time each, for --duration:
+` + strings.Join(bench.APIPaths, ", ") + `.
+Reports the latency percentiles over every request, and the errors (any
+answer but 200). Run it against a server with data (for example after
+revisit bench store on the same store), from another machine or on a
+quiet one: the clients share the CPU with the server.`,
+		Args: exactArgs(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if a.server == "" {
+				return usagef("--server URL is required")
+			}
+			rep, err := bench.RunAPI(cmd.Context(), bench.APIConfig{Server: a.server, Token: a.token,
+				Clients: clients, Duration: duration})
+			if err != nil {
+				return fmt.Errorf("bench api: %w", err)
+			}
+			ms := func(d time.Duration) float64 { return math.Round(float64(d)/1e4) / 100 }
+			rw := a.rows(cols("clients", "requests", "errors", "requests_per_s", "p50_ms", "p99_ms", "max_ms",
+				"target_p99_ms", "met", "first_error"))
+			if err := rw.Row(rep.Clients, rep.Requests, rep.Errors, math.Round(rep.PerSecond), ms(rep.P50), ms(rep.P99),
+				ms(rep.Max), ms(bench.APITarget), rep.Errors == 0 && rep.P99 <= bench.APITarget, rep.FirstError); err != nil {
+				return err
+			}
+			return rw.Close()
+		},
+	}
+	cmd.Flags().IntVar(&clients, "clients", bench.APIClients, "concurrent clients")
+	cmd.Flags().DurationVar(&duration, "duration", 10*time.Second, "how long the clients read")
+	return cmd
 }
 
 func (a *app) benchFeedbackCommand() *cobra.Command {

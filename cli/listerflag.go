@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/revisit-sched/revisit"
-	"github.com/revisit-sched/revisit/store"
 )
 
 // listerFlag is the lister filter of the commands that take one:
@@ -48,7 +47,7 @@ func (f *listerFlag) parse() (name, instance string, id *uuid.UUID, err error) {
 
 // resolve returns the lister the flags name, nil when none; a lister that
 // does not exist is a not-found error.
-func (f *listerFlag) resolve(ctx context.Context, st store.Store) (*revisit.Lister, error) {
+func (f *listerFlag) resolve(ctx context.Context, st backend) (*revisit.Lister, error) {
 	name, instance, id, err := f.parse()
 	if err != nil || (name == "" && id == nil) {
 		return nil, err
@@ -74,7 +73,7 @@ func (f *listerFlag) resolve(ctx context.Context, st store.Store) (*revisit.List
 }
 
 // resolveID is resolve returning only the id.
-func (f *listerFlag) resolveID(ctx context.Context, st store.Store) (*uuid.UUID, error) {
+func (f *listerFlag) resolveID(ctx context.Context, st backend) (*uuid.UUID, error) {
 	l, err := f.resolve(ctx, st)
 	if err != nil || l == nil {
 		return nil, err
@@ -94,11 +93,11 @@ func listerLabel(name, instance string) string {
 // listerNames finds the labels of lister ids, asking the store once per
 // unknown id; it lets commands print listers by name.
 type listerNames struct {
-	st     store.Store
+	st     backend
 	labels map[uuid.UUID]string
 }
 
-func newListerNames(st store.Store) *listerNames {
+func newListerNames(st backend) *listerNames {
 	return &listerNames{st: st, labels: map[uuid.UUID]string{}}
 }
 
@@ -126,13 +125,14 @@ func (n *listerNames) load(ctx context.Context, ids []uuid.UUID) error {
 
 func (n *listerNames) label(id uuid.UUID) string { return n.labels[id] }
 
-// openStoreForLister checks the lister flags, opens the store and resolves
-// the lister they name (nil when they name none).
-func (a *app) openStoreForLister(cmd *cobra.Command, lf *listerFlag) (store.Store, *uuid.UUID, error) {
+// openStoreForLister checks the lister flags, opens the backend (the store,
+// or the server of --server) and resolves the lister they name (nil when
+// they name none).
+func (a *app) openStoreForLister(cmd *cobra.Command, lf *listerFlag) (backend, *uuid.UUID, error) {
 	if _, _, _, err := lf.parse(); err != nil {
 		return nil, nil, err
 	}
-	st, err := a.openStore(cmd)
+	st, err := a.backend(cmd)
 	if err != nil {
 		return nil, nil, err
 	}

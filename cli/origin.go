@@ -11,7 +11,6 @@ import (
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/config"
-	"github.com/revisit-sched/revisit/store"
 )
 
 func (a *app) originCommand() *cobra.Command {
@@ -255,7 +254,7 @@ var metricsColumns = []column{
 	{name: "origins_with_pending_changes"}, {name: "last_update"},
 }
 
-func (a *app) printMetrics(ctx context.Context, st store.Store, ms []revisit.SchedulerMetrics) error {
+func (a *app) printMetrics(ctx context.Context, st backend, ms []revisit.SchedulerMetrics) error {
 	names := newListerNames(st)
 	ids := make([]uuid.UUID, len(ms))
 	for i, m := range ms {

@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/revisit-sched/revisit"
-	"github.com/revisit-sched/revisit/store"
 )
 
 // maxReportedErrors is how many invalid lines are printed.
@@ -51,12 +50,12 @@ all).`,
 			}
 			ctx := cmd.Context()
 			var (
-				st         store.Store
+				st         backend
 				badListers map[uuid.UUID]bool
 			)
 			in, name, chk, cleanup, err := a.checkedInput(args[0], skipInvalid, func(r io.Reader) (lineCheck, error) {
 				var err error
-				if st, err = a.openStore(cmd); err != nil {
+				if st, err = a.backend(cmd); err != nil {
 					return lineCheck{}, err
 				}
 				oc, err := checkOrigins(ctx, st, r)
@@ -195,7 +194,7 @@ func (c *lineCheck) fail(line int, err error) {
 
 // checkOrigins is the first pass: it parses every line and checks that the
 // lister ids named exist.
-func checkOrigins(ctx context.Context, st store.Store, r io.Reader) (originCheck, error) {
+func checkOrigins(ctx context.Context, st backend, r io.Reader) (originCheck, error) {
 	chk := originCheck{badListers: map[uuid.UUID]bool{}}
 	type idUse struct {
 		lines []int
@@ -284,7 +283,7 @@ func isBlank(line []byte) bool {
 // recordOrigins is the second pass: it writes the valid lines in batches,
 // creating listers named by name, and calls progress with the number of
 // lines of each batch written.
-func recordOrigins(ctx context.Context, st store.Store, r io.Reader, badListers map[uuid.UUID]bool,
+func recordOrigins(ctx context.Context, st backend, r io.Reader, badListers map[uuid.UUID]bool,
 	batchSize int, progress func(int)) (revisit.RecordResult, error) {
 	var total revisit.RecordResult
 	listers := map[[2]string]uuid.UUID{}

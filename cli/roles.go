@@ -119,16 +119,13 @@ func orchestratorConfig(c config.Config) orchestrator.Config {
 	return cfg
 }
 
-// orchestratorRole builds the orchestrator of the configured visit types.
-func (a *app) orchestratorRole(c config.Config, st store.Store, b broker.Broker, visitTypes []string,
-	reg prometheus.Registerer) (role, error) {
+// newOrchestrator builds the orchestrator of the configured visit types
+// (none: every load-* task type).
+func (a *app) newOrchestrator(c config.Config, st store.Store, b broker.Broker, visitTypes []string,
+	reg prometheus.Registerer) (*orchestrator.Orchestrator, error) {
 	cfg := orchestratorConfig(c)
 	cfg.VisitTypes, cfg.Logger, cfg.Metrics = visitTypes, a.log.With("role", "orchestrator"), orchestrator.NewMetrics(reg)
-	o, err := orchestrator.New(st, b, cfg)
-	if err != nil {
-		return role{}, err
-	}
-	return role{name: "orchestrator", run: o.Run}, nil
+	return orchestrator.New(st, b, cfg)
 }
 
 // listenerRole builds the listener of worker events.
@@ -204,11 +201,11 @@ and policy weights come from the orchestrator section of the configuration.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.runRoleCommand(cmd, metricsAddr, func(c config.Config, st store.Store, b broker.Broker,
 				reg *prometheus.Registry) ([]role, error) {
-				o, err := a.orchestratorRole(c, st, b, visitTypes, reg)
+				o, err := a.newOrchestrator(c, st, b, visitTypes, reg)
 				if err != nil {
 					return nil, err
 				}
-				roles := []role{o}
+				roles := []role{{name: "orchestrator", run: o.Run}}
 				if results {
 					roles = append(roles, a.listenerRole(st, b, reg))
 				}

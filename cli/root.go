@@ -120,6 +120,8 @@ type app struct {
 	brokerURL  string
 	formatName string
 	logLevel   string
+	server     string
+	token      string
 
 	cfg    *config.Config
 	log    *slog.Logger
@@ -158,6 +160,8 @@ and flags, each overriding the one before.`,
 	pf.StringVar(&a.storeURL, "store", "", "store `URL`: postgres://..., sqlite:///abs/path.db or sqlite://rel/path.db (default: config, $REVISIT_STORE, else "+config.DefaultStore+")")
 	pf.StringVar(&a.brokerURL, "broker", "", "broker: embedded, or a RabbitMQ `URL` amqp://user:pass@host:port/vhost (default: config, $REVISIT_BROKER, else embedded)")
 	pf.StringVar(&a.formatName, "format", "table", "output `format`: table, json or csv")
+	pf.StringVar(&a.server, "server", "", "drive the revisit server at this `URL` (http://host:5080) instead of the store, where the command allows it")
+	pf.StringVar(&a.token, "token", "", "bearer `token` for --server")
 	pf.StringVar(&a.logLevel, "log-level", "", "log `level`: debug, info, warn or error (default: config, $REVISIT_LOG_LEVEL, else info)")
 
 	root.AddCommand(
@@ -217,6 +221,9 @@ func (a *app) config(cmd *cobra.Command) (config.Config, error) {
 // storeURL returns the configured store URL, and tells once on standard
 // error when it is the embedded default.
 func (a *app) resolveStoreURL(cmd *cobra.Command) (string, error) {
+	if a.server != "" {
+		return "", usagef("--server: %s works on the store only, not through a server", cmd.CommandPath())
+	}
 	cfg, err := a.config(cmd)
 	if err != nil {
 		return "", err

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -15,6 +17,9 @@ import (
 
 	"github.com/revisit-sched/revisit/api"
 	"github.com/revisit-sched/revisit/broker/embedded"
+	"github.com/revisit-sched/revisit/config"
+	"github.com/revisit-sched/revisit/orchestrator"
+	"github.com/revisit-sched/revisit/web"
 )
 
 // Timeouts of revisit serve. A response may take a whole long poll
@@ -27,55 +32,224 @@ const (
 	serveShutdownTimeout   = 15 * time.Second
 )
 
+// visitTypesPoll is how often revisit serve's orchestrator looks for new
+// load-* task types (and, before the first, waits for one).
+const visitTypesPoll = 2 * time.Second
+
+// The roles of revisit serve. The task runner joins them when it exists.
+const (
+	roleAPI          = "api"
+	roleOrchestrator = "orchestrator"
+	roleListener     = "listener"
+)
+
+var serveRoleNames = []string{roleAPI, roleOrchestrator, roleListener}
+
 func (a *app) serveCommand() *cobra.Command {
-	var listen string
+	var (
+		listen    string
+		roleNames []string
+	)
 	cmd := &cobra.Command{
-		Use:   "serve [--listen ADDRESS]",
-		Short: "Serve the HTTP API, where workers of the embedded broker lease visits and post results",
-		Long: `Serves the HTTP API until interrupted (SIGINT or SIGTERM, then shuts down
-gracefully). With the embedded broker (the default), workers lease task
-messages, extend their leases and post results under /api/v1 (see the
-README); with RabbitMQ, the worker routes are not served.`,
+		Use:   "serve [--listen ADDRESS] [--roles api,orchestrator,listener]",
+		Short: "Run revisit: the HTTP API and dashboard, the orchestrator and the result processing",
+		Long: `Runs the whole system in one process until interrupted (SIGINT or SIGTERM,
+then it stops gracefully):
+
+  api           the JSON API under /api/v1 (OpenAPI document at
+                /api/v1/openapi.json), the dashboard at /, and, with the
+                embedded broker, the routes where workers lease visits
+  orchestrator  keeps every load-* task type's queue full (it waits for the
+                first task type, and restarts when task types are added)
+  listener      records the results workers report
+
+With no configuration it uses the SQLite file revisit.db in the current
+directory (created and migrated) and the embedded broker. --config selects
+PostgreSQL, RabbitMQ and the api section (listen address, tokens); --roles
+runs a subset, so that production can run roles as separate services. Every
+process serves /healthz, /readyz and /metrics on the listen address.
+
+Listening beyond loopback requires API tokens (api.tokens in the
+configuration): without them anyone who reaches the port could change the
+schedule.`,
 		Args: exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			b, err := a.openBroker(cmd, false)
+			roles, err := parseRoles(roleNames)
 			if err != nil {
 				return err
 			}
-			q, _ := b.(*embedded.Broker)
-			if q == nil {
-				a.log.Warn("the broker is RabbitMQ: the worker routes of the embedded broker are not served")
-			}
-			handler := api.New(api.Config{Queues: q, Logger: a.log})
-			ln, err := net.Listen("tcp", listen)
+			c, err := a.config(cmd)
 			if err != nil {
-				return fmt.Errorf("serve: %w", err)
+				return err
 			}
-			srv := &http.Server{Handler: handler, ReadHeaderTimeout: serveReadHeaderTimeout,
-				ReadTimeout: serveReadTimeout, WriteTimeout: serveWriteTimeout, IdleTimeout: serveIdleTimeout}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			served := make(chan error, 1)
-			go func() { served <- srv.Serve(ln) }()
-			fmt.Fprintf(a.env.Stderr, "revisit: serving on http://%s\n", ln.Addr())
-			select {
-			case err := <-served:
-				return fmt.Errorf("serve: %w", err)
-			case <-ctx.Done():
+			addr := c.API.Listen
+			if changed(cmd.Flags(), "listen") {
+				addr = listen
 			}
-			a.log.Info("shutting down")
-			handler.Drain()
-			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), serveShutdownTimeout)
-			defer cancel()
-			if err := srv.Shutdown(sctx); err != nil {
-				return fmt.Errorf("serve: shutdown: %w", err)
+			if !config.IsLoopback(addr) && len(c.API.Tokens) == 0 {
+				return fmt.Errorf("serve: refusing to listen on %s without API tokens: anyone who can reach it could "+
+					"read and change the schedule; add tokens to the api.tokens section of the configuration, "+
+					"or listen on a loopback address (127.0.0.1:5080)", addr)
 			}
-			if err := <-served; !errors.Is(err, http.ErrServerClosed) {
-				return fmt.Errorf("serve: %w", err)
-			}
-			return nil
+			return a.serve(cmd, c, addr, roles)
 		},
 	}
-	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:5080", "the `address` to listen on (host:port)")
+	cmd.Flags().StringVar(&listen, "listen", config.DefaultAPIListen, "the `address` to listen on (host:port; default: api.listen of the configuration)")
+	cmd.Flags().StringSliceVar(&roleNames, "roles", serveRoleNames, "the `roles` to run, comma-separated: "+strings.Join(serveRoleNames, ", "))
 	return cmd
+}
+
+// parseRoles checks the role names of --roles.
+func parseRoles(names []string) (map[string]bool, error) {
+	roles := map[string]bool{}
+	for _, n := range names {
+		if !slices.Contains(serveRoleNames, n) {
+			return nil, usagef("--roles: %q is not one of %s", n, strings.Join(serveRoleNames, ", "))
+		}
+		roles[n] = true
+	}
+	if len(roles) == 0 {
+		return nil, usagef("--roles: name at least one role")
+	}
+	return roles, nil
+}
+
+// serve runs the selected roles and the HTTP server on addr.
+func (a *app) serve(cmd *cobra.Command, c config.Config, addr string, selected map[string]bool) error {
+	st, err := a.openStore(cmd)
+	if err != nil {
+		return err
+	}
+	b, err := a.openBroker(cmd, false)
+	if err != nil {
+		return err
+	}
+	reg := newRegistry()
+	apiCfg := api.Config{Store: st, Broker: b, Metrics: reg, Tokens: c.API.Tokens, HealthOnly: !selected[roleAPI],
+		Clock: a.env.Now, Logger: a.log.With("role", "api")}
+	var roles []role
+	if selected[roleOrchestrator] {
+		o, err := a.newOrchestrator(c, st, b, nil, reg)
+		if err != nil {
+			return err
+		}
+		apiCfg.Orchestrator = o
+		roles = append(roles, a.followingOrchestratorRole(o))
+	}
+	if selected[roleListener] {
+		roles = append(roles, a.listenerRole(st, b, reg))
+	}
+	// The task runner's role goes here when it exists.
+	if q, ok := b.(*embedded.Broker); ok && selected[roleAPI] {
+		apiCfg.Queues = q
+	} else if selected[roleAPI] {
+		a.log.Warn("the broker is RabbitMQ: the worker routes of the embedded broker are not served")
+	}
+	handler := api.New(apiCfg)
+	var h http.Handler = handler
+	if selected[roleAPI] {
+		h = web.Handler(handler)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: serveReadHeaderTimeout,
+		ReadTimeout: serveReadTimeout, WriteTimeout: serveWriteTimeout, IdleTimeout: serveIdleTimeout}
+	roles = append(roles, role{name: "http", run: func(ctx context.Context) error {
+		served := make(chan error, 1)
+		go func() { served <- srv.Serve(ln) }()
+		select {
+		case err := <-served:
+			return err
+		case <-ctx.Done():
+		}
+		handler.Drain()
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), serveShutdownTimeout)
+		defer cancel()
+		if err := srv.Shutdown(sctx); err != nil {
+			return fmt.Errorf("shutdown: %w", err)
+		}
+		if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	}})
+	what := "health and metrics"
+	if selected[roleAPI] {
+		what = "dashboard"
+	}
+	fmt.Fprintf(a.env.Stderr, "revisit: %s at http://%s/\n", what, ln.Addr())
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err = runRoles(ctx, roles...)
+	a.log.Info("stopped")
+	return err
+}
+
+// followingOrchestratorRole runs o over the load-* task types: it waits for
+// the first one, and restarts o (after its graceful stop) when the set of
+// visit types changes.
+func (a *app) followingOrchestratorRole(o *orchestrator.Orchestrator) role {
+	return role{name: "orchestrator", run: func(ctx context.Context) error {
+		for {
+			vts, ok := a.waitVisitTypes(ctx, o)
+			if !ok {
+				return nil
+			}
+			runCtx, cancel := context.WithCancel(ctx)
+			watched := make(chan struct{})
+			go func() {
+				defer close(watched)
+				a.watchVisitTypes(runCtx, o, vts, cancel)
+			}()
+			err := o.Run(runCtx)
+			cancel()
+			<-watched
+			if err != nil || ctx.Err() != nil {
+				return err
+			}
+			a.log.Info("the load-* task types changed: restarting the orchestrator")
+		}
+	}}
+}
+
+// waitVisitTypes returns the visit types to drive once there is one; false
+// when ctx ended first.
+func (a *app) waitVisitTypes(ctx context.Context, o *orchestrator.Orchestrator) ([]string, bool) {
+	said := ""
+	for {
+		vts, err := o.VisitTypes(ctx)
+		if err == nil {
+			return vts, true
+		}
+		if err.Error() != said {
+			said = err.Error()
+			a.log.Info("orchestrator waiting", "reason", said, "retry", visitTypesPoll)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, false
+		case <-time.After(visitTypesPoll):
+		}
+	}
+}
+
+// watchVisitTypes calls changed when the visit types to drive are no
+// longer vts, or returns when ctx ends.
+func (a *app) watchVisitTypes(ctx context.Context, o *orchestrator.Orchestrator, vts []string, changed func()) {
+	t := time.NewTicker(visitTypesPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		now, err := o.VisitTypes(ctx)
+		if err == nil && !slices.Equal(now, vts) {
+			changed()
+			return
+		}
+	}
 }

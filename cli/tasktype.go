@@ -42,7 +42,7 @@ func (a *app) taskTypeCommand() *cobra.Command {
 			Short: "List the task types",
 			Args:  exactArgs(),
 			RunE: func(cmd *cobra.Command, _ []string) error {
-				st, err := a.openStore(cmd)
+				st, err := a.backend(cmd)
 				if err != nil {
 					return err
 				}
@@ -64,7 +64,7 @@ func (a *app) taskTypeCommand() *cobra.Command {
 			Short: "Show one task type",
 			Args:  exactArgs("TYPE"),
 			RunE: func(cmd *cobra.Command, args []string) error {
-				st, err := a.openStore(cmd)
+				st, err := a.backend(cmd)
 				if err != nil {
 					return err
 				}

@@ -21,7 +21,7 @@ func (a *app) visitStatsCommand() *cobra.Command {
 		Args:  exactArgs("URL", "VISIT_TYPE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			key := revisit.OriginKey{URL: args[0], VisitType: args[1]}
-			st, err := a.openStore(cmd)
+			st, err := a.backend(cmd)
 			if err != nil {
 				return err
 			}

@@ -25,6 +25,7 @@
 //	REVISIT_BROKER      broker
 //	REVISIT_LOG_LEVEL   log.level
 //	REVISIT_LOG_FORMAT  log.format
+//	REVISIT_API_LISTEN  api.listen
 //
 // REVISIT_CONFIG names the configuration file. Any other REVISIT_ variable is
 // an error, so that a misspelt one is not silently ignored. Keys lists every
@@ -76,6 +77,8 @@ type Config struct {
 	Log Log `yaml:"log"`
 	// Orchestrator configures schedule-recurrent.
 	Orchestrator Orchestrator `yaml:"orchestrator"`
+	// API configures the HTTP server of revisit serve.
+	API API `yaml:"api"`
 
 	// sources records where each setting that is not a default came from.
 	sources map[string]string
@@ -102,6 +105,7 @@ func Default() Config {
 		Broker:       BrokerEmbedded,
 		Log:          Log{Level: "info", Format: "text"},
 		Orchestrator: defaultOrchestrator(),
+		API:          defaultAPI(),
 	}
 }
 
@@ -270,6 +274,12 @@ func (c Config) Validate() error {
 	}
 	if !slices.Contains(LogFormats, c.Log.Format) {
 		return bad("log.format", "%q is not one of %s", c.Log.Format, strings.Join(LogFormats, ", "))
+	}
+	if err := c.API.validate(); err != nil {
+		if src := c.Source("api.listen"); src != "default" && strings.HasPrefix(err.Error(), "api.listen") {
+			return fmt.Errorf("%w (set by %s)", err, src)
+		}
+		return err
 	}
 	return c.Orchestrator.validate()
 }

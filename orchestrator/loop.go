@@ -245,7 +245,7 @@ func (l *loop) round(ctx context.Context) (time.Duration, error) {
 		return cfg.QueueFullBackoff + l.jitter(), nil
 	}
 
-	shares := l.o.shares(l.visitType)
+	shares := l.o.Shares(l.visitType)
 	visits, fetched, dry, err := l.dispatch(ctx, int(free), shares)
 	if err != nil {
 		l.release(visits, "dispatch failed")

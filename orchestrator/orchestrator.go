@@ -187,8 +187,9 @@ func New(st store.Store, b broker.Broker, cfg Config) (*Orchestrator, error) {
 // Owner returns the name this process goes by in leases.
 func (o *Orchestrator) Owner() string { return o.cfg.Owner }
 
-// shares returns the weighted policies of a visit type.
-func (o *Orchestrator) shares(visitType string) []Share {
+// Shares returns the weighted policies of a visit type: the configured
+// ones, else the configured "default" ones, else DefaultShares.
+func (o *Orchestrator) Shares(visitType string) []Share {
 	if s, ok := o.cfg.Shares[visitType]; ok {
 		return s
 	}

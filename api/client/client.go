@@ -1,0 +1,281 @@
+// Package client is the Go client of revisit's HTTP API (package api): the
+// CLI uses it when given --server, so that an operator can drive a remote
+// revisit. Its methods have the names and signatures of the store.Store
+// methods they stand for, and return the same *revisit.Error values (the
+// API's error codes), so that code written against a store works against a
+// server.
+//
+//	c, err := client.New("http://127.0.0.1:5080", token, nil)
+//	tts, err := c.TaskTypeList(ctx)
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/api"
+)
+
+// Client calls one revisit server.
+type Client struct {
+	base  string
+	token string
+	http  *http.Client
+}
+
+// New returns a client of the server at base (http://host:port), sending
+// token as a bearer token when not empty. A nil hc uses a client with a
+// one-minute timeout.
+func New(base, token string, hc *http.Client) (*Client, error) {
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("server %q is not an http:// or https:// URL", base)
+	}
+	if hc == nil {
+		hc = &http.Client{Timeout: time.Minute}
+	}
+	return &Client{base: strings.TrimRight(base, "/"), token: token, http: hc}, nil
+}
+
+// do sends a request with body in (nil: none) as JSON, and decodes the
+// JSON answer into out. An error answer becomes the *revisit.Error it
+// describes.
+func (c *Client) do(ctx context.Context, method, path string, query url.Values, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		data, err := json.Marshal(in)
+		if err != nil {
+			return fmt.Errorf("encode request: %w", err)
+		}
+		body = bytes.NewReader(data)
+	}
+	u := c.base + path
+	if len(query) > 0 {
+		u += "?" + query.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, body)
+	if err != nil {
+		return err
+	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", "application/json")
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return revisit.Errorf(revisit.CodeUnavailable, "%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return revisit.Errorf(revisit.CodeUnavailable, "%s %s: reading the answer: %v", method, path, err)
+	}
+	if resp.StatusCode >= 300 {
+		var eb api.ErrorBody
+		if err := json.Unmarshal(data, &eb); err != nil || eb.Error.Code == "" {
+			return fmt.Errorf("%s %s: %s", method, path, resp.Status)
+		}
+		return &revisit.Error{Code: eb.Error.Code, Message: eb.Error.Message, Field: eb.Error.Field}
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("%s %s: decoding the answer: %w", method, path, err)
+	}
+	return nil
+}
+
+// TaskTypeList returns every task type, by name.
+func (c *Client) TaskTypeList(ctx context.Context) ([]revisit.TaskType, error) {
+	var out api.TaskTypesResponse
+	err := c.do(ctx, "GET", "/api/v1/task-types", nil, nil, &out)
+	return domains(out.TaskTypes, api.TaskType.Domain), err
+}
+
+// TaskTypeGet returns one task type; a not-found error if absent.
+func (c *Client) TaskTypeGet(ctx context.Context, name string) (revisit.TaskType, error) {
+	var out api.TaskType
+	err := c.do(ctx, "GET", "/api/v1/task-types/"+url.PathEscape(name), nil, nil, &out)
+	return out.Domain(), err
+}
+
+// TaskTypeCreate stores a new task type; a conflict error if it exists.
+func (c *Client) TaskTypeCreate(ctx context.Context, t revisit.TaskType) error {
+	var out api.TaskType
+	return c.do(ctx, "POST", "/api/v1/task-types", nil, api.NewTaskType(t), &out)
+}
+
+// ListerList returns every lister.
+func (c *Client) ListerList(ctx context.Context) ([]revisit.Lister, error) {
+	return c.listers(ctx, nil)
+}
+
+// ListerGet returns the lister of that name and instance; a not-found
+// error if absent.
+func (c *Client) ListerGet(ctx context.Context, name, instanceName string) (revisit.Lister, error) {
+	ls, err := c.listers(ctx, url.Values{"name": {name}, "instance_name": {instanceName}})
+	if err != nil {
+		return revisit.Lister{}, err
+	}
+	if len(ls) == 0 {
+		return revisit.Lister{}, revisit.Errorf(revisit.CodeNotFound, "no lister %s (instance %q)", name, instanceName)
+	}
+	return ls[0], nil
+}
+
+// ListerGetByIDs returns the listers with those ids that exist.
+func (c *Client) ListerGetByIDs(ctx context.Context, ids []uuid.UUID) ([]revisit.Lister, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	q := url.Values{}
+	for _, id := range ids {
+		q.Add("id", id.String())
+	}
+	return c.listers(ctx, q)
+}
+
+func (c *Client) listers(ctx context.Context, q url.Values) ([]revisit.Lister, error) {
+	var out api.ListersResponse
+	err := c.do(ctx, "GET", "/api/v1/listers", q, nil, &out)
+	return domains(out.Listers, api.Lister.Domain), err
+}
+
+// ListerGetOrCreate returns the lister of that name and instance, creating
+// it if needed.
+func (c *Client) ListerGetOrCreate(ctx context.Context, name, instanceName string) (revisit.Lister, error) {
+	var out api.Lister
+	err := c.do(ctx, "POST", "/api/v1/listers", nil, api.ListerRequest{Name: name, InstanceName: instanceName}, &out)
+	return out.Domain(), err
+}
+
+// ListedOriginsRecord upserts a batch of at most api.MaxBatch origins,
+// whole or not at all.
+func (c *Client) ListedOriginsRecord(ctx context.Context, origins []revisit.ListedOrigin) (revisit.RecordResult, error) {
+	var out api.RecordResponse
+	err := c.do(ctx, "POST", "/api/v1/listed-origins", nil,
+		api.RecordRequest{Origins: domains(origins, api.NewListedOrigin)}, &out)
+	return revisit.RecordResult{Inserted: out.Inserted, Updated: out.Updated}, err
+}
+
+// ListedOriginsGet returns one page of listed origins.
+func (c *Client) ListedOriginsGet(ctx context.Context, f revisit.ListedOriginFilter) (revisit.ListedOriginPage, error) {
+	q := url.Values{"url": f.URLs}
+	if f.ListerID != nil {
+		q.Set("lister_id", f.ListerID.String())
+	}
+	if f.VisitType != "" {
+		q.Set("visit_type", f.VisitType)
+	}
+	q.Set("enabled", map[revisit.EnabledFilter]string{revisit.OnlyEnabled: "true", revisit.OnlyDisabled: "false",
+		revisit.AnyEnabled: "any"}[f.Enabled])
+	if f.Limit > 0 {
+		q.Set("limit", fmt.Sprint(f.Limit))
+	}
+	if f.PageToken != "" {
+		q.Set("page_token", f.PageToken)
+	}
+	var out api.ListedOriginsPage
+	err := c.do(ctx, "GET", "/api/v1/listed-origins", q, nil, &out)
+	return revisit.ListedOriginPage{Origins: domains(out.Origins, api.ListedOrigin.Domain),
+		NextPageToken: out.NextPageToken}, err
+}
+
+// GrabNextVisits grabs (or, with p.DryRun, peeks at) the next origins to
+// visit.
+func (c *Client) GrabNextVisits(ctx context.Context, p revisit.GrabParams) ([]revisit.ListedOrigin, error) {
+	path := "/api/v1/next-visits/grab"
+	if p.DryRun {
+		path = "/api/v1/next-visits/peek"
+	}
+	var out api.OriginsResponse
+	err := c.do(ctx, "POST", path, nil, api.NewGrabRequest(p), &out)
+	return domains(out.Origins, api.ListedOrigin.Domain), err
+}
+
+// VisitStatsGet returns the stats that exist among keys.
+func (c *Client) VisitStatsGet(ctx context.Context, keys []revisit.OriginKey) ([]revisit.VisitStats, error) {
+	byType := map[string][]string{}
+	var types []string
+	for _, k := range keys {
+		if _, ok := byType[k.VisitType]; !ok {
+			types = append(types, k.VisitType)
+		}
+		byType[k.VisitType] = append(byType[k.VisitType], k.URL)
+	}
+	var stats []revisit.VisitStats
+	for _, vt := range types {
+		var out api.VisitStatsResponse
+		if err := c.do(ctx, "GET", "/api/v1/visit-stats", url.Values{"visit_type": {vt}, "url": byType[vt]}, nil, &out); err != nil {
+			return nil, err
+		}
+		for _, v := range out.VisitStats {
+			s, err := v.Domain()
+			if err != nil {
+				return nil, err
+			}
+			stats = append(stats, s)
+		}
+	}
+	return stats, nil
+}
+
+// QueuePositionGet returns the visit type's queue position.
+func (c *Client) QueuePositionGet(ctx context.Context, visitType string) (int64, error) {
+	var out api.QueuePosition
+	err := c.do(ctx, "GET", "/api/v1/queue-positions/"+url.PathEscape(visitType), nil, nil, &out)
+	return out.Position, err
+}
+
+// MetricsGet reads the stored scheduler metrics, filtered by lister and
+// visit type when given.
+func (c *Client) MetricsGet(ctx context.Context, listerID *uuid.UUID, visitType string) ([]revisit.SchedulerMetrics, error) {
+	q := url.Values{}
+	if listerID != nil {
+		q.Set("lister_id", listerID.String())
+	}
+	if visitType != "" {
+		q.Set("visit_type", visitType)
+	}
+	var out api.MetricsResponse
+	err := c.do(ctx, "GET", "/api/v1/scheduler-metrics", q, nil, &out)
+	return domains(out.Metrics, api.SchedulerMetrics.Domain), err
+}
+
+// MetricsUpdate recomputes the scheduler metrics of one lister (nil: all)
+// and returns them. The server's clock decides the time: now is ignored.
+func (c *Client) MetricsUpdate(ctx context.Context, listerID *uuid.UUID, _ time.Time) ([]revisit.SchedulerMetrics, error) {
+	var out api.MetricsResponse
+	err := c.do(ctx, "POST", "/api/v1/scheduler-metrics/refresh", nil, api.RefreshRequest{ListerID: listerID}, &out)
+	return domains(out.Metrics, api.SchedulerMetrics.Domain), err
+}
+
+// Queues returns the state of every visit type's queue.
+func (c *Client) Queues(ctx context.Context) ([]api.Queue, error) {
+	var out api.QueuesResponse
+	err := c.do(ctx, "GET", "/api/v1/queues", nil, nil, &out)
+	return out.Queues, err
+}
+
+// domains maps a slice with f.
+func domains[T, U any](in []T, f func(T) U) []U {
+	if in == nil {
+		return nil
+	}
+	out := make([]U, len(in))
+	for i, v := range in {
+		out[i] = f(v)
+	}
+	return out
+}

@@ -1,0 +1,343 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/require"
+
+	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/api"
+	"github.com/revisit-sched/revisit/broker/embedded"
+	"github.com/revisit-sched/revisit/config"
+	"github.com/revisit-sched/revisit/store"
+	"github.com/revisit-sched/revisit/store/sqlite"
+)
+
+const (
+	readToken  = "read-token-0123456789"
+	writeToken = "write-token-0123456789"
+)
+
+// dataHarness is the whole API over a fresh SQLite store and embedded
+// broker; with tokens, requests carry token.
+type dataHarness struct {
+	t     *testing.T
+	srv   *httptest.Server
+	api   *api.Server
+	st    store.Store
+	token string
+}
+
+func newDataHarness(t *testing.T, tokens ...config.Token) *dataHarness {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "api.db"), store.Options{})
+	require.NoError(t, err)
+	b := embedded.New(st, embedded.Config{})
+	a := api.New(api.Config{Store: st, Broker: b, Queues: b, Metrics: prometheus.NewRegistry(), Tokens: tokens})
+	srv := httptest.NewServer(a)
+	t.Cleanup(func() {
+		srv.Close()
+		b.Close()
+		st.Close()
+	})
+	return &dataHarness{t: t, srv: srv, api: a, st: st}
+}
+
+// do sends a request and returns the status and the raw answer.
+func (h *dataHarness) do(method, path, body string) (int, []byte) {
+	h.t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, h.srv.URL+path, rd)
+	require.NoError(h.t, err)
+	if h.token != "" {
+		req.Header.Set("Authorization", "Bearer "+h.token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(h.t, err)
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	require.NoError(h.t, err)
+	return resp.StatusCode, data
+}
+
+// json sends a request that must answer status, and decodes the answer.
+func (h *dataHarness) json(method, path, body string, status int) map[string]any {
+	h.t.Helper()
+	got, data := h.do(method, path, body)
+	require.Equal(h.t, status, got, "%s %s: %s", method, path, data)
+	var out map[string]any
+	require.NoError(h.t, json.Unmarshal(data, &out), "%s", data)
+	return out
+}
+
+// fails requires an error answer of that status, code, field ("*": any)
+// and message.
+func (h *dataHarness) fails(method, path, body string, status int, code, field, msg string) {
+	h.t.Helper()
+	out := h.json(method, path, body, status)
+	e, ok := out["error"].(map[string]any)
+	require.True(h.t, ok, "%v", out)
+	require.Equal(h.t, code, e["code"], "%v", out)
+	require.Contains(h.t, e["message"], msg, "%v", out)
+	switch field {
+	case "*": // any
+	case "":
+		require.NotContains(h.t, e, "field", "%v", out)
+	default:
+		require.Equal(h.t, field, e["field"], "%v", out)
+	}
+}
+
+const gitType = `{"type": "load-git", "backend_name": "swh.loader.git.tasks.UpdateGitRepository", "default_interval": "64d", "max_queue_length": 50}`
+
+// seed creates load-git and a lister, and returns the lister's id.
+func (h *dataHarness) seed() string {
+	h.t.Helper()
+	h.json("POST", "/api/v1/task-types", gitType, http.StatusCreated)
+	l := h.json("POST", "/api/v1/listers", `{"name": "github", "instance_name": "github"}`, 200)
+	return l["id"].(string)
+}
+
+func TestDataRoutes(t *testing.T) {
+	t.Parallel()
+	h := newDataHarness(t)
+	id := h.seed()
+
+	tts := h.json("GET", "/api/v1/task-types", "", 200)["task_types"].([]any)
+	require.Len(t, tts, 1)
+	tt := h.json("GET", "/api/v1/task-types/load-git", "", 200)
+	require.Equal(t, "64d", tt["default_interval"])
+	require.EqualValues(t, 50, tt["max_queue_length"])
+	h.fails("POST", "/api/v1/task-types", gitType, 409, "conflict", "", "exists already")
+	h.fails("GET", "/api/v1/task-types/load-nothing", "", 404, "not_found", "", "")
+
+	again := h.json("POST", "/api/v1/listers", `{"name": "github", "instance_name": "github"}`, 200)
+	require.Equal(t, id, again["id"], "get or create is idempotent")
+	ls := h.json("GET", "/api/v1/listers?name=github&instance_name=github", "", 200)["listers"].([]any)
+	require.Len(t, ls, 1)
+	ls = h.json("GET", "/api/v1/listers?id="+id, "", 200)["listers"].([]any)
+	require.Len(t, ls, 1)
+	require.Empty(t, h.json("GET", "/api/v1/listers?name=gitlab", "", 200)["listers"])
+
+	var origins []string
+	for i := range 5 {
+		origins = append(origins, fmt.Sprintf(`{"lister_id": %q, "url": "https://github.com/o/r%d", "visit_type": "git", "last_update": "2024-0%d-01T00:00:00Z"}`, id, i, i+1))
+	}
+	rec := h.json("POST", "/api/v1/listed-origins", `{"origins": [`+strings.Join(origins, ",")+`]}`, 200)
+	require.EqualValues(t, 5, rec["inserted"])
+	rec = h.json("POST", "/api/v1/listed-origins", `{"origins": [`+origins[0]+`]}`, 200)
+	require.EqualValues(t, 1, rec["updated"])
+
+	// Keyset pages: 2 + 2 + 1, the token absent on the last page.
+	var urls []string
+	token := ""
+	for page := 0; ; page++ {
+		out := h.json("GET", "/api/v1/listed-origins?limit=2&page_token="+token, "", 200)
+		for _, o := range out["origins"].([]any) {
+			urls = append(urls, o.(map[string]any)["url"].(string))
+		}
+		next, ok := out["next_page_token"].(string)
+		if !ok {
+			require.Equal(t, 2, page)
+			break
+		}
+		token = next
+	}
+	require.Len(t, urls, 5)
+	require.Equal(t, "https://github.com/o/r0", urls[0])
+
+	peek := h.json("POST", "/api/v1/next-visits/peek", `{"visit_type": "git", "count": 3, "policy": "never_visited_oldest_update_first"}`, 200)
+	require.Len(t, peek["origins"], 3)
+	require.Equal(t, "https://github.com/o/r0", peek["origins"].([]any)[0].(map[string]any)["url"])
+	grab := h.json("POST", "/api/v1/next-visits/grab", `{"visit_type": "git", "count": 2}`, 200)
+	require.Len(t, grab["origins"], 2)
+	grabbed := grab["origins"].([]any)[0].(map[string]any)["url"].(string)
+
+	stats := h.json("GET", "/api/v1/visit-stats?visit_type=git&url="+grabbed, "", 200)["visit_stats"].([]any)
+	require.Len(t, stats, 1)
+	require.NotNil(t, stats[0].(map[string]any)["last_scheduled"], "the grab marked it")
+
+	ingest := h.json("POST", "/api/v1/visit-statuses", `[
+		{"origin": "`+grabbed+`", "visit_type": "git", "status": "full", "date": "2026-01-02T03:04:05Z", "snapshot": "0123456789abcdef0123456789abcdef01234567"},
+		{"origin": "`+grabbed+`", "visit_type": "git", "status": "ongoing", "date": "2026-01-02T03:00:00Z"}]`, 200)
+	require.EqualValues(t, 1, ingest["processed"])
+	require.EqualValues(t, 1, ingest["ignored"])
+	s := h.json("GET", "/api/v1/visit-stats?visit_type=git&url="+grabbed, "", 200)["visit_stats"].([]any)[0].(map[string]any)
+	require.Equal(t, "successful", s["last_visit_status"])
+	require.Equal(t, "0123456789abcdef0123456789abcdef01234567", s["last_snapshot"])
+	require.Contains(t, h.json("GET", "/api/v1/queue-positions/git", "", 200), "position")
+
+	require.Empty(t, h.json("GET", "/api/v1/scheduler-metrics", "", 200)["metrics"])
+	ms := h.json("POST", "/api/v1/scheduler-metrics/refresh", `{}`, 200)["metrics"].([]any)
+	require.Len(t, ms, 1)
+	m := ms[0].(map[string]any)
+	require.EqualValues(t, 5, m["origins_known"])
+	require.EqualValues(t, 4, m["origins_never_visited"])
+	require.Len(t, h.json("GET", "/api/v1/scheduler-metrics?visit_type=git&lister_id="+id, "", 200)["metrics"], 1)
+
+	qs := h.json("GET", "/api/v1/queues", "", 200)["queues"].([]any)
+	require.Len(t, qs, 1)
+	q := qs[0].(map[string]any)
+	require.Equal(t, "swh.loader.git.tasks.UpdateGitRepository", q["queue"])
+	require.EqualValues(t, 50, q["max_queue_length"])
+	require.EqualValues(t, 0, q["depth"])
+
+	d := h.json("GET", "/api/v1/dashboard", "", 200)
+	require.Len(t, d["visit_types"], 1)
+	require.Equal(t, "github/github", d["listers"].([]any)[0].(map[string]any)["lister"])
+
+	require.Equal(t, "ok", h.json("GET", "/healthz", "", 200)["status"])
+	require.Equal(t, "ready", h.json("GET", "/readyz", "", 200)["status"])
+	status, body := h.do("GET", "/metrics", "")
+	require.Equal(t, 200, status)
+	require.NotContains(t, string(body), "error")
+}
+
+func TestDataBadInput(t *testing.T) {
+	t.Parallel()
+	h := newDataHarness(t)
+	id := h.seed()
+	origin := func(fields string) string {
+		return `{"origins": [{"lister_id": "` + id + `", "url": "https://a/b", "visit_type": "git"}, {` + fields + `}]}`
+	}
+	big := `{"origins": [` + strings.Repeat(`{"lister_id": "`+id+`", "url": "https://a/b", "visit_type": "git"},`, api.MaxBatch) +
+		`{"lister_id": "` + id + `", "url": "https://a/c", "visit_type": "git"}]}`
+	for _, c := range []struct {
+		name, method, path, body string
+		status                   int
+		code, field, inText      string
+	}{
+		{"malformed", "POST", "/api/v1/listed-origins", `{"origins": [`, 400, "invalid", "", "malformed JSON"},
+		{"not an object", "POST", "/api/v1/listed-origins", `[]`, 400, "invalid", "", "want an object"},
+		{"no origins", "POST", "/api/v1/listed-origins", `{}`, 400, "invalid", "origins", "missing"},
+		{"unknown top field", "POST", "/api/v1/listed-origins", `{"origins": [], "x": 1}`, 400, "invalid", "x", "unknown field"},
+		{"unknown field", "POST", "/api/v1/listed-origins", origin(`"lister_id": "` + id + `", "url": "https://a/c", "visit_type": "git", "colour": 1`),
+			400, "invalid", "origins[1].colour", "unknown field"},
+		{"wrong type", "POST", "/api/v1/listed-origins", origin(`"lister_id": "` + id + `", "url": 3, "visit_type": "git"`),
+			400, "invalid", "origins[1].url", "want a string"},
+		{"invalid URL", "POST", "/api/v1/listed-origins", origin(`"lister_id": "` + id + `", "url": "not a url", "visit_type": "git"`),
+			400, "invalid", "origins[1].url", "white space"},
+		{"relative URL", "POST", "/api/v1/listed-origins", origin(`"lister_id": "` + id + `", "url": "a/b", "visit_type": "git"`),
+			400, "invalid", "origins[1].url", "not an absolute URL"},
+		{"bad visit type", "POST", "/api/v1/listed-origins", origin(`"lister_id": "` + id + `", "url": "https://a/c", "visit_type": "Git!"`),
+			400, "invalid", "origins[1].visit_type", "not a visit type"},
+		{"bad lister id", "POST", "/api/v1/listed-origins", origin(`"lister_id": "nope", "url": "https://a/c", "visit_type": "git"`),
+			400, "invalid", "origins[1]", "invalid UUID"},
+		{"unknown lister", "POST", "/api/v1/listed-origins", origin(`"lister_id": "00000000-0000-0000-0000-0000000000ff", "url": "https://a/c", "visit_type": "git"`),
+			400, "invalid", "*", "does not exist"},
+		{"too many", "POST", "/api/v1/listed-origins", big, 400, "invalid", "origins", "at most 10000"},
+		{"oversized", "POST", "/api/v1/listed-origins", `{"origins": [{"url": "` + strings.Repeat("a", api.MaxBatchBodyBytes) + `"}]}`,
+			413, "too_large", "", "larger than"},
+		{"bad page token", "GET", "/api/v1/listed-origins?page_token=garbage", "", 400, "invalid", "page_token", "not a page token"},
+		{"bad limit", "GET", "/api/v1/listed-origins?limit=0", "", 400, "invalid", "limit", "not an integer in 1..10000"},
+		{"bad enabled", "GET", "/api/v1/listed-origins?enabled=maybe", "", 400, "invalid", "enabled", "not one of"},
+		{"unknown query", "GET", "/api/v1/listed-origins?colour=red", "", 400, "invalid", "colour", "unknown query parameter"},
+		{"repeated query", "GET", "/api/v1/listed-origins?limit=1&limit=2", "", 400, "invalid", "limit", "at most once"},
+		{"unknown policy", "POST", "/api/v1/next-visits/peek", `{"visit_type": "git", "count": 1, "policy": "random"}`, 400, "unknown_policy", "policy", "random"},
+		{"count too big", "POST", "/api/v1/next-visits/grab", `{"visit_type": "git", "count": 10001}`, 400, "invalid", "count", "between 1 and 10000"},
+		{"no count", "POST", "/api/v1/next-visits/grab", `{"visit_type": "git"}`, 400, "invalid", "count", "between"},
+		{"bad cooldown", "POST", "/api/v1/next-visits/grab", `{"visit_type": "git", "count": 1, "cooldowns": {"absolute": "soon"}}`, 400, "invalid", "", "soon"},
+		{"stats without url", "GET", "/api/v1/visit-stats?visit_type=git", "", 400, "invalid", "url", "missing"},
+		{"stats bad type", "GET", "/api/v1/visit-stats?visit_type=&url=https://a/b", "", 400, "invalid", "visit_type", "not a visit type"},
+		{"statuses not an array", "POST", "/api/v1/visit-statuses", `{}`, 400, "invalid", "", "want an array"},
+		{"status bad date", "POST", "/api/v1/visit-statuses", `[{"origin": "https://a/b", "visit_type": "git", "status": "full", "date": "2026-01-02T03:04:05Z"},
+			{"origin": "https://a/b", "visit_type": "git", "status": "full", "date": "yesterday"}]`, 400, "invalid", "[1].date", ""},
+		{"status unknown field", "POST", "/api/v1/visit-statuses", `[{"origin": "https://a/b", "visit_type": "git", "status": "full", "date": "2026-01-02T03:04:05Z", "x": 1}]`,
+			400, "invalid", "[0].x", "unknown field"},
+		{"status bad status", "POST", "/api/v1/visit-statuses", `[{"origin": "https://a/b", "visit_type": "git", "status": "done", "date": "2026-01-02T03:04:05Z"}]`,
+			400, "invalid", "[0].status", "not one of"},
+		{"task type missing backend", "POST", "/api/v1/task-types", `{"type": "load-hg"}`, 400, "invalid", "backend_name", "missing"},
+		{"task type bad duration", "POST", "/api/v1/task-types", `{"type": "load-hg", "backend_name": "x", "min_interval": "often"}`, 400, "invalid", "", "often"},
+		{"lister without name", "POST", "/api/v1/listers", `{"instance_name": "x"}`, 400, "invalid", "name", "missing"},
+		{"lister bad id", "GET", "/api/v1/listers?id=x", "", 400, "invalid", "id", "not a UUID"},
+		{"metrics bad lister", "GET", "/api/v1/scheduler-metrics?lister_id=x", "", 400, "invalid", "lister_id", "not a UUID"},
+		{"refresh wrong type", "POST", "/api/v1/scheduler-metrics/refresh", `{"lister_id": 3}`, 400, "invalid", "lister_id", ""},
+		{"wrong method", "DELETE", "/api/v1/task-types", "", 404, "not_found", "", "no route DELETE"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h.t = t
+			h.fails(c.method, c.path, c.body, c.status, c.code, c.field, c.inText)
+		})
+	}
+	h.t = t
+	// Nothing was written by the failed requests.
+	require.Empty(t, h.json("GET", "/api/v1/listed-origins?enabled=any", "", 200)["origins"])
+	tts, err := h.st.TaskTypeList(context.Background())
+	require.NoError(t, err)
+	require.Len(t, tts, 1)
+	stats, err := h.st.VisitStatsGet(context.Background(), []revisit.OriginKey{{URL: "https://a/b", VisitType: "git"}})
+	require.NoError(t, err)
+	require.Empty(t, stats)
+}
+
+func TestAuthScopes(t *testing.T) {
+	t.Parallel()
+	h := newDataHarness(t, config.Token{Name: "reader", Token: readToken, Scope: "read"},
+		config.Token{Name: "writer", Token: writeToken, Scope: "write"})
+	h.fails("GET", "/api/v1/task-types", "", 401, "unauthorized", "", "missing bearer token")
+	h.token = "wrong-token-0123456789"
+	h.fails("GET", "/api/v1/task-types", "", 401, "unauthorized", "", "unknown bearer token")
+	h.fails("GET", "/metrics", "", 401, "unauthorized", "", "")
+	h.token = readToken
+	h.json("GET", "/api/v1/task-types", "", 200)
+	h.json("POST", "/api/v1/next-visits/peek", `{"visit_type": "git", "count": 1}`, 200)
+	h.fails("POST", "/api/v1/task-types", gitType, 403, "forbidden", "", "read-only")
+	h.fails("POST", "/api/v1/queues/q/lease", `{"worker": "w"}`, 403, "forbidden", "", "read-only")
+	h.token = writeToken
+	h.json("POST", "/api/v1/task-types", gitType, 201)
+	h.token = ""
+	h.json("GET", "/healthz", "", 200)
+	h.json("GET", "/readyz", "", 200)
+	h.json("GET", "/api/v1/openapi.json", "", 200)
+}
+
+// TestOpenAPI checks that the document describes every route and that
+// every documented route answers (not "no route", not 405).
+func TestOpenAPI(t *testing.T) {
+	t.Parallel()
+	h := newDataHarness(t)
+	h.seed()
+	doc := h.json("GET", "/api/v1/openapi.json", "", 200)
+	require.Equal(t, "3.0.3", doc["openapi"])
+	paths := doc["paths"].(map[string]any)
+	documented := 0
+	for _, rt := range h.api.Routes() {
+		item, ok := paths[rt.Path].(map[string]any)
+		require.True(t, ok, "%s is not documented", rt.Path)
+		op, ok := item[strings.ToLower(rt.Method)].(map[string]any)
+		require.True(t, ok, "%s %s is not documented", rt.Method, rt.Path)
+		require.NotEmpty(t, op["summary"])
+		require.Equal(t, string(rt.Scope), op["x-scope"])
+	}
+	for path, item := range paths {
+		for method := range item.(map[string]any) {
+			documented++
+			concrete := strings.NewReplacer("{type}", "load-git", "{visit_type}", "git", "{queue}", "q", "{id}", "x").Replace(path)
+			body := ""
+			if method != "get" {
+				body = "{}"
+			}
+			status, data := h.do(strings.ToUpper(method), concrete, body)
+			require.NotEqual(t, http.StatusMethodNotAllowed, status, "%s %s", method, path)
+			require.False(t, status == 404 && bytes.Contains(data, []byte("no route")), "%s %s: %s", method, path, data)
+			require.Less(t, status, 500, "%s %s: %s", method, path, data)
+		}
+	}
+	require.Equal(t, len(h.api.Routes()), documented)
+	status, data := h.do("GET", "/api/v1/nothing", "")
+	require.Equal(t, 404, status)
+	require.Contains(t, string(data), "no route")
+}

@@ -1,0 +1,88 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/broker"
+)
+
+// depthTimeout bounds the measure of one queue's depth.
+const depthTimeout = 2 * time.Second
+
+// Queue is the state of one visit type's queue.
+type Queue struct {
+	VisitType      string `json:"visit_type"`
+	TaskType       string `json:"task_type"`
+	Queue          string `json:"queue"`
+	MaxQueueLength int    `json:"max_queue_length"`
+	// Depth is how many messages wait in the queue; nil when it cannot be
+	// measured, DepthError then says why.
+	Depth      *int64 `json:"depth"`
+	DepthError string `json:"depth_error,omitempty"`
+	// Pending, Sent and Lost count the visits in flight by state
+	// (semantics.md §6).
+	Pending int64 `json:"pending"`
+	Sent    int64 `json:"sent"`
+	Lost    int64 `json:"lost"`
+}
+
+// QueuesResponse is the body of GET /api/v1/queues.
+type QueuesResponse struct {
+	Queues []Queue `json:"queues"`
+}
+
+// queues returns the queue of every load-* task type.
+func (s *Server) queues(ctx context.Context) ([]Queue, error) {
+	tts, err := s.st.TaskTypeList(ctx)
+	if err != nil {
+		return nil, err
+	}
+	counts, err := s.st.VisitsCount(ctx)
+	if err != nil {
+		return nil, err
+	}
+	byType := make(map[string]revisit.VisitCounts, len(counts))
+	for _, c := range counts {
+		byType[c.VisitType] = c
+	}
+	qs := []Queue{}
+	for _, tt := range tts {
+		vt, ok := tt.VisitType()
+		if !ok {
+			continue
+		}
+		c := byType[vt]
+		q := Queue{VisitType: vt, TaskType: tt.Type, Queue: tt.BackendName, MaxQueueLength: tt.MaxQueueLength,
+			Pending: c.Pending, Sent: c.Sent, Lost: c.Lost}
+		if d, err := s.depth(ctx, tt.BackendName); err != nil {
+			q.DepthError = err.Error()
+		} else {
+			q.Depth = &d
+		}
+		qs = append(qs, q)
+	}
+	return qs, nil
+}
+
+// depth measures a queue's depth; a queue that does not exist is empty.
+func (s *Server) depth(ctx context.Context, queue string) (int64, error) {
+	if s.cfg.Broker == nil {
+		return 0, errors.New("no broker in this process")
+	}
+	ctx, cancel := context.WithTimeout(ctx, depthTimeout)
+	defer cancel()
+	d, err := s.cfg.Broker.Depth(ctx, queue)
+	if errors.Is(err, broker.ErrQueueMissing) {
+		return 0, nil
+	}
+	return d, err
+}
+
+func (s *Server) handleQueues(w http.ResponseWriter, r *http.Request) {
+	qs, err := s.queues(r.Context())
+	s.reply(w, r, QueuesResponse{Queues: qs}, err)
+}

@@ -1,0 +1,230 @@
+package api
+
+import (
+	"crypto/subtle"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/config"
+)
+
+// Scope is the access a route needs when the API has tokens.
+type Scope string
+
+// The scopes of routes.
+const (
+	// ScopePublic routes need no token: health and the OpenAPI document.
+	ScopePublic Scope = "public"
+	// ScopeRead routes change nothing; read and write tokens may call
+	// them.
+	ScopeRead Scope = "read"
+	// ScopeWrite routes change something; only write tokens may call
+	// them.
+	ScopeWrite Scope = "write"
+)
+
+// Route is one route of the API, with what the OpenAPI document says of
+// it.
+type Route struct {
+	// Method and Path are the pattern of the route, as in "GET
+	// /api/v1/task-types/{type}".
+	Method, Path string
+	// Scope is the access the route needs.
+	Scope Scope
+	// Summary says what the route does.
+	Summary string
+	// Params are its query parameters (path parameters come from Path).
+	Params []Param
+	// Body is a value of the type of its request body, nil for none.
+	Body any
+	// Response is a value of the type of its response body.
+	Response any
+
+	maxBody int64
+	handle  http.HandlerFunc
+}
+
+// Param is a query parameter of a route.
+type Param struct {
+	Name string
+	// Type is the JSON Schema type: string, integer or boolean.
+	Type string
+	// Repeated parameters may be given several times.
+	Repeated    bool
+	Description string
+}
+
+// Routes returns the routes the server serves, in the order of the
+// OpenAPI document.
+func (s *Server) Routes() []Route { return s.routes() }
+
+// routes is the route table.
+func (s *Server) routes() []Route {
+	rs := []Route{
+		{Method: "GET", Path: "/healthz", Scope: ScopePublic, Summary: "The process is up.",
+			Response: healthResponse{}, handle: s.handleHealthz},
+		{Method: "GET", Path: "/readyz", Scope: ScopePublic,
+			Summary:  "The database and broker are reachable and the orchestrator's loops are healthy (503 otherwise).",
+			Response: readyResponse{}, handle: s.handleReadyz},
+	}
+	if s.cfg.Metrics != nil {
+		rs = append(rs, Route{Method: "GET", Path: "/metrics", Scope: ScopeRead,
+			Summary: "Prometheus metrics of this process (text exposition format).", handle: s.handleMetrics})
+	}
+	if s.cfg.HealthOnly {
+		return withLimits(rs)
+	}
+	rs = append(rs, Route{Method: "GET", Path: "/api/v1/openapi.json", Scope: ScopePublic,
+		Summary: "This document.", Response: map[string]any{}, handle: s.handleOpenAPI})
+	if s.st != nil {
+		rs = append(rs, s.dataRoutes()...)
+	}
+	if s.q != nil {
+		rs = append(rs,
+			Route{Method: "POST", Path: "/api/v1/queues/{queue}/lease", Scope: ScopeWrite,
+				Summary: "Lease task messages of a queue (embedded broker), long-polling up to wait_seconds.",
+				Body:    leaseRequest{}, Response: leaseResponse{}, handle: s.handleLease},
+			Route{Method: "POST", Path: "/api/v1/messages/{id}/heartbeat", Scope: ScopeWrite,
+				Summary: "Extend the lease of a leased message.",
+				Body:    heartbeatRequest{}, Response: heartbeatResponse{}, handle: s.handleHeartbeat},
+			Route{Method: "POST", Path: "/api/v1/messages/{id}/result", Scope: ScopeWrite,
+				Summary: "Post the result of a leased message; the first result wins.",
+				Body:    resultRequest{}, Response: resultResponse{}, handle: s.handleResult})
+	}
+	return withLimits(rs)
+}
+
+// dataRoutes are the routes over the store.
+func (s *Server) dataRoutes() []Route {
+	listerFilter := []Param{{Name: "lister_id", Type: "string", Description: "only this lister's (UUID)"}}
+	return []Route{
+		{Method: "GET", Path: "/api/v1/task-types", Scope: ScopeRead, Summary: "List the task types.",
+			Response: TaskTypesResponse{}, handle: s.handleTaskTypeList},
+		{Method: "POST", Path: "/api/v1/task-types", Scope: ScopeWrite, Summary: "Create a task type (409 if it exists).",
+			Body: TaskType{}, Response: TaskType{}, handle: s.handleTaskTypeCreate},
+		{Method: "GET", Path: "/api/v1/task-types/{type}", Scope: ScopeRead, Summary: "Show one task type.",
+			Response: TaskType{}, handle: s.handleTaskTypeGet},
+		{Method: "GET", Path: "/api/v1/listers", Scope: ScopeRead,
+			Summary: "List the listers: all, those with the given ids, or the one of a name and instance name.",
+			Params: []Param{{Name: "id", Type: "string", Repeated: true, Description: "lister UUID"},
+				{Name: "name", Type: "string"}, {Name: "instance_name", Type: "string"}},
+			Response: ListersResponse{}, handle: s.handleListerList},
+		{Method: "POST", Path: "/api/v1/listers", Scope: ScopeWrite, Summary: "Get or create the lister of a name and instance name.",
+			Body: ListerRequest{}, Response: Lister{}, handle: s.handleListerGetOrCreate},
+		{Method: "GET", Path: "/api/v1/listed-origins", Scope: ScopeRead,
+			Summary: "One page of listed origins in (lister_id, url, visit_type) order; next_page_token is absent on the last page.",
+			Params: append(listerFilter,
+				Param{Name: "url", Type: "string", Repeated: true, Description: "only these URLs"},
+				Param{Name: "visit_type", Type: "string"},
+				Param{Name: "enabled", Type: "string", Description: "true (default), false or any"},
+				Param{Name: "limit", Type: "integer", Description: "page size, 1 to 10000 (default 1000)"},
+				Param{Name: "page_token", Type: "string", Description: "the next_page_token of the previous page"}),
+			Response: ListedOriginsPage{}, handle: s.handleOriginList},
+		{Method: "POST", Path: "/api/v1/listed-origins", Scope: ScopeWrite,
+			Summary: "Record (upsert) a batch of at most 10000 listed origins, whole or not at all.",
+			Body:    RecordRequest{}, Response: RecordResponse{}, maxBody: MaxBatchBodyBytes, handle: s.handleOriginRecord},
+		{Method: "POST", Path: "/api/v1/next-visits/peek", Scope: ScopeRead,
+			Summary: "The origins a grab would choose, without marking them scheduled.",
+			Body:    GrabRequest{}, Response: OriginsResponse{}, handle: s.handleGrab(true)},
+		{Method: "POST", Path: "/api/v1/next-visits/grab", Scope: ScopeWrite,
+			Summary: "Choose the next origins to visit and mark them scheduled (for operators).",
+			Body:    GrabRequest{}, Response: OriginsResponse{}, handle: s.handleGrab(false)},
+		{Method: "GET", Path: "/api/v1/visit-stats", Scope: ScopeRead,
+			Summary: "The visit stats of origins of one visit type (those that exist).",
+			Params: []Param{{Name: "visit_type", Type: "string"},
+				{Name: "url", Type: "string", Repeated: true, Description: "1 to 1000 URLs"}},
+			Response: VisitStatsResponse{}, handle: s.handleVisitStats},
+		{Method: "GET", Path: "/api/v1/queue-positions/{visit_type}", Scope: ScopeRead,
+			Summary:  "The queue position (virtual clock, seconds) of a visit type.",
+			Response: QueuePosition{}, handle: s.handleQueuePosition},
+		{Method: "POST", Path: "/api/v1/visit-statuses", Scope: ScopeWrite,
+			Summary: "Ingest a JSON array of at most 10000 visit statuses, all checked before any is processed.",
+			Body:    []visitStatusDoc{}, Response: VisitStatusesResponse{}, maxBody: MaxBatchBodyBytes,
+			handle: s.handleVisitStatuses},
+		{Method: "GET", Path: "/api/v1/scheduler-metrics", Scope: ScopeRead,
+			Summary:  "The stored scheduler metrics, per lister and visit type.",
+			Params:   append(listerFilter, Param{Name: "visit_type", Type: "string"}),
+			Response: MetricsResponse{}, handle: s.handleMetricsGet},
+		{Method: "POST", Path: "/api/v1/scheduler-metrics/refresh", Scope: ScopeWrite,
+			Summary: "Recompute the scheduler metrics (of one lister, or all) and return them.",
+			Body:    RefreshRequest{}, Response: MetricsResponse{}, handle: s.handleMetricsRefresh},
+		{Method: "GET", Path: "/api/v1/queues", Scope: ScopeRead,
+			Summary:  "Per visit type: its queue, maximum length, depth (null when unknown) and visits in flight.",
+			Response: QueuesResponse{}, handle: s.handleQueues},
+		{Method: "GET", Path: "/api/v1/dashboard", Scope: ScopeRead,
+			Summary:  "The figures of the dashboard: queues, policies, results and scheduler metrics.",
+			Response: Dashboard{}, handle: s.handleDashboard},
+	}
+}
+
+// withLimits gives routes without their own body limit MaxBodyBytes.
+func withLimits(rs []Route) []Route {
+	for i := range rs {
+		if rs[i].maxBody == 0 {
+			rs[i].maxBody = MaxBodyBytes
+		}
+	}
+	return rs
+}
+
+// wrap checks the access and bounds the body of a route's requests.
+func (s *Server) wrap(rt Route) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := s.authorize(r, rt.Scope); err != nil {
+			if revisit.Code(err) == codeUnauthorized {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="revisit"`)
+			}
+			s.writeError(w, r, err)
+			return
+		}
+		if err := checkQuery(r, rt.Params); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, rt.maxBody)
+		rt.handle(w, r)
+	})
+}
+
+// authorize checks the bearer token of a request against the scope of its
+// route; without configured tokens everything is allowed.
+func (s *Server) authorize(r *http.Request, scope Scope) error {
+	if len(s.cfg.Tokens) == 0 || scope == ScopePublic {
+		return nil
+	}
+	h := r.Header.Get("Authorization")
+	secret, ok := strings.CutPrefix(h, "Bearer ")
+	if !ok || secret == "" {
+		return &revisit.Error{Code: codeUnauthorized, Message: "missing bearer token (Authorization: Bearer TOKEN)"}
+	}
+	var found *config.Token
+	for i, t := range s.cfg.Tokens {
+		if subtle.ConstantTimeCompare([]byte(t.Token), []byte(secret)) == 1 {
+			found = &s.cfg.Tokens[i]
+		}
+	}
+	switch {
+	case found == nil:
+		return &revisit.Error{Code: codeUnauthorized, Message: "unknown bearer token"}
+	case scope == ScopeWrite && found.Scope != config.ScopeWrite:
+		return &revisit.Error{Code: codeForbidden, Message: "token " + found.Name + " is read-only; this route needs a write token"}
+	}
+	return nil
+}
+
+// checkQuery refuses query parameters the route does not take, and
+// repeated ones it takes once.
+func checkQuery(r *http.Request, params []Param) error {
+	for name, vs := range r.URL.Query() {
+		i := slices.IndexFunc(params, func(p Param) bool { return p.Name == name })
+		switch {
+		case i < 0:
+			return revisit.Invalidf(name, "unknown query parameter")
+		case len(vs) > 1 && !params[i].Repeated:
+			return revisit.Invalidf(name, "given %d times, at most once", len(vs))
+		}
+	}
+	return nil
+}

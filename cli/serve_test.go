@@ -1,0 +1,185 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/api/client"
+	"github.com/revisit-sched/revisit/worker"
+)
+
+// buildRevisit builds the revisit binary into a temporary directory.
+func buildRevisit(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "revisit")
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/revisit-sched/revisit/cmd/revisit").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	return bin
+}
+
+// cleanEnviron is the environment without REVISIT_ variables.
+func cleanEnviron() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "REVISIT_") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+var dashboardLine = regexp.MustCompile(`revisit: dashboard at (http://[^/\s]+)/`)
+
+// startServe starts revisit serve in dir and returns its base URL once it
+// listens; the process is stopped (SIGTERM) at cleanup and must exit 0.
+func startServe(t *testing.T, bin, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(bin, append(args, "serve", "--listen", "127.0.0.1:0")...)
+	cmd.Dir, cmd.Env = dir, cleanEnviron()
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	var log bytes.Buffer
+	lines := bufio.NewScanner(stderr)
+	base := ""
+	for base == "" && lines.Scan() {
+		log.WriteString(lines.Text() + "\n")
+		if m := dashboardLine.FindStringSubmatch(lines.Text()); m != nil {
+			base = m[1]
+		}
+	}
+	if base == "" {
+		_ = cmd.Wait()
+		t.Fatalf("revisit serve did not start:\n%s", log.String())
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, _ = io.Copy(&log, stderr)
+		done <- cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+		select {
+		case err := <-done:
+			require.NoError(t, err, "revisit serve exited badly:\n%s", log.String())
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+			t.Fatalf("revisit serve did not stop:\n%s", log.String())
+		}
+	})
+	return base
+}
+
+// TestServeEndToEnd runs revisit serve in an empty directory without
+// configuration (but for short waits): origins recorded over the API are
+// scheduled to the embedded broker, a Go worker completes their visits,
+// and the visit stats show the results.
+func TestServeEndToEnd(t *testing.T) {
+	t.Parallel()
+	bin := buildRevisit(t)
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "revisit.yaml"), []byte(`
+orchestrator:
+  no_origins_backoff: 1s
+  queue_full_backoff: 1s
+  round_jitter: 100ms
+`), 0o600))
+	base := startServe(t, bin, dir, "--config", "revisit.yaml")
+	_, err := os.Stat(filepath.Join(dir, "revisit.db"))
+	require.NoError(t, err, "the SQLite store is created in the current directory")
+
+	resp, err := http.Get(base + "/healthz")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, err := client.New(base, "", nil)
+	require.NoError(t, err)
+	const queue = "swh.loader.git.tasks.UpdateGitRepository"
+	require.NoError(t, c.TaskTypeCreate(ctx, revisit.TaskType{Type: "load-git", BackendName: queue,
+		MaxQueueLength: 100}))
+
+	// The CLI records through the server (--server).
+	h := newHarness(t)
+	lines := ""
+	urls := []string{"https://github.com/o/a", "https://github.com/o/b", "https://github.com/o/c"}
+	for _, u := range urls {
+		lines += `{"url": "` + u + `", "visit_type": "git", "lister_name": "github", "last_update": "2025-01-01T00:00:00Z"}` + "\n"
+	}
+	r := h.runIn(lines, "--server", base, "origin", "record", "-")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, "inserted 3")
+	listed := h.jsonList("--server", base, "origin", "list")
+	require.Len(t, listed, 3)
+
+	wctx, stopWorker := context.WithCancel(ctx)
+	worked := make(chan error, 1)
+	go func() {
+		worked <- worker.Run(wctx, worker.Config{Server: base, Queue: queue, Name: "e2e", Wait: time.Second,
+			Handler: func(context.Context, worker.Task) (worker.Result, error) {
+				return worker.Result{Status: "eventful", Snapshot: "0123456789abcdef0123456789abcdef01234567"}, nil
+			}})
+	}()
+	defer func() {
+		stopWorker()
+		require.NoError(t, <-worked)
+	}()
+
+	keys := make([]revisit.OriginKey, len(urls))
+	for i, u := range urls {
+		keys[i] = revisit.OriginKey{URL: u, VisitType: "git"}
+	}
+	require.Eventually(t, func() bool {
+		stats, err := c.VisitStatsGet(ctx, keys)
+		require.NoError(t, err)
+		done := 0
+		for _, s := range stats {
+			if s.LastVisitStatus != nil && *s.LastVisitStatus == revisit.VisitSuccessful {
+				done++
+			}
+		}
+		return done == len(urls)
+	}, time.Minute, 200*time.Millisecond, "every origin visited")
+
+	show := h.jsonObject("--server", base, "visit-stats", "show", urls[0], "git")
+	require.Equal(t, "successful", show["last_visit_status"])
+	require.Equal(t, "0123456789abcdef0123456789abcdef01234567", show["last_snapshot"])
+	tts := h.jsonList("--server", base, "task-type", "list")
+	require.Equal(t, queue, tts[0]["backend_name"])
+	ms := h.jsonList("--server", base, "origin", "update-metrics")
+	require.EqualValues(t, 3, ms[0]["origins_known"])
+	require.EqualValues(t, 0, ms[0]["origins_never_visited"])
+	require.Len(t, h.jsonList("--server", base, "origin", "metrics"), 1)
+	require.Empty(t, h.jsonList("--server", base, "origin", "peek-next", "git", "5"), "every origin is in its cooldown")
+	qs, err := c.Queues(ctx)
+	require.NoError(t, err)
+	require.Len(t, qs, 1)
+	require.Zero(t, qs[0].Sent, "no visit in flight once results are in")
+}
+
+func TestServeRefusesOpenNonLoopback(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	msg := h.fails(ExitError, "serve", "--listen", "0.0.0.0:0")
+	require.Contains(t, msg, "refusing to listen on 0.0.0.0:0 without API tokens")
+	msg = h.fails(ExitUsage, "serve", "--roles", "api,cook")
+	require.Contains(t, msg, `"cook" is not one of api, orchestrator, listener`)
+	msg = h.fails(ExitUsage, "--server", "http://127.0.0.1:1", "db", "migrate")
+	require.Contains(t, msg, "works on the store only")
+}

@@ -1,0 +1,49 @@
+// Package web is revisit's dashboard: one HTML page and a small script,
+// embedded in the binary, that poll the API's summary
+// (GET /api/v1/dashboard) every few seconds and draw it: for each visit
+// type, the queue depth against its maximum, free slots, visits scheduled
+// per minute by policy (an inline SVG chart), fetched origins against the
+// configured shares, visits in flight and lost, results by outcome; and the
+// scheduler metrics of each lister. Nothing is fetched from elsewhere.
+//
+// When the API has tokens, the page asks for one and keeps it in the
+// browser's session storage.
+package web
+
+import (
+	"embed"
+	"io/fs"
+	"net/http"
+)
+
+//go:embed assets
+var assets embed.FS
+
+// Handler serves the dashboard at / and its assets under /assets/, and
+// hands every other request to next (the API).
+func Handler(next http.Handler) http.Handler {
+	sub, err := fs.Sub(assets, "assets")
+	if err != nil {
+		panic(err) // the embedded tree always has assets/
+	}
+	files := http.FileServerFS(sub)
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		setHeaders(w)
+		http.ServeFileFS(w, r, sub, "index.html")
+	})
+	mux.Handle("GET /assets/", http.StripPrefix("/assets/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		setHeaders(w)
+		files.ServeHTTP(w, r)
+	})))
+	mux.Handle("/", next)
+	return mux
+}
+
+// setHeaders forbids the page any source but its own server.
+func setHeaders(w http.ResponseWriter) {
+	h := w.Header()
+	h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "no-cache")
+}
