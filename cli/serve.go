@@ -18,7 +18,7 @@ import (
 	"github.com/revisit-sched/revisit/api"
 	"github.com/revisit-sched/revisit/broker/embedded"
 	"github.com/revisit-sched/revisit/config"
-	"github.com/revisit-sched/revisit/orchestrator"
+	"github.com/revisit-sched/revisit/runner"
 	"github.com/revisit-sched/revisit/web"
 )
 
@@ -32,18 +32,19 @@ const (
 	serveShutdownTimeout   = 15 * time.Second
 )
 
-// visitTypesPoll is how often revisit serve's orchestrator looks for new
-// load-* task types (and, before the first, waits for one).
-const visitTypesPoll = 2 * time.Second
+// typesPoll is how often revisit serve's orchestrator and runner look for
+// new task types (and, before the first, wait for one).
+const typesPoll = 2 * time.Second
 
-// The roles of revisit serve. The task runner joins them when it exists.
+// The roles of revisit serve.
 const (
 	roleAPI          = "api"
 	roleOrchestrator = "orchestrator"
 	roleListener     = "listener"
+	roleRunner       = "runner"
 )
 
-var serveRoleNames = []string{roleAPI, roleOrchestrator, roleListener}
+var serveRoleNames = []string{roleAPI, roleOrchestrator, roleListener, roleRunner}
 
 func (a *app) serveCommand() *cobra.Command {
 	var (
@@ -51,8 +52,8 @@ func (a *app) serveCommand() *cobra.Command {
 		roleNames []string
 	)
 	cmd := &cobra.Command{
-		Use:   "serve [--listen ADDRESS] [--roles api,orchestrator,listener]",
-		Short: "Run revisit: the HTTP API and dashboard, the orchestrator and the result processing",
+		Use:   "serve [--listen ADDRESS] [--roles api,orchestrator,listener,runner]",
+		Short: "Run revisit: the HTTP API and dashboard, the orchestrator, the task runner and the result processing",
 		Long: `Runs the whole system in one process until interrupted (SIGINT or SIGTERM,
 then it stops gracefully):
 
@@ -61,7 +62,8 @@ then it stops gracefully):
                 embedded broker, the routes where workers lease visits
   orchestrator  keeps every load-* task type's queue full (it waits for the
                 first task type, and restarts when task types are added)
-  listener      records the results workers report
+  listener      records the results workers report: visit stats, task runs
+  runner        dispatches the due generic tasks (task types not load-*)
 
 With no configuration it uses the SQLite file revisit.db in the current
 directory (created and migrated) and the embedded broker. --config selects
@@ -134,12 +136,19 @@ func (a *app) serve(cmd *cobra.Command, c config.Config, addr string, selected m
 			return err
 		}
 		apiCfg.Orchestrator = o
-		roles = append(roles, a.followingOrchestratorRole(o))
+		roles = append(roles, a.followingRole(roleOrchestrator, o.VisitTypes, o.Run))
 	}
 	if selected[roleListener] {
 		roles = append(roles, a.listenerRole(st, b, reg))
 	}
-	// The task runner's role goes here when it exists.
+	if selected[roleRunner] {
+		r, err := runner.New(st, b, runner.Config{Logger: a.log.With("role", "runner"), Now: a.now,
+			Metrics: runner.NewMetrics(reg)})
+		if err != nil {
+			return err
+		}
+		roles = append(roles, a.followingRole(roleRunner, r.TaskTypes, r.Run))
+	}
 	if q, ok := b.(*embedded.Broker); ok && selected[roleAPI] {
 		apiCfg.Queues = q
 	} else if selected[roleAPI] {
@@ -187,13 +196,14 @@ func (a *app) serve(cmd *cobra.Command, c config.Config, addr string, selected m
 	return err
 }
 
-// followingOrchestratorRole runs o over the load-* task types: it waits for
-// the first one, and restarts o (after its graceful stop) when the set of
-// visit types changes.
-func (a *app) followingOrchestratorRole(o *orchestrator.Orchestrator) role {
-	return role{name: "orchestrator", run: func(ctx context.Context) error {
+// followingRole runs a service over the types kinds returns: it waits for
+// the first one, and restarts the service (after its graceful stop) when
+// the set changes, so that task types added while revisit serve runs are
+// driven without a restart.
+func (a *app) followingRole(name string, kinds func(context.Context) ([]string, error), run func(context.Context) error) role {
+	return role{name: name, run: func(ctx context.Context) error {
 		for {
-			vts, ok := a.waitVisitTypes(ctx, o)
+			types, ok := a.waitTypes(ctx, name, kinds)
 			if !ok {
 				return nil
 			}
@@ -201,44 +211,44 @@ func (a *app) followingOrchestratorRole(o *orchestrator.Orchestrator) role {
 			watched := make(chan struct{})
 			go func() {
 				defer close(watched)
-				a.watchVisitTypes(runCtx, o, vts, cancel)
+				watchTypes(runCtx, kinds, types, cancel)
 			}()
-			err := o.Run(runCtx)
+			err := run(runCtx)
 			cancel()
 			<-watched
 			if err != nil || ctx.Err() != nil {
 				return err
 			}
-			a.log.Info("the load-* task types changed: restarting the orchestrator")
+			a.log.Info("the task types changed: restarting", "role", name)
 		}
 	}}
 }
 
-// waitVisitTypes returns the visit types to drive once there is one; false
-// when ctx ended first.
-func (a *app) waitVisitTypes(ctx context.Context, o *orchestrator.Orchestrator) ([]string, bool) {
+// waitTypes returns the types to drive once there is one; false when ctx
+// ended first.
+func (a *app) waitTypes(ctx context.Context, name string, kinds func(context.Context) ([]string, error)) ([]string, bool) {
 	said := ""
 	for {
-		vts, err := o.VisitTypes(ctx)
+		types, err := kinds(ctx)
 		if err == nil {
-			return vts, true
+			return types, true
 		}
 		if err.Error() != said {
 			said = err.Error()
-			a.log.Info("orchestrator waiting", "reason", said, "retry", visitTypesPoll)
+			a.log.Info("waiting", "role", name, "reason", said, "retry", typesPoll)
 		}
 		select {
 		case <-ctx.Done():
 			return nil, false
-		case <-time.After(visitTypesPoll):
+		case <-time.After(typesPoll):
 		}
 	}
 }
 
-// watchVisitTypes calls changed when the visit types to drive are no
-// longer vts, or returns when ctx ends.
-func (a *app) watchVisitTypes(ctx context.Context, o *orchestrator.Orchestrator, vts []string, changed func()) {
-	t := time.NewTicker(visitTypesPoll)
+// watchTypes calls changed when the types to drive are no longer types, or
+// returns when ctx ends.
+func watchTypes(ctx context.Context, kinds func(context.Context) ([]string, error), types []string, changed func()) {
+	t := time.NewTicker(typesPoll)
 	defer t.Stop()
 	for {
 		select {
@@ -246,8 +256,8 @@ func (a *app) watchVisitTypes(ctx context.Context, o *orchestrator.Orchestrator,
 			return
 		case <-t.C:
 		}
-		now, err := o.VisitTypes(ctx)
-		if err == nil && !slices.Equal(now, vts) {
+		now, err := kinds(ctx)
+		if err == nil && !slices.Equal(now, types) {
 			changed()
 			return
 		}
