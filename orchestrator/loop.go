@@ -20,6 +20,10 @@ import (
 // context ended.
 const cleanupTimeout = 10 * time.Second
 
+// countInterval is how often a loop counts its in-flight records for the
+// revisit_visits_in_flight gauge: counting scans the visit type's records.
+const countInterval = 30 * time.Second
+
 // loop drives one visit type: it holds the visit type's lease and runs
 // rounds (semantics.md §4) while it does.
 type loop struct {
@@ -37,6 +41,8 @@ type loop struct {
 	// dependency, for the backoff.
 	waits   int
 	listers map[uuid.UUID]revisit.Lister
+	// counted is when the in-flight records were last counted.
+	counted time.Time
 }
 
 func newLoop(o *Orchestrator, visitType string) *loop {
@@ -234,6 +240,11 @@ func (l *loop) round(ctx context.Context) (time.Duration, error) {
 	if err := l.expire(ctx); err != nil {
 		return 0, err
 	}
+	if time.Since(l.counted) >= countInterval {
+		if err := l.count(ctx); err != nil {
+			return 0, err
+		}
+	}
 
 	// The threshold applies to the queue's free space; the per-round cap
 	// only bounds how much of it one round fills.
@@ -287,6 +298,26 @@ func (l *loop) expire(ctx context.Context) error {
 		l.log.Warn("visits lost: no result within the timeout; their origins are offered again",
 			"lost", n, "timeout", l.o.timeout(l.visitType))
 	}
+	return nil
+}
+
+// count sets the in-flight gauges of the visit type.
+func (l *loop) count(ctx context.Context) error {
+	cs, err := l.o.store.VisitsCount(ctx)
+	if err != nil {
+		return fmt.Errorf("count in-flight visits: %w", err)
+	}
+	c := revisit.VisitCounts{VisitType: l.visitType}
+	for _, vc := range cs {
+		if vc.VisitType == l.visitType {
+			c = vc
+		}
+	}
+	g := l.o.metrics.inFlight
+	g.WithLabelValues(l.visitType, string(revisit.VisitPending)).Set(float64(c.Pending))
+	g.WithLabelValues(l.visitType, string(revisit.VisitSent)).Set(float64(c.Sent))
+	g.WithLabelValues(l.visitType, string(revisit.VisitLost)).Set(float64(c.Lost))
+	l.counted = time.Now()
 	return nil
 }
 
