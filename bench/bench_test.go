@@ -128,3 +128,28 @@ func TestRunFeedbackOnSQLite(t *testing.T) {
 		t.Fatalf("report %+v", rep)
 	}
 }
+
+func TestRunOrchestratorEmbedded(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	path := filepath.Join(t.TempDir(), "bench.db")
+	url := "sqlite://" + path
+	if _, _, err := store.Migrate(ctx, url); err != nil {
+		t.Fatal(err)
+	}
+	st, err := sqlite.Open(ctx, path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	b := embedded.New(st, embedded.Config{})
+	defer b.Close()
+	rep, err := bench.RunOrchestrator(ctx, bench.OrchestratorConfig{URL: url, Origins: 3000, Broker: b,
+		Visits: 500, MaxPerRound: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Visits < 500 || rep.Depth != rep.Visits || rep.PerSecond <= 0 || rep.RSSMaxMiB <= 0 {
+		t.Fatalf("report %+v: want at least 500 visits, all in the queue", rep)
+	}
+}

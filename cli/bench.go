@@ -18,7 +18,7 @@ func (a *app) benchCommand() *cobra.Command {
 		Use:   "bench",
 		Short: "Measure revisit against the targets of docs/performance.md",
 	}
-	b.AddCommand(a.benchStoreCommand(), a.benchFeedbackCommand(), a.benchBrokerCommand(), a.benchAPICommand())
+	b.AddCommand(a.benchStoreCommand(), a.benchFeedbackCommand(), a.benchBrokerCommand(), a.benchOrchestratorCommand(), a.benchAPICommand())
 	return b
 }
 
@@ -152,6 +152,67 @@ With the embedded broker, this measures confirmed writes into the store.`,
 	}
 	cmd.Flags().IntVar(&messages, "messages", 200_000, "messages to publish")
 	cmd.Flags().IntVar(&batch, "batch", 1000, "messages per publish call")
+	return cmd
+}
+
+func (a *app) benchOrchestratorCommand() *cobra.Command {
+	var (
+		size           string
+		visits, perRnd int
+	)
+	cmd := &cobra.Command{
+		Use:   "orchestrator",
+		Short: "Time the orchestrator end to end: grab, mark, in-flight records, publish with confirms (P2, P5)",
+		Long: `Loads the reference data set into the store (unless a previous run left it
+there), points load-git at a scratch durable queue of the configured broker,
+and runs the real orchestrator on git until --visits visits are published
+with confirms, sampling this process's memory. The scratch queue is deleted
+afterwards; the published origins stay marked (the next run, 8 days later
+in the data set's time, finds them eligible again).`,
+		Args: exactArgs(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			n, err := bench.ParseSize(size)
+			if err != nil {
+				return usageError{err}
+			}
+			if visits <= 0 || perRnd <= 0 {
+				return usagef("--visits and --max-per-round must be positive")
+			}
+			c, err := a.config(cmd)
+			if err != nil {
+				return err
+			}
+			b, err := a.openBroker(cmd, false)
+			if err != nil {
+				return err
+			}
+			sb, ok := b.(bench.ScratchBroker)
+			if !ok {
+				return errors.New("bench orchestrator: this broker cannot delete a scratch queue")
+			}
+			var progress io.Writer
+			if a.stderrIsTerminal() {
+				progress = a.env.Stderr
+			}
+			rep, err := bench.RunOrchestrator(cmd.Context(), bench.OrchestratorConfig{URL: c.Store, Origins: n,
+				Broker: sb, Visits: visits, MaxPerRound: perRnd, Progress: progress})
+			if err != nil {
+				return fmt.Errorf("bench orchestrator: %w", err)
+			}
+			rw := a.rows(cols("origins", "visits", "seconds", "visits_per_s", "target_per_s", "met",
+				"rss_start_mib", "rss_max_mib", "rss_end_mib", "rss_target_mib", "queue_depth_after"))
+			if err := rw.Row(rep.Origins, rep.Visits, math.Round(rep.Seconds*10)/10, math.Round(rep.PerSecond),
+				bench.OrchestratorTarget, rep.PerSecond >= bench.OrchestratorTarget,
+				math.Round(rep.RSSStartMiB), math.Round(rep.RSSMaxMiB), math.Round(rep.RSSEndMiB),
+				bench.RSSTargetMiB, rep.Depth); err != nil {
+				return err
+			}
+			return rw.Close()
+		},
+	}
+	cmd.Flags().StringVar(&size, "origins", "1M", "data set size: 1M, 10M, or any count")
+	cmd.Flags().IntVar(&visits, "visits", 1_000_000, "visits to publish")
+	cmd.Flags().IntVar(&perRnd, "max-per-round", 10_000, "visits per round at most")
 	return cmd
 }
 
