@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/revisit-sched/revisit/internal/teststore"
+
 	amqp091 "github.com/rabbitmq/amqp091-go"
 	"github.com/stretchr/testify/require"
 
@@ -158,7 +160,7 @@ func depth(t *testing.T, ch *amqp091.Channel, queue string) int {
 // that SIGTERM then stops it cleanly.
 func TestKillNineLosesNothing(t *testing.T) {
 	t.Parallel()
-	st, storeURL := pgStore(t)
+	st, storeURL := teststore.Postgres(t)
 	queue := celerytest.Queue(t)
 	ch := declaredQueue(t, queue)
 	w := newWorld(t, st, queue, 100_000)
@@ -202,7 +204,7 @@ func TestKillNineLosesNothing(t *testing.T) {
 // other takes over within the lease TTL.
 func TestReplicasShareNothingAndTakeOver(t *testing.T) {
 	t.Parallel()
-	st, storeURL := pgStore(t)
+	st, storeURL := teststore.Postgres(t)
 	queue := celerytest.Queue(t)
 	ch := declaredQueue(t, queue)
 	w := newWorld(t, st, queue, 100_000)
@@ -253,7 +255,7 @@ func leaseOwner(t *testing.T, w *world) string {
 // exits 0 within the grace period and leaves nothing pending.
 func TestSIGTERMMidRound(t *testing.T) {
 	t.Parallel()
-	st, storeURL := pgStore(t)
+	st, storeURL := teststore.Postgres(t)
 	queue := celerytest.Queue(t)
 	ch := declaredQueue(t, queue)
 	w := newWorld(t, st, queue, 100_000)

@@ -17,8 +17,6 @@ import (
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/store"
-	"github.com/revisit-sched/revisit/store/postgres"
-	"github.com/revisit-sched/revisit/store/postgres/pgtest"
 )
 
 func TestMain(m *testing.M) {
@@ -61,18 +59,6 @@ def load(self, url, **kwargs):
     self.send_event('task-result', result=result)
     return result
 `
-
-// pgStore opens a migrated store in a fresh schema and returns it with its
-// URL.
-func pgStore(t *testing.T) (store.Store, string) {
-	t.Helper()
-	url := pgtest.URL(t)
-	s, err := postgres.Open(context.Background(), url, store.Options{})
-	require.NoError(t, err)
-	t.Cleanup(func() { s.Close() })
-	require.NoError(t, s.Migrate(context.Background()))
-	return s, url
-}
 
 // testLogger logs through t at info and above.
 func testLogger(t *testing.T) *slog.Logger {

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/revisit-sched/revisit/internal/teststore"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/revisit-sched/revisit/internal/celerytest"
@@ -21,7 +23,7 @@ import (
 // while: its loop waits and reports, then carries on by itself.
 func TestDatabaseOutage(t *testing.T) {
 	t.Parallel()
-	direct, storeURL := pgStore(t)
+	direct, storeURL := teststore.Postgres(t)
 	queue := celerytest.Queue(t)
 	ch := declaredQueue(t, queue)
 	w := newWorld(t, direct, queue, 100_000)

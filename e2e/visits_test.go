@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/revisit-sched/revisit/internal/teststore"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/revisit-sched/revisit"
@@ -22,7 +24,7 @@ import (
 // visiting, its events coming back through the listener into the stats.
 func TestVisitsEndToEnd(t *testing.T) {
 	t.Parallel()
-	st, _ := pgStore(t)
+	st, _ := teststore.Postgres(t)
 	queue, eventsQueue := celerytest.Queue(t), celerytest.Queue(t)
 	b := celerytest.OpenBroker(t, amqp.Config{EventsQueue: eventsQueue, Logger: testLogger(t)})
 	const maxQueue = 20

@@ -2,9 +2,10 @@ package listener
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/revisit-sched/revisit/internal/teststore"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
@@ -13,7 +14,6 @@ import (
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/celery"
 	"github.com/revisit-sched/revisit/store"
-	"github.com/revisit-sched/revisit/store/sqlite"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -31,9 +31,7 @@ type fixture struct {
 }
 
 func newFixture(t *testing.T) *fixture {
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "revisit.db"), store.Options{})
-	require.NoError(t, err)
-	t.Cleanup(func() { st.Close() })
+	st := teststore.SQLite(t)
 	f := &fixture{t: t, st: st, ctx: context.Background(), m: NewMetrics(nil)}
 	f.l = New(st, nil, Config{Metrics: f.m, Rand: func() float64 { return 0.5 },
 		Runs: func(_ context.Context, events []celery.Event) ([]celery.Event, error) {

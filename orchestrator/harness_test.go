@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -16,9 +15,6 @@ import (
 	"github.com/revisit-sched/revisit/broker"
 	"github.com/revisit-sched/revisit/celery"
 	"github.com/revisit-sched/revisit/store"
-	"github.com/revisit-sched/revisit/store/postgres"
-	"github.com/revisit-sched/revisit/store/postgres/pgtest"
-	"github.com/revisit-sched/revisit/store/sqlite"
 )
 
 func TestMain(m *testing.M) {
@@ -26,33 +22,6 @@ func TestMain(m *testing.M) {
 }
 
 const gitTask = "swh.loader.git.tasks.UpdateGitRepository"
-
-// engines opens a migrated store of each engine; the test runs body on each.
-func engines(t *testing.T, body func(t *testing.T, st store.Store)) {
-	t.Run("sqlite", func(t *testing.T) {
-		t.Parallel()
-		s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "revisit.db"), store.Options{})
-		require.NoError(t, err)
-		t.Cleanup(func() { s.Close() })
-		body(t, s)
-	})
-	t.Run("postgres", func(t *testing.T) {
-		t.Parallel()
-		s, err := postgres.Open(context.Background(), pgtest.URL(t), store.Options{})
-		require.NoError(t, err)
-		t.Cleanup(func() { s.Close() })
-		require.NoError(t, s.Migrate(context.Background()))
-		body(t, s)
-	})
-}
-
-// sqliteStore opens a store for tests whose subject is not the engine.
-func sqliteStore(t *testing.T) store.Store {
-	s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "revisit.db"), store.Options{})
-	require.NoError(t, err)
-	t.Cleanup(func() { s.Close() })
-	return s
-}
 
 // fakeBroker is an in-memory broker: queues of messages whose depth is
 // what no worker took yet, with faults to inject. It stands in for a

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/revisit-sched/revisit/internal/teststore"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/revisit-sched/revisit"
@@ -18,7 +20,7 @@ const (
 )
 
 func TestFillsTheQueueInPolicySharesWithoutFlooding(t *testing.T) {
-	engines(t, func(t *testing.T, st store.Store) {
+	teststore.Engines(t, func(t *testing.T, st store.Store) {
 		w := newWorld(t, st, 100)
 		w.add(neverVisited, 150)
 		w.add(lagging, 150)
@@ -63,7 +65,7 @@ func TestFillsTheQueueInPolicySharesWithoutFlooding(t *testing.T) {
 }
 
 func TestSparesSlotsGoToPoliciesWithOrigins(t *testing.T) {
-	st := sqliteStore(t)
+	st := teststore.SQLite(t)
 	w := newWorld(t, st, 100)
 	w.add(neverVisited, 10)
 	w.add(noUpdate, 200)
@@ -74,7 +76,7 @@ func TestSparesSlotsGoToPoliciesWithOrigins(t *testing.T) {
 }
 
 func TestWeightZeroDisablesAPolicy(t *testing.T) {
-	st := sqliteStore(t)
+	st := teststore.SQLite(t)
 	w := newWorld(t, st, 100)
 	w.add(lagging, 20)
 	w.add(neverVisited, 20)
@@ -91,7 +93,7 @@ func TestWeightZeroDisablesAPolicy(t *testing.T) {
 }
 
 func TestUnconfirmedMessagesReleaseTheirOrigins(t *testing.T) {
-	st := sqliteStore(t)
+	st := teststore.SQLite(t)
 	w := newWorld(t, st, 100)
 	w.add(neverVisited, 30)
 	b := newFakeBroker()
@@ -115,7 +117,7 @@ func TestUnconfirmedMessagesReleaseTheirOrigins(t *testing.T) {
 }
 
 func TestUnknownDepthPublishesNothing(t *testing.T) {
-	st := sqliteStore(t)
+	st := teststore.SQLite(t)
 	w := newWorld(t, st, 100)
 	w.add(neverVisited, 5)
 	b := newFakeBroker()
@@ -129,7 +131,7 @@ func TestUnknownDepthPublishesNothing(t *testing.T) {
 }
 
 func TestLostVisitsAreOfferedAgain(t *testing.T) {
-	st := sqliteStore(t)
+	st := teststore.SQLite(t)
 	w := newWorld(t, st, 100)
 	w.add(neverVisited, 10)
 	b := newFakeBroker()
@@ -146,7 +148,7 @@ func TestLostVisitsAreOfferedAgain(t *testing.T) {
 }
 
 func TestOneOwnerPerVisitTypeAndTakeover(t *testing.T) {
-	engines(t, func(t *testing.T, st store.Store) {
+	teststore.Engines(t, func(t *testing.T, st store.Store) {
 		w := newWorld(t, st, 1000)
 		w.add(neverVisited, 50)
 		// A dead owner: it holds the lease and left visits pending.
@@ -179,7 +181,7 @@ func TestOneOwnerPerVisitTypeAndTakeover(t *testing.T) {
 }
 
 func TestStopFinishesTheRoundInFlight(t *testing.T) {
-	st := sqliteStore(t)
+	st := teststore.SQLite(t)
 	w := newWorld(t, st, 100)
 	w.add(neverVisited, 10)
 	b := newFakeBroker()
@@ -202,7 +204,7 @@ func TestStopFinishesTheRoundInFlight(t *testing.T) {
 }
 
 func TestStopRollsBackARoundPastTheGracePeriod(t *testing.T) {
-	st := sqliteStore(t)
+	st := teststore.SQLite(t)
 	w := newWorld(t, st, 100)
 	w.add(neverVisited, 10)
 	b := newFakeBroker()
@@ -222,7 +224,7 @@ func TestStopRollsBackARoundPastTheGracePeriod(t *testing.T) {
 }
 
 func TestEveryLoopDownEndsRun(t *testing.T) {
-	st := sqliteStore(t)
+	st := teststore.SQLite(t)
 	cfg := testConfig("a")
 	cfg.VisitTypes = []string{"nope", "neither"}
 	cfg.UnhealthyAfter = 2
@@ -237,7 +239,7 @@ func TestEveryLoopDownEndsRun(t *testing.T) {
 }
 
 func TestNoVisitTypeIsAClearError(t *testing.T) {
-	o, err := New(sqliteStore(t), newFakeBroker(), testConfig("a"))
+	o, err := New(teststore.SQLite(t), newFakeBroker(), testConfig("a"))
 	require.NoError(t, err)
 	require.ErrorContains(t, o.Run(context.Background()), "no visit type to drive")
 }
@@ -256,7 +258,7 @@ func TestConfigValidation(t *testing.T) {
 }
 
 func TestPerRoundCapBelowTheFreeThresholdStillFills(t *testing.T) {
-	st := sqliteStore(t)
+	st := teststore.SQLite(t)
 	w := newWorld(t, st, 100_000)
 	w.add(neverVisited, 50)
 	b := newFakeBroker()

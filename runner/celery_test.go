@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/revisit-sched/revisit/internal/teststore"
+
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
@@ -49,7 +51,7 @@ func TestCeleryWorkerEndToEnd(t *testing.T) {
 	})
 
 	ctx := context.Background()
-	st := sqliteStore(t)
+	st := teststore.SQLite(t)
 	require.NoError(t, st.TaskTypeCreate(ctx, revisit.TaskType{Type: "list-ok", BackendName: okName,
 		DefaultInterval: time.Hour, MinInterval: 10 * time.Minute, MaxInterval: 4 * time.Hour, BackoffFactor: 2}))
 	require.NoError(t, st.TaskTypeCreate(ctx, revisit.TaskType{Type: "list-fail", BackendName: failName,

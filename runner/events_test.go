@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/revisit-sched/revisit/internal/teststore"
+
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
@@ -59,7 +61,7 @@ func decode(t *testing.T, objs ...map[string]any) []celery.Event {
 }
 
 func TestHandleEventsEndsRuns(t *testing.T) {
-	engines(t, func(t *testing.T, st store.Store) {
+	teststore.Engines(t, func(t *testing.T, st store.Store) {
 		ctx := context.Background()
 		addType(t, st, 100)
 		ts, ids := dispatched(t, st, 6)
@@ -124,7 +126,7 @@ func TestHandleEventsEndsRuns(t *testing.T) {
 }
 
 func TestHandleEventsEndsARunOnce(t *testing.T) {
-	engines(t, func(t *testing.T, st store.Store) {
+	teststore.Engines(t, func(t *testing.T, st store.Store) {
 		ctx := context.Background()
 		addType(t, st, 100)
 		ts, ids := dispatched(t, st, 2)
@@ -162,7 +164,7 @@ func TestHandleEventsEndsARunOnce(t *testing.T) {
 }
 
 func TestHandleEventsStoreErrorFailsTheBatch(t *testing.T) {
-	st := sqliteStore(t)
+	st := teststore.SQLite(t)
 	addType(t, st, 100)
 	_, ids := dispatched(t, st, 1)
 	evs := decode(t, ev(celery.TypeStarted, ids[0], time.Now()))

@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -15,9 +14,6 @@ import (
 	"github.com/revisit-sched/revisit/broker"
 	"github.com/revisit-sched/revisit/celery"
 	"github.com/revisit-sched/revisit/store"
-	"github.com/revisit-sched/revisit/store/postgres"
-	"github.com/revisit-sched/revisit/store/postgres/pgtest"
-	"github.com/revisit-sched/revisit/store/sqlite"
 )
 
 func TestMain(m *testing.M) {
@@ -29,30 +25,6 @@ const (
 	listerType    = "list-gitlab-full"
 	listerBackend = "swh.lister.gitlab.tasks.FullGitLabRelister"
 )
-
-// engines opens a migrated store of each engine; the test runs body on each.
-func engines(t *testing.T, body func(t *testing.T, st store.Store)) {
-	t.Run("sqlite", func(t *testing.T) {
-		t.Parallel()
-		body(t, sqliteStore(t))
-	})
-	t.Run("postgres", func(t *testing.T) {
-		t.Parallel()
-		s, err := postgres.Open(context.Background(), pgtest.URL(t), store.Options{})
-		require.NoError(t, err)
-		t.Cleanup(func() { s.Close() })
-		require.NoError(t, s.Migrate(context.Background()))
-		body(t, s)
-	})
-}
-
-// sqliteStore opens a store for tests whose subject is not the engine.
-func sqliteStore(t *testing.T) store.Store {
-	s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "revisit.db"), store.Options{})
-	require.NoError(t, err)
-	t.Cleanup(func() { s.Close() })
-	return s
-}
 
 // addType creates the lister task type: a day's interval in [12 h, 4 d],
 // backoff factor 2, one retry after 10 minutes.

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/revisit-sched/revisit/internal/teststore"
+
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/require"
@@ -63,7 +65,7 @@ func statuses(t *testing.T, st store.Store) map[revisit.TaskStatus]int {
 }
 
 func TestRoundDispatchesWhenMoreThanAFifthIsFree(t *testing.T) {
-	engines(t, func(t *testing.T, st store.Store) {
+	teststore.Engines(t, func(t *testing.T, st store.Store) {
 		addType(t, st, 10)
 		ts := addTasks(t, st, 5, revisit.TaskRecurring, revisit.PriorityNone)
 		b := newFakeBroker()
@@ -115,7 +117,7 @@ func TestRoundDispatchesWhenMoreThanAFifthIsFree(t *testing.T) {
 }
 
 func TestRoundSendsPriorityTasksAlways(t *testing.T) {
-	engines(t, func(t *testing.T, st store.Store) {
+	teststore.Engines(t, func(t *testing.T, st store.Store) {
 		addType(t, st, 10)
 		addTasks(t, st, 2, revisit.TaskOneshot, revisit.PriorityHigh)
 		addTasks(t, st, 2, revisit.TaskRecurring, revisit.PriorityNone)
@@ -143,7 +145,7 @@ func TestRoundSendsPriorityTasksAlways(t *testing.T) {
 }
 
 func TestRoundRecordsRunsBeforePublishing(t *testing.T) {
-	engines(t, func(t *testing.T, st store.Store) {
+	teststore.Engines(t, func(t *testing.T, st store.Store) {
 		ctx := context.Background()
 		addType(t, st, 100)
 		ts := addTasks(t, st, 3, revisit.TaskRecurring, revisit.PriorityNone)
@@ -189,7 +191,7 @@ func TestRoundRecordsRunsBeforePublishing(t *testing.T) {
 }
 
 func TestRoundEndsUnconfirmedRuns(t *testing.T) {
-	engines(t, func(t *testing.T, st store.Store) {
+	teststore.Engines(t, func(t *testing.T, st store.Store) {
 		addType(t, st, 100)
 		ts := addTasks(t, st, 4, revisit.TaskRecurring, revisit.PriorityNone)
 		b := newFakeBroker()
@@ -237,7 +239,7 @@ func TestRoundEndsUnconfirmedRuns(t *testing.T) {
 }
 
 func TestRoundWaitsWhenDepthUnknown(t *testing.T) {
-	st := sqliteStore(t)
+	st := teststore.SQLite(t)
 	addType(t, st, 100)
 	addTasks(t, st, 2, revisit.TaskRecurring, revisit.PriorityNone)
 	b := newFakeBroker()
@@ -254,7 +256,7 @@ func TestRoundWaitsWhenDepthUnknown(t *testing.T) {
 func fmtErr(err error) error { return errors.Join(errors.New("management API: 503"), err) }
 
 func TestRunEndsWedgedRunsAndRecoversClaimedTasks(t *testing.T) {
-	engines(t, func(t *testing.T, st store.Store) {
+	teststore.Engines(t, func(t *testing.T, st store.Store) {
 		ctx := context.Background()
 		addType(t, st, 100)
 		ts := addTasks(t, st, 2, revisit.TaskRecurring, revisit.PriorityNone)
@@ -299,7 +301,7 @@ func TestRunStopsWithinTheGracePeriod(t *testing.T) {
 	}{{"round finishes", true, revisit.RunScheduled}, {"grace period ends", false, revisit.RunLost}} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			st := sqliteStore(t)
+			st := teststore.SQLite(t)
 			addType(t, st, 100)
 			ts := addTasks(t, st, 1, revisit.TaskRecurring, revisit.PriorityNone)
 			b := newFakeBroker()
@@ -336,7 +338,7 @@ func TestRunStopsWithinTheGracePeriod(t *testing.T) {
 
 func TestTaskTypes(t *testing.T) {
 	ctx := context.Background()
-	st := sqliteStore(t)
+	st := teststore.SQLite(t)
 	b := newFakeBroker()
 	r, err := New(st, b, Config{})
 	require.NoError(t, err)
