@@ -115,10 +115,31 @@ func New(cfg Config) *Server {
 	for _, rt := range s.routes() {
 		s.mux.Handle(rt.Method+" "+rt.Path, s.wrap(rt))
 	}
-	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		s.writeError(w, r, revisit.Errorf(revisit.CodeNotFound, "no route %s %s", r.Method, r.URL.Path))
-	})
+	s.mux.HandleFunc("/", s.handleNoRoute)
 	return s
+}
+
+// methods are the methods a route of the API may take.
+var methods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
+
+// handleNoRoute answers the requests no route takes: 405 with an Allow
+// header when routes take the path with other methods, else 404.
+func (s *Server) handleNoRoute(w http.ResponseWriter, r *http.Request) {
+	var allow []string
+	for _, m := range methods {
+		probe := *r
+		probe.Method = m
+		if _, pattern := s.mux.Handler(&probe); pattern != "/" {
+			allow = append(allow, m)
+		}
+	}
+	if len(allow) == 0 {
+		s.writeError(w, r, revisit.Errorf(revisit.CodeNotFound, "no route %s %s", r.Method, r.URL.Path))
+		return
+	}
+	w.Header().Set("Allow", strings.Join(allow, ", "))
+	s.writeError(w, r, &revisit.Error{Code: codeMethodNotAllowed,
+		Message: fmt.Sprintf("%s %s: method not allowed (allowed: %s)", r.Method, r.URL.Path, strings.Join(allow, ", "))})
 }
 
 // Drain ends the long polls in progress at once, answering them with no
@@ -149,6 +170,8 @@ func Status(code revisit.ErrorCode) int {
 		return http.StatusUnauthorized
 	case codeForbidden:
 		return http.StatusForbidden
+	case codeMethodNotAllowed:
+		return http.StatusMethodNotAllowed
 	}
 	return http.StatusInternalServerError
 }
@@ -161,6 +184,9 @@ const (
 	codeUnauthorized revisit.ErrorCode = "unauthorized"
 	// codeForbidden: a read token on a route that writes.
 	codeForbidden revisit.ErrorCode = "forbidden"
+	// codeMethodNotAllowed: a known path with a method none of its routes
+	// takes.
+	codeMethodNotAllowed revisit.ErrorCode = "method_not_allowed"
 )
 
 // ErrorBody is the JSON form of an error.

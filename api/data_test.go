@@ -265,7 +265,7 @@ func TestDataBadInput(t *testing.T) {
 		{"lister bad id", "GET", "/api/v1/listers?id=x", "", 400, "invalid", "id", "not a UUID"},
 		{"metrics bad lister", "GET", "/api/v1/scheduler-metrics?lister_id=x", "", 400, "invalid", "lister_id", "not a UUID"},
 		{"refresh wrong type", "POST", "/api/v1/scheduler-metrics/refresh", `{"lister_id": 3}`, 400, "invalid", "lister_id", ""},
-		{"wrong method", "DELETE", "/api/v1/task-types", "", 404, "not_found", "", "no route DELETE"},
+		{"wrong method", "DELETE", "/api/v1/task-types", "", 405, "method_not_allowed", "", "method not allowed (allowed: GET, HEAD, POST)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			h.t = t
@@ -340,4 +340,37 @@ func TestOpenAPI(t *testing.T) {
 	status, data := h.do("GET", "/api/v1/nothing", "")
 	require.Equal(t, 404, status)
 	require.Contains(t, string(data), "no route")
+}
+
+func TestMethodNotAllowed(t *testing.T) {
+	t.Parallel()
+	h := newDataHarness(t)
+	for _, c := range []struct{ method, path, allow string }{
+		{"DELETE", "/api/v1/task-types", "GET, HEAD, POST"},
+		{"PUT", "/api/v1/task-types/load-git", "GET, HEAD"},
+		{"GET", "/api/v1/next-visits/grab", "POST"},
+		{"GET", "/api/v1/queues/q/lease", "POST"},
+		{"POST", "/healthz", "GET, HEAD"},
+	} {
+		req, err := http.NewRequest(c.method, h.srv.URL+c.path, strings.NewReader(`{}`))
+		require.NoError(t, err)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		var body api.ErrorBody
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
+		resp.Body.Close()
+		require.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode, "%s %s", c.method, c.path)
+		require.Equal(t, c.allow, resp.Header.Get("Allow"), "%s %s", c.method, c.path)
+		require.Equal(t, "application/json", resp.Header.Get("Content-Type"))
+		require.EqualValues(t, "method_not_allowed", body.Error.Code)
+		require.Contains(t, body.Error.Message, c.method+" "+c.path+": method not allowed (allowed: "+c.allow+")")
+	}
+	req, err := http.NewRequest("DELETE", h.srv.URL+"/api/v1/nothing", nil)
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusNotFound, resp.StatusCode, "an unknown path is still 404")
+	require.Empty(t, resp.Header.Get("Allow"))
+	require.Equal(t, http.StatusMethodNotAllowed, api.Status("method_not_allowed"))
 }

@@ -45,7 +45,8 @@ func (a *app) openBroker(cmd *cobra.Command, observe bool) (broker.Broker, error
 		if err != nil {
 			return nil, err
 		}
-		b := embedded.New(st, embedded.Config{Clock: a.env.Now, EventsObserve: observe, Logger: a.log})
+		b := embedded.New(st, embedded.Config{Clock: a.env.Now, EventsObserve: observe,
+			KeepDone: time.Duration(c.Embedded.KeepDone), Logger: a.log})
 		a.closers = append(a.closers, b.Close)
 		return b, nil
 	}

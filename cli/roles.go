@@ -21,6 +21,7 @@ import (
 	"github.com/revisit-sched/revisit/config"
 	"github.com/revisit-sched/revisit/listener"
 	"github.com/revisit-sched/revisit/orchestrator"
+	"github.com/revisit-sched/revisit/retention"
 	"github.com/revisit-sched/revisit/runner"
 	"github.com/revisit-sched/revisit/store"
 )
@@ -135,6 +136,22 @@ func (a *app) listenerRole(st store.Store, b broker.Broker, reg prometheus.Regis
 			return runner.HandleEvents(ctx, st, events)
 		}})
 	return role{name: "listener", run: l.Run}
+}
+
+// retentionRoles returns the periodic retention of generic tasks when the
+// configuration's retention section enables it, else nothing.
+func (a *app) retentionRoles(c config.Config, st store.Store) ([]role, error) {
+	r := c.Retention
+	if !r.Enabled() {
+		return nil, nil
+	}
+	p, err := retention.NewPeriodic(st, retention.Config{OlderThan: time.Duration(r.OlderThan),
+		Interval: time.Duration(r.Interval), ArchiveDir: r.ArchiveDir, Encoder: archiveEncoder{},
+		Now: a.now, Logger: a.log.With("role", "retention")})
+	if err != nil {
+		return nil, err
+	}
+	return []role{{name: "retention", run: p.Run}}, nil
 }
 
 // rolesCommand is the shape of the commands that run roles: they open the

@@ -32,10 +32,16 @@ news beyond their type's run_timeout. The task types are every type that is
 not load-* (the orchestrator drives those), or those named.
 
 Workers' events are applied by the event listener. SIGINT or SIGTERM stops
-the runner: the round in flight finishes within the grace period.`,
+the runner: the round in flight finishes within the grace period.
+
+When the configuration's retention section sets older_than, the runner also
+removes, at start and every retention.interval, the task runs that ended
+longer ago and the finished oneshot tasks none of whose runs is newer,
+archiving them first to retention.archive_dir/tasks-YYYY-MM-DD.jsonl (as
+"revisit task archive" does) unless retention.archive is false.`,
 		Args: exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.runRoleCommand(cmd, metricsAddr, func(_ config.Config, st store.Store, b broker.Broker,
+			return a.runRoleCommand(cmd, metricsAddr, func(c config.Config, st store.Store, b broker.Broker,
 				reg *prometheus.Registry) ([]role, error) {
 				r, err := runner.New(st, b, runner.Config{TaskTypes: types, PriorityQueuePrefix: prefix,
 					PollInterval: poll, GracePeriod: grace, WedgedCheckInterval: wedgedPeriod,
@@ -43,7 +49,11 @@ the runner: the round in flight finishes within the grace period.`,
 				if err != nil {
 					return nil, usageError{err}
 				}
-				return []role{{name: "runner", run: r.Run}}, nil
+				ret, err := a.retentionRoles(c, st)
+				if err != nil {
+					return nil, err
+				}
+				return append([]role{{name: "runner", run: r.Run}}, ret...), nil
 			})
 		},
 	}

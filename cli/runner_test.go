@@ -4,11 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
+
+	"github.com/revisit-sched/revisit"
 )
 
 func TestRunnerNeedsTaskTypes(t *testing.T) {
@@ -69,4 +74,57 @@ func TestRunnerDispatchesUntilInterrupted(t *testing.T) {
 	runs := h.jsonList("task", "list", "--runs")
 	require.Len(t, runs, 1)
 	require.Equal(t, msg.CorrelationId, runs[0]["backend_id"], "%v", runs[0])
+}
+
+func TestRunnerRetention(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.ok("task-type", "add", "list-gitlab", "--backend-name", "swh.lister.gitlab.tasks.FullGitLabRelister", "--default-interval", "1d")
+	h.ok("task", "add", "list-gitlab", "n=1", "--policy", "oneshot", "--next-run", "2025-01-01")
+	st := h.store()
+	ctx := context.Background()
+	_, err := st.TaskRunsSchedule(ctx, []revisit.NewTaskRun{{TaskID: 1, BackendID: "a", Scheduled: testNow.Add(-60 * 24 * time.Hour)}})
+	require.NoError(t, err)
+	_, err = st.TaskRunEnd(ctx, revisit.TaskRunEnd{BackendID: "a", Status: revisit.RunEventful, Ended: testNow.Add(-50 * 24 * time.Hour)})
+	require.NoError(t, err)
+	require.NoError(t, st.Close())
+
+	missing := h.file("missing.yaml", "retention: {older_than: 30d, archive_dir: "+filepath.Join(h.dir, "nowhere")+"}\n")
+	require.Contains(t, h.fails(ExitError, "--config", missing, "runner"), "retention: archive directory: stat ")
+
+	dir := filepath.Join(h.dir, "archive")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	cfg := h.file("revisit.yaml", "retention: {older_than: 30d, interval: 1h, archive_dir: "+dir+"}\n")
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var out, errb bytes.Buffer
+	env := Env{Stdin: bytes.NewReader(nil), Stdout: &out, Stderr: &errb, Now: func() time.Time { return testNow }}
+	done := make(chan int, 1)
+	go func() {
+		done <- Run(ctx, env, []string{"--store", h.url, "--config", cfg, "runner", "--grace-period", "2s"})
+	}()
+	name := filepath.Join(dir, "tasks-2025-03-01.jsonl")
+	require.Eventually(t, func() bool {
+		data, err := os.ReadFile(name)
+		return err == nil && strings.Count(string(data), "\n") == 2
+	}, 15*time.Second, 20*time.Millisecond, "the first pass archives at start")
+	cancel()
+	select {
+	case code := <-done:
+		require.Equal(t, ExitOK, code, errb.String())
+	case <-time.After(10 * time.Second):
+		t.Fatal("the runner did not stop")
+	}
+	data, err := os.ReadFile(name)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	var run, task map[string]any
+	require.NoError(t, json.Unmarshal([]byte(lines[0]), &run))
+	require.NoError(t, json.Unmarshal([]byte(lines[1]), &task))
+	require.Equal(t, "task_run", run["kind"])
+	require.Equal(t, "a", run["backend_id"], "the lines of revisit task archive")
+	require.Equal(t, "task", task["kind"])
+	require.Equal(t, "completed", task["status"])
+	require.Empty(t, h.jsonList("task", "list", "--runs"))
+	require.Empty(t, h.jsonList("task", "list"))
 }

@@ -63,7 +63,9 @@ then it stops gracefully):
   orchestrator  keeps every load-* task type's queue full (it waits for the
                 first task type, and restarts when task types are added)
   listener      records the results workers report: visit stats, task runs
-  runner        dispatches the due generic tasks (task types not load-*)
+  runner        dispatches the due generic tasks (task types not load-*),
+                and removes their old history when the retention section
+                of the configuration sets older_than
 
 With no configuration it uses the SQLite file revisit.db in the current
 directory (created and migrated) and the embedded broker. --config selects
@@ -148,6 +150,11 @@ func (a *app) serve(cmd *cobra.Command, c config.Config, addr string, selected m
 			return err
 		}
 		roles = append(roles, a.followingRole(roleRunner, r.TaskTypes, r.Run))
+		ret, err := a.retentionRoles(c, st)
+		if err != nil {
+			return err
+		}
+		roles = append(roles, ret...)
 	}
 	if q, ok := b.(*embedded.Broker); ok && selected[roleAPI] {
 		apiCfg.Queues = q

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -17,7 +16,7 @@ import (
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/config"
-	"github.com/revisit-sched/revisit/store"
+	"github.com/revisit-sched/revisit/retention"
 )
 
 // taskCSVColumns are the columns of task schedule files, in order.
@@ -232,13 +231,12 @@ before it is deleted; a write error deletes nothing of the failing page.`,
 				return err
 			}
 			defer f.Close()
-			arc := archiver{a: a, cmd: cmd, st: st, f: f, before: a.now().Add(-time.Duration(olderThan))}
-			runs, tasks, err := arc.run()
+			c, err := retention.Archive(cmd.Context(), st, a.now().Add(-time.Duration(olderThan)), f, archiveEncoder{})
 			if err != nil {
-				return fmt.Errorf("archive to %s (%d runs, %d tasks archived before the error): %w", to, runs, tasks, err)
+				return fmt.Errorf("archive to %s (%d runs, %d tasks archived before the error): %w", to, c.Runs, c.Tasks, err)
 			}
-			return a.printSummary(fmt.Sprintf("archived %d task run(s) and %d task(s) to %s", runs, tasks, to),
-				cols("runs", "tasks", "file"), runs, tasks, to)
+			return a.printSummary(fmt.Sprintf("archived %d task run(s) and %d task(s) to %s", c.Runs, c.Tasks, to),
+				cols("runs", "tasks", "file"), c.Runs, c.Tasks, to)
 		},
 	}
 	cmd.Flags().Var(&olderThan, "older-than", "archive what ended longer than this `age` ago (30d, 12h; required)")
@@ -246,79 +244,20 @@ before it is deleted; a write error deletes nothing of the failing page.`,
 	return cmd
 }
 
-// archiver moves what retention may remove to a file, page by page.
-type archiver struct {
-	a      *app
-	cmd    *cobra.Command
-	st     store.Store
-	f      *os.File
-	before time.Time
+// archiveEncoder writes archived rows as task list --format json prints
+// them, with a "kind" field first: "task_run" or "task".
+type archiveEncoder struct{}
+
+// TaskRun encodes an archived task run.
+func (archiveEncoder) TaskRun(r revisit.TaskRun) ([]byte, error) {
+	return archiveLine("task_run", taskRunColumns, taskRunRow(r))
 }
 
-// run archives the runs, then the tasks, and returns how many of each.
-func (arc archiver) run() (runs, tasks int, err error) {
-	ctx := arc.cmd.Context()
-	flt := revisit.ArchiveFilter{Before: arc.before}
-	for {
-		page, err := arc.st.TaskRunsArchivable(ctx, flt)
-		if err != nil {
-			return runs, tasks, err
-		}
-		vals, ids := make([][]any, len(page.Runs)), make([]int64, len(page.Runs))
-		for i, r := range page.Runs {
-			vals[i], ids[i] = taskRunRow(r), r.ID
-		}
-		n, err := arc.page("task_run", taskRunColumns, vals, ids, arc.st.TaskRunsDelete)
-		runs += n
-		if err != nil {
-			return runs, tasks, err
-		}
-		if flt.PageToken = page.NextPageToken; flt.PageToken == "" {
-			break
-		}
-	}
-	for {
-		page, err := arc.st.TasksArchivable(ctx, flt)
-		if err != nil {
-			return runs, tasks, err
-		}
-		vals, ids := make([][]any, len(page.Tasks)), make([]int64, len(page.Tasks))
-		for i, t := range page.Tasks {
-			vals[i], ids[i] = taskRow(t), t.ID
-		}
-		n, err := arc.page("task", taskColumns, vals, ids, arc.st.TasksDelete)
-		tasks += n
-		if err != nil {
-			return runs, tasks, err
-		}
-		if flt.PageToken = page.NextPageToken; flt.PageToken == "" {
-			return runs, tasks, nil
-		}
-	}
+// Task encodes an archived task.
+func (archiveEncoder) Task(t revisit.Task) ([]byte, error) {
+	return archiveLine("task", taskColumns, taskRow(t))
 }
 
-// page writes rows as JSON lines of kind, syncs the file, then deletes the
-// rows by id and returns how many it deleted.
-func (arc archiver) page(kind string, cols []column, rows [][]any, ids []int64,
-	del func(ctx context.Context, ids []int64) (int, error)) (int, error) {
-	if len(rows) == 0 {
-		return 0, nil
-	}
-	cols = append([]column{{name: "kind"}}, cols...)
-	var b strings.Builder
-	for _, vals := range rows {
-		line, err := marshalObject(cols, append([]any{kind}, vals...))
-		if err != nil {
-			return 0, err
-		}
-		b.Write(line)
-		b.WriteByte('\n')
-	}
-	if _, err := io.WriteString(arc.f, b.String()); err != nil {
-		return 0, err
-	}
-	if err := arc.f.Sync(); err != nil {
-		return 0, err
-	}
-	return del(arc.cmd.Context(), ids)
+func archiveLine(kind string, cols []column, vals []any) ([]byte, error) {
+	return marshalObject(append([]column{{name: "kind"}}, cols...), append([]any{kind}, vals...))
 }

@@ -79,6 +79,10 @@ type Config struct {
 	Orchestrator Orchestrator `yaml:"orchestrator"`
 	// API configures the HTTP server of revisit serve.
 	API API `yaml:"api"`
+	// Retention configures the periodic retention of generic tasks.
+	Retention Retention `yaml:"retention"`
+	// Embedded configures the embedded broker.
+	Embedded Embedded `yaml:"embedded"`
 
 	// sources records where each setting that is not a default came from.
 	sources map[string]string
@@ -106,6 +110,8 @@ func Default() Config {
 		Log:          Log{Level: "info", Format: "text"},
 		Orchestrator: defaultOrchestrator(),
 		API:          defaultAPI(),
+		Retention:    defaultRetention(),
+		Embedded:     defaultEmbedded(),
 	}
 }
 
@@ -281,7 +287,12 @@ func (c Config) Validate() error {
 		}
 		return err
 	}
-	return c.Orchestrator.validate()
+	for _, v := range []func() error{c.Orchestrator.validate, c.Retention.validate, c.Embedded.validate} {
+		if err := v(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func checkStoreURL(s string) error {

@@ -34,6 +34,10 @@ import (
 const (
 	DefaultPollInterval = 500 * time.Millisecond
 	DefaultEventsBatch  = 200
+	// DefaultKeepDone is how long a done message whose result was
+	// consumed stays in the store, for operators to inspect recent
+	// results.
+	DefaultKeepDone = time.Hour
 )
 
 // Config configures a Broker. Zero fields take the defaults.
@@ -51,6 +55,11 @@ type Config struct {
 	// revisit broker events, which must not take results from revisit's
 	// own consumer).
 	EventsObserve bool
+	// KeepDone is how long a done message stays in the store once Events
+	// consumed its result (DefaultKeepDone). The consuming Events deletes
+	// older ones about every minute; results not yet consumed are never
+	// deleted.
+	KeepDone time.Duration
 	// Logger receives store errors and malformed results; nil discards.
 	Logger *slog.Logger
 }
@@ -80,6 +89,9 @@ func New(st store.Store, cfg Config) *Broker {
 	}
 	if cfg.EventsBatch <= 0 {
 		cfg.EventsBatch = DefaultEventsBatch
+	}
+	if cfg.KeepDone <= 0 {
+		cfg.KeepDone = DefaultKeepDone
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)

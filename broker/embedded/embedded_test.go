@@ -335,3 +335,104 @@ func TestCompleteValidation(t *testing.T) {
 		require.Equal(t, c.field, e.Field, "%+v: %v", c.r, err)
 	}
 }
+
+// doneIDs returns the ids of the done messages in the store, their results
+// acknowledged or not, in completion order.
+func doneIDs(t *testing.T, st store.Store) []string {
+	t.Helper()
+	rs, err := st.QueueResultsNext(context.Background(), revisit.QueueResultsParams{Max: 100, After: &revisit.QueueResultCursor{}})
+	require.NoError(t, err)
+	ids := make([]string, len(rs))
+	for i, r := range rs {
+		ids[i] = r.ID
+	}
+	return ids
+}
+
+// eventsUntil runs Events with handle until cond holds (or fails the test
+// after 10 s), then stops it.
+func eventsUntil(t *testing.T, b *embedded.Broker, handle func(context.Context, []celery.Event) error, cond func() bool) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- b.Events(ctx, handle) }()
+	require.Eventually(t, cond, 10*time.Second, 10*time.Millisecond)
+	cancel()
+	require.NoError(t, <-done)
+}
+
+func TestEventsTrimsOldAcknowledgedMessages(t *testing.T) {
+	engines(t, func(t *testing.T, open opener) {
+		ctx := context.Background()
+		st := open(t)
+		t0 := time.Date(2024, 3, 1, 12, 0, 0, 0, time.UTC)
+		clock := storetest.NewClock(t0)
+		b := embedded.New(st, embedded.Config{Clock: clock.Now, PollInterval: 10 * time.Millisecond})
+		defer b.Close()
+		msgs := []celery.Message{message(t, "https://github.com/a/1"), message(t, "https://github.com/a/2"),
+			message(t, "https://github.com/a/3"), message(t, "https://github.com/a/4"), message(t, "https://github.com/a/5")}
+		publish(t, b, msgs...)
+		got := lease(t, b, "w", len(msgs), 24*time.Hour)
+		require.Len(t, got, len(msgs))
+		id := func(i int) string { return got[i].ID }
+		complete := func(i int) {
+			stored, err := b.Complete(ctx, embedded.Result{ID: id(i), Worker: "w", Status: celery.VisitUneventful})
+			require.NoError(t, err)
+			require.True(t, stored)
+		}
+
+		complete(0)
+		complete(1)
+		events(t, b, 2)
+		require.ElementsMatch(t, []string{id(0), id(1)}, doneIDs(t, st), "acknowledged but recent: kept")
+
+		clock.Set(t0.Add(time.Second))
+		complete(2) // its result will not be consumed in time
+		clock.Set(t0.Add(2 * time.Hour))
+		failing := func(context.Context, []celery.Event) error { return errors.New("handler down") }
+		eventsUntil(t, b, failing, func() bool { return len(doneIDs(t, st)) == 1 })
+		require.Equal(t, []string{id(2)}, doneIDs(t, st), "old and acknowledged: deleted; old but unacknowledged: kept")
+
+		complete(3) // recent
+		ok := func(context.Context, []celery.Event) error { return nil }
+		eventsUntil(t, b, ok, func() bool { return len(doneIDs(t, st)) == 1 && doneIDs(t, st)[0] == id(3) })
+		rs, err := st.QueueResultsNext(ctx, revisit.QueueResultsParams{Max: 10})
+		require.NoError(t, err)
+		require.Empty(t, rs, "every result was consumed")
+		n, err := b.Depth(ctx, queue)
+		require.NoError(t, err)
+		require.Zero(t, n)
+		require.Len(t, lease(t, b, "w2", 10, time.Minute), 0, "the leased message is untouched")
+		stored, err := b.Complete(ctx, embedded.Result{ID: id(4), Worker: "w", Status: celery.VisitEventful})
+		require.NoError(t, err)
+		require.True(t, stored, "the message still leased was not deleted")
+	})
+}
+
+func TestEventsObserverTrimsNothing(t *testing.T) {
+	engines(t, func(t *testing.T, open opener) {
+		ctx := context.Background()
+		st := open(t)
+		t0 := time.Date(2024, 3, 1, 12, 0, 0, 0, time.UTC)
+		clock := storetest.NewClock(t0)
+		b := embedded.New(st, embedded.Config{Clock: clock.Now, PollInterval: 10 * time.Millisecond, KeepDone: time.Minute})
+		defer b.Close()
+		publish(t, b, message(t, "https://github.com/a/1"))
+		got := lease(t, b, "w", 1, time.Hour)
+		_, err := b.Complete(ctx, embedded.Result{ID: got[0].ID, Worker: "w", Status: celery.VisitUneventful})
+		require.NoError(t, err)
+		events(t, b, 1)
+		clock.Set(t0.Add(10 * time.Minute))
+
+		observer := embedded.New(st, embedded.Config{Clock: clock.Now, PollInterval: 10 * time.Millisecond,
+			KeepDone: time.Minute, EventsObserve: true})
+		defer observer.Close()
+		polls := 0
+		eventsUntil(t, observer, func(context.Context, []celery.Event) error { return nil },
+			func() bool { polls++; return polls > 20 })
+		require.Equal(t, []string{got[0].ID}, doneIDs(t, st), "an observer deletes nothing")
+
+		eventsUntil(t, b, func(context.Context, []celery.Event) error { return nil },
+			func() bool { return len(doneIDs(t, st)) == 0 })
+	})
+}

@@ -17,6 +17,10 @@ import (
 // ackTimeout bounds the acknowledgement of a delivered batch.
 const ackTimeout = 30 * time.Second
 
+// trimInterval is the least time between two deletions of the done
+// messages kept beyond Config.KeepDone.
+const trimInterval = time.Minute
+
 // Events hands the stored results of completed messages to handle, in
 // completion order and in batches of at most Config.EventsBatch, as
 // task-result events (celery.TypeResult: UUID the message id, Hostname the
@@ -32,6 +36,9 @@ const ackTimeout = 30 * time.Second
 //
 // With Config.EventsObserve, Events follows the results completed from
 // the moment it starts, acknowledged or not, and acknowledges nothing.
+// Otherwise it also keeps the store small: at its start and then about
+// once a minute (by Config.Clock) it deletes the done messages whose result
+// was acknowledged and that completed more than Config.KeepDone ago.
 //
 // Events waits for new results, woken at once by a completion in this
 // process and otherwise polling every Config.PollInterval. It returns nil
@@ -44,6 +51,7 @@ func (b *Broker) Events(ctx context.Context, handle func(context.Context, []cele
 	if b.cfg.EventsObserve {
 		after = &revisit.QueueResultCursor{CompletedAt: b.now()}
 	}
+	var trimmed time.Time // last trim, by b's clock
 	for {
 		wake := b.results.wait("")
 		full, err := b.deliver(ctx, handle, &after)
@@ -55,7 +63,12 @@ func (b *Broker) Events(ctx context.Context, handle func(context.Context, []cele
 		case err != nil:
 			b.cfg.Logger.Warn("embedded events: retrying", "retry_in", b.cfg.PollInterval, "err", err)
 			wake = nil // wait for the poll interval
-		case full:
+		}
+		if now := b.now(); !b.cfg.EventsObserve && now.Sub(trimmed) >= trimInterval {
+			trimmed = now
+			b.trim(ctx, now)
+		}
+		if full {
 			continue
 		}
 		if !b.wait(ctx, wake, b.cfg.PollInterval) {
@@ -101,6 +114,19 @@ func (b *Broker) deliver(ctx context.Context, handle func(context.Context, []cel
 		return false, err
 	}
 	return len(rs) == b.cfg.EventsBatch, nil
+}
+
+// trim deletes the done messages whose result was acknowledged and that
+// completed more than Config.KeepDone before now. A failure is logged: the
+// next trim will do.
+func (b *Broker) trim(ctx context.Context, now time.Time) {
+	n, err := b.st.QueueMessagesDeleteDone(ctx, now.Add(-b.cfg.KeepDone))
+	switch {
+	case err != nil && ctx.Err() == nil:
+		b.cfg.Logger.Warn("embedded events: cannot delete old done messages", "err", err)
+	case n > 0:
+		b.cfg.Logger.Debug("embedded events: deleted old done messages", "messages", n, "keep_done", b.cfg.KeepDone)
+	}
 }
 
 // ack acknowledges delivered results, also when ctx ended while the
