@@ -14,6 +14,7 @@ import (
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/internal/celerytest"
+	"github.com/revisit-sched/revisit/internal/teststore"
 	"github.com/revisit-sched/revisit/store"
 )
 
@@ -31,7 +32,7 @@ const runnerBatch = 10_000
 // after the type's run timeout (checked at the end by applying it).
 func TestRunnerKillNine(t *testing.T) {
 	t.Parallel()
-	st, storeURL := pgStore(t)
+	st, storeURL := teststore.Postgres(t)
 	queue := celerytest.Queue(t)
 	ch := declaredQueue(t, queue)
 	ctx := context.Background()
