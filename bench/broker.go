@@ -21,7 +21,11 @@ type BrokerConfig struct {
 	Broker   ScratchBroker
 	Messages int
 	Batch    int
-	Progress io.Writer
+	// QueueArgs, when set, are the scratch queue's arguments (RabbitMQ:
+	// x-queue-mode, x-queue-version), standing for what a deployment's
+	// policy would set on the workers' queues.
+	QueueArgs map[string]any
+	Progress  io.Writer
 }
 
 // ScratchBroker is a broker that can delete the scratch queue of a run.
@@ -35,6 +39,11 @@ type ScratchBroker interface {
 // queueDeclarer is a broker whose queues must be declared before use.
 type queueDeclarer interface {
 	DeclareQueue(ctx context.Context, queue string) error
+}
+
+// queueArgsDeclarer is a broker whose queues take arguments.
+type queueArgsDeclarer interface {
+	DeclareQueueArgs(ctx context.Context, queue string, args map[string]any) error
 }
 
 // BrokerReport is what RunBroker measured.
@@ -60,7 +69,15 @@ func RunBroker(ctx context.Context, cfg BrokerConfig) (BrokerReport, error) {
 	rep := BrokerReport{Messages: cfg.Messages}
 	b := cfg.Broker
 	queue := "revisit.bench." + uuid.NewString()[:8]
-	if d, ok := b.(queueDeclarer); ok {
+	if len(cfg.QueueArgs) > 0 {
+		d, ok := b.(queueArgsDeclarer)
+		if !ok {
+			return rep, fmt.Errorf("bench broker: this broker takes no queue arguments")
+		}
+		if err := d.DeclareQueueArgs(ctx, queue, cfg.QueueArgs); err != nil {
+			return rep, err
+		}
+	} else if d, ok := b.(queueDeclarer); ok {
 		if err := d.DeclareQueue(ctx, queue); err != nil {
 			return rep, err
 		}

@@ -206,3 +206,19 @@ func TestIsoformat(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// BenchmarkNewMessage encodes a visit message as the orchestrator does
+// (docs/performance.md: publishing 30,000 messages/s leaves ~33 µs per
+// message for everything).
+func BenchmarkNewMessage(b *testing.B) {
+	b.ReportAllocs()
+	kwargs := map[string]any{"url": "https://git.example.org/project-000000042",
+		"lister_name": "gitlab", "lister_instance_name": "gitlab.example.org"}
+	t := Task{Name: "swh.loader.git.tasks.UpdateGitRepository",
+		ID: "0b7f1a55-3a53-4a2e-9e8e-3d1b2c4d5e6f", Origin: "revisit@host", Kwargs: kwargs}
+	for b.Loop() {
+		if _, err := NewMessage(t); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -111,18 +112,30 @@ statuses per second.`,
 }
 
 func (a *app) benchBrokerCommand() *cobra.Command {
-	var messages, batch int
+	var (
+		messages, batch int
+		queueArgs       []string
+	)
 	cmd := &cobra.Command{
 		Use:   "broker",
 		Short: "Time publishing visit messages with confirms to the configured broker",
 		Long: `Publishes visit messages, encoded as the orchestrator encodes them, in
 batches with publisher confirms, into a scratch durable queue that is
 deleted afterwards, and checks that the queue holds every confirmed one.
-With the embedded broker, this measures confirmed writes into the store.`,
+With the embedded broker, this measures confirmed writes into the store.
+
+--queue-arg declares the RabbitMQ scratch queue with an argument, to try
+what a policy would set on the workers' queues, e.g.
+--queue-arg x-queue-mode=lazy --queue-arg x-queue-version=2 (integers are
+sent as int32).`,
 		Args: exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if messages <= 0 || batch <= 0 {
 				return usagef("--messages and --batch must be positive")
+			}
+			args, err := parseQueueArgs(queueArgs)
+			if err != nil {
+				return err
 			}
 			b, err := a.openBroker(cmd, false)
 			if err != nil {
@@ -137,7 +150,7 @@ With the embedded broker, this measures confirmed writes into the store.`,
 				progress = a.env.Stderr
 			}
 			rep, err := bench.RunBroker(cmd.Context(), bench.BrokerConfig{Broker: sb, Messages: messages,
-				Batch: batch, Progress: progress})
+				Batch: batch, QueueArgs: args, Progress: progress})
 			if err != nil {
 				return fmt.Errorf("bench broker: %w", err)
 			}
@@ -152,6 +165,7 @@ With the embedded broker, this measures confirmed writes into the store.`,
 	}
 	cmd.Flags().IntVar(&messages, "messages", 200_000, "messages to publish")
 	cmd.Flags().IntVar(&batch, "batch", 1000, "messages per publish call")
+	cmd.Flags().StringArrayVar(&queueArgs, "queue-arg", nil, "scratch queue argument `KEY=VALUE` (RabbitMQ; repeatable)")
 	return cmd
 }
 
@@ -214,6 +228,27 @@ in the data set's time, finds them eligible again).`,
 	cmd.Flags().IntVar(&visits, "visits", 1_000_000, "visits to publish")
 	cmd.Flags().IntVar(&perRnd, "max-per-round", 10_000, "visits per round at most")
 	return cmd
+}
+
+// parseQueueArgs parses KEY=VALUE queue arguments; integer values become
+// int32, as RabbitMQ expects them.
+func parseQueueArgs(kvs []string) (map[string]any, error) {
+	if len(kvs) == 0 {
+		return nil, nil
+	}
+	args := make(map[string]any, len(kvs))
+	for _, kv := range kvs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, usagef("--queue-arg %q: want KEY=VALUE", kv)
+		}
+		if n, err := strconv.ParseInt(v, 10, 32); err == nil {
+			args[k] = int32(n)
+		} else {
+			args[k] = v
+		}
+	}
+	return args, nil
 }
 
 func (a *app) benchStoreCommand() *cobra.Command {

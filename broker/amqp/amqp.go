@@ -10,11 +10,13 @@
 // wrapping broker.ErrUnavailable, and a publish interrupted by a lost
 // connection reports each unconfirmed message Failed.
 //
-// Channels: one publishing channel in confirm mode, shared by Publish calls,
-// which take turns (a batch is published and confirmed as a whole before
-// the next call starts; batches are large, so one channel keeps up, and
-// ordering returns against confirms stays simple). One cached channel for
-// passive declares (Depth). One channel per running Events call.
+// Channels: Config.PublishChannels publishing channels in confirm mode,
+// shared by Publish calls, which take turns (a batch is published and
+// confirmed as a whole before the next call starts); a call stripes its
+// batch over the channels, which publish in parallel, each with its own
+// confirm window and returns (so matching returns against confirms stays
+// per channel and simple). One cached channel for passive declares
+// (Depth). One channel per running Events call.
 package amqp
 
 import (
@@ -34,14 +36,15 @@ import (
 
 // Defaults of Config.
 const (
-	DefaultEventsExchange = "celeryev"
-	DefaultEventsQueue    = "revisit.events"
-	DefaultConfirmWindow  = 1000
-	DefaultConfirmTimeout = 30 * time.Second
-	DefaultMinBackoff     = 100 * time.Millisecond
-	DefaultMaxBackoff     = 30 * time.Second
-	DefaultEventsPrefetch = 500
-	DefaultEventsBatch    = 200
+	DefaultEventsExchange  = "celeryev"
+	DefaultEventsQueue     = "revisit.events"
+	DefaultConfirmWindow   = 1000
+	DefaultPublishChannels = 2
+	DefaultConfirmTimeout  = 30 * time.Second
+	DefaultMinBackoff      = 100 * time.Millisecond
+	DefaultMaxBackoff      = 30 * time.Second
+	DefaultEventsPrefetch  = 500
+	DefaultEventsBatch     = 200
 )
 
 // Config configures a Broker. Zero fields take the defaults above.
@@ -58,8 +61,11 @@ type Config struct {
 	// from the durable queue, nor leave a queue behind.
 	EventsTransient bool
 	// ConfirmWindow bounds how many published messages may await their
-	// confirm at once.
+	// confirm at once on each publishing channel.
 	ConfirmWindow int
+	// PublishChannels is how many confirm-mode channels a Publish call
+	// spreads its batch over, publishing in parallel.
+	PublishChannels int
 	// ConfirmTimeout is how long a sent message may wait for its confirm
 	// before it is reported Failed.
 	ConfirmTimeout time.Duration
@@ -90,6 +96,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ConfirmWindow <= 0 {
 		c.ConfirmWindow = DefaultConfirmWindow
+	}
+	if c.PublishChannels <= 0 {
+		c.PublishChannels = DefaultPublishChannels
 	}
 	if c.ConfirmTimeout <= 0 {
 		c.ConfirmTimeout = DefaultConfirmTimeout
@@ -133,8 +142,8 @@ type Broker struct {
 	closeOnce sync.Once
 	done      chan struct{} // closed when the supervisor has exited
 
-	pubTurn chan struct{} // one token: the Publish call that holds it owns pub
-	pub     *pubChannel
+	pubTurn chan struct{} // one token: the Publish call that holds it owns pubs
+	pubs    []*pubChannel
 
 	depthMu sync.Mutex
 	depthCh *amqp091.Channel
@@ -261,8 +270,8 @@ func (b *Broker) clearConn() {
 	}
 }
 
-// closeChannels closes the cached depth channel (the publishing channel
-// belongs to whoever holds pubTurn and dies with the connection).
+// closeChannels closes the cached depth channel (the publishing channels
+// belong to whoever holds pubTurn and die with the connection).
 func (b *Broker) closeChannels() {
 	b.depthMu.Lock()
 	defer b.depthMu.Unlock()

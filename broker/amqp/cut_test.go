@@ -3,6 +3,7 @@ package amqp_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/url"
 	"sync"
@@ -112,13 +113,24 @@ func (p *cutProxy) cut() {
 
 func TestConnectionCutMidBatchFailsUnconfirmedAndRecovers(t *testing.T) {
 	t.Parallel()
+	for _, channels := range []int{1, 3} {
+		t.Run(fmt.Sprintf("%d channels", channels), func(t *testing.T) {
+			t.Parallel()
+			testConnectionCut(t, channels)
+		})
+	}
+}
+
+// testConnectionCut cuts the connection in the middle of a batch published
+// over channels publishing channels.
+func testConnectionCut(t *testing.T, channels int) {
 	u, err := url.Parse(celerytest.URL())
 	if err != nil {
 		t.Fatal(err)
 	}
 	proxy := newCutProxy(t, u.Host)
 	u.Host = proxy.ln.Addr().String()
-	b := openBroker(t, amqp.Config{URL: u.String(), ConfirmWindow: 200, MinBackoff: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond})
+	b := openBroker(t, amqp.Config{URL: u.String(), ConfirmWindow: 200, PublishChannels: channels, MinBackoff: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond})
 	queue := testQueue(t, true)
 
 	msgs := messages(t, 3000)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	amqp091 "github.com/rabbitmq/amqp091-go"
@@ -28,14 +29,34 @@ func (p *pubChannel) usable() bool {
 	return p != nil && !p.ch.IsClosed() && !p.conn.IsClosed()
 }
 
-// publishChannel returns the publishing channel, opening one (waiting for
-// the connection until ctx ends) if there is none. The caller holds
-// b.pubTurn.
-func (b *Broker) publishChannel(ctx context.Context) (*pubChannel, error) {
-	if b.pub.usable() {
-		return b.pub, nil
+// publishChannels returns Config.PublishChannels open publishing channels,
+// opening those that are missing or closed (waiting for the connection
+// until ctx ends). The caller holds b.pubTurn.
+func (b *Broker) publishChannels(ctx context.Context) ([]*pubChannel, error) {
+	if len(b.pubs) != b.cfg.PublishChannels {
+		b.dropPublishChannels()
+		b.pubs = make([]*pubChannel, b.cfg.PublishChannels)
 	}
-	b.dropPublishChannel()
+	for k, p := range b.pubs {
+		if p.usable() {
+			continue
+		}
+		if p != nil {
+			_ = p.ch.Close()
+			b.pubs[k] = nil
+		}
+		np, err := b.openPublishChannel(ctx)
+		if err != nil {
+			return nil, err
+		}
+		b.pubs[k] = np
+	}
+	return b.pubs, nil
+}
+
+// openPublishChannel opens a confirm-mode channel with its returns,
+// waiting for the connection until ctx ends.
+func (b *Broker) openPublishChannel(ctx context.Context) (*pubChannel, error) {
 	for {
 		conn, err := b.connection(ctx)
 		if err != nil {
@@ -45,8 +66,7 @@ func (b *Broker) publishChannel(ctx context.Context) (*pubChannel, error) {
 		if err == nil {
 			if err = ch.Confirm(false); err == nil {
 				returns := ch.NotifyReturn(make(chan amqp091.Return, b.cfg.ConfirmWindow+16))
-				b.pub = &pubChannel{conn: conn, ch: ch, returns: returns}
-				return b.pub, nil
+				return &pubChannel{conn: conn, ch: ch, returns: returns}, nil
 			}
 			_ = ch.Close()
 		}
@@ -61,13 +81,14 @@ func (b *Broker) publishChannel(ctx context.Context) (*pubChannel, error) {
 	}
 }
 
-// dropPublishChannel closes the publishing channel, so confirms and returns
-// still due for abandoned messages cannot be mistaken for later ones. The
-// caller holds b.pubTurn.
-func (b *Broker) dropPublishChannel() {
-	if b.pub != nil {
-		_ = b.pub.ch.Close()
-		b.pub = nil
+// dropPublishChannels closes the publishing channels. The caller holds
+// b.pubTurn.
+func (b *Broker) dropPublishChannels() {
+	for k, p := range b.pubs {
+		if p != nil {
+			_ = p.ch.Close()
+			b.pubs[k] = nil
+		}
 	}
 }
 
@@ -79,14 +100,23 @@ type inflight struct {
 }
 
 // Publish sends msgs to queue through the default exchange (routing key =
-// queue, mandatory) on the confirm-mode publishing channel, keeping at most
-// Config.ConfirmWindow messages unconfirmed. Each message is Confirmed when
-// the broker acks it, Returned when the broker returned it as unroutable
-// (even though it then acks it), and Failed when nacked, not confirmed
-// within Config.ConfirmTimeout, left unconfirmed by a lost connection or an
-// ended ctx, or never sent. A second message with the same correlation id in
-// one batch is not sent (broker.ErrDuplicateID): returns are matched to
-// messages by that id, carried in the MessageId property too.
+// queue, mandatory) on the confirm-mode publishing channels, keeping at
+// most Config.ConfirmWindow messages unconfirmed on each. Each message is
+// Confirmed when the broker acks it, Returned when the broker returned it
+// as unroutable (even though it then acks it), and Failed when nacked, not
+// confirmed within Config.ConfirmTimeout, left unconfirmed by a lost
+// connection or channel or an ended ctx, or never sent. A second message
+// with the same correlation id in one batch is not sent
+// (broker.ErrDuplicateID): returns are matched to messages by that id,
+// carried in the MessageId property too.
+//
+// The batch is striped over the Config.PublishChannels channels (message
+// i of the messages to send goes to channel i mod n), which publish in
+// parallel: RabbitMQ works on each channel in a process of its own. So
+// messages keep their order within a channel, and the queue holds the
+// batch in nearly, not exactly, its order. A channel that fails stops
+// alone: its unconfirmed messages are Failed, its unsent ones not sent,
+// the other channels go on.
 //
 // Concurrent calls take turns. A call made while disconnected waits for
 // the connection until ctx ends; a connection lost during the call fails
@@ -124,7 +154,7 @@ func (b *Broker) Publish(ctx context.Context, queue string, msgs []celery.Messag
 	}
 	defer func() { b.pubTurn <- struct{}{} }()
 
-	pc, err := b.publishChannel(ctx)
+	pcs, err := b.publishChannels(ctx)
 	if err != nil {
 		return failAll(err)
 	}
@@ -145,14 +175,73 @@ func (b *Broker) Publish(ctx context.Context, queue string, msgs []celery.Messag
 		seen[id] = true
 		toSend = append(toSend, i)
 	}
+	if len(toSend) == 0 {
+		return res, nil
+	}
 
+	// Stripe the batch over the channels; each lane writes only its own
+	// entries of res.
+	n := min(len(pcs), len(toSend))
+	lanes := make([]lane, n)
+	for k := range lanes {
+		idxs := make([]int, 0, (len(toSend)+n-1)/n)
+		for j := k; j < len(toSend); j += n {
+			idxs = append(idxs, toSend[j])
+		}
+		lanes[k] = lane{b: b, pc: pcs[k], queue: queue, msgs: msgs, idxs: idxs, res: res}
+	}
+	if n == 1 {
+		lanes[0].run(ctx)
+	} else {
+		var wg sync.WaitGroup
+		for k := range lanes {
+			wg.Go(func() { lanes[k].run(ctx) })
+		}
+		wg.Wait()
+	}
 	var (
-		pending  []inflight // FIFO, in publish order
-		returned = make(map[string]amqp091.Return)
-		returns  = pc.returns
-		next     int   // index in toSend of the next message to send
-		sent     int   // messages handed to the channel
-		stopErr  error // why the rest of the batch is not sent
+		sent    int
+		stopErr error
+	)
+	for k := range lanes {
+		sent += lanes[k].sent
+		if stopErr == nil {
+			stopErr = lanes[k].stopErr
+		}
+	}
+	for k, p := range b.pubs {
+		if p != nil && p.ch.IsClosed() {
+			b.pubs[k] = nil
+		}
+	}
+	if sent == 0 && stopErr != nil {
+		return res, fmt.Errorf("amqp publish to %s: nothing sent: %w", queue, stopErr)
+	}
+	return res, nil
+}
+
+// lane publishes its share of a batch on one publishing channel.
+type lane struct {
+	b     *Broker
+	pc    *pubChannel
+	queue string
+	msgs  []celery.Message
+	idxs  []int // indices in msgs (and res) this lane sends, in order
+	res   []broker.Publication
+
+	sent    int   // messages handed to the channel
+	stopErr error // why the rest of the lane was not sent
+}
+
+// run sends the lane's messages, keeping at most Config.ConfirmWindow
+// unconfirmed, and settles each one's outcome in l.res.
+func (l *lane) run(ctx context.Context) {
+	var (
+		b, pc, queue, res = l.b, l.pc, l.queue, l.res
+		pending           []inflight // FIFO, in publish order
+		returned          = make(map[string]amqp091.Return)
+		returns           = pc.returns
+		next              int // index in l.idxs of the next message to send
 	)
 	takeReturn := func(r amqp091.Return) { returned[r.MessageId] = r }
 	drainReturns := func() {
@@ -186,42 +275,45 @@ func (b *Broker) Publish(ctx context.Context, queue string, msgs []celery.Messag
 			res[p.idx].Err = fmt.Errorf("publish %s to %s: %w", id, queue, broker.ErrNacked)
 		}
 	}
+	// abandon fails the unconfirmed messages and closes the channel, so
+	// confirms and returns still due for them cannot be mistaken for
+	// later ones.
 	abandon := func(why error) {
 		for _, p := range pending {
 			res[p.idx].Err = fmt.Errorf("publish %s to %s: %w: %w", res[p.idx].ID, queue, broker.ErrUnconfirmed, why)
 		}
 		pending = nil
-		stopErr = why
-		b.dropPublishChannel()
+		l.stopErr = why
+		_ = pc.ch.Close()
 	}
 
 	timer := time.NewTimer(b.cfg.ConfirmTimeout)
 	defer timer.Stop()
 	for {
-		for stopErr == nil && next < len(toSend) && len(pending) < b.cfg.ConfirmWindow {
-			i := toSend[next]
-			dc, err := pc.ch.PublishWithDeferredConfirmWithContext(ctx, "", queue, true, false, publishing(msgs[i]))
+		for l.stopErr == nil && next < len(l.idxs) && len(pending) < b.cfg.ConfirmWindow {
+			i := l.idxs[next]
+			dc, err := pc.ch.PublishWithDeferredConfirmWithContext(ctx, "", queue, true, false, publishing(l.msgs[i]))
 			if err != nil {
 				if ctx.Err() != nil {
 					err = ctx.Err()
 				} else {
 					err = fmt.Errorf("channel: %w", err)
 				}
-				stopErr = err
+				l.stopErr = err
 				break
 			}
 			pending = append(pending, inflight{idx: i, dc: dc, deadline: time.Now().Add(b.cfg.ConfirmTimeout)})
 			next++
-			sent++
+			l.sent++
 		}
-		if stopErr != nil && next < len(toSend) {
-			for _, i := range toSend[next:] {
-				res[i].Err = fmt.Errorf("publish %s to %s: %w: %w", res[i].ID, queue, broker.ErrNotSent, stopErr)
+		if l.stopErr != nil && next < len(l.idxs) {
+			for _, i := range l.idxs[next:] {
+				res[i].Err = fmt.Errorf("publish %s to %s: %w: %w", res[i].ID, queue, broker.ErrNotSent, l.stopErr)
 			}
-			next = len(toSend)
+			next = len(l.idxs)
 		}
 		if len(pending) == 0 {
-			break
+			return
 		}
 
 		head := pending[0]
@@ -256,13 +348,6 @@ func (b *Broker) Publish(ctx context.Context, queue string, msgs []celery.Messag
 			abandon(broker.ErrClosed)
 		}
 	}
-	if pc.ch.IsClosed() && b.pub == pc {
-		b.dropPublishChannel()
-	}
-	if sent == 0 && stopErr != nil {
-		return res, fmt.Errorf("amqp publish to %s: nothing sent: %w", queue, stopErr)
-	}
-	return res, nil
 }
 
 // isDone reports whether a deferred confirmation has settled.

@@ -3,6 +3,7 @@ package amqp_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -18,7 +19,19 @@ import (
 
 func TestPublishConfirmsAndDeliversMessagesUnchanged(t *testing.T) {
 	t.Parallel()
-	b := openBroker(t, amqp.Config{ConfirmWindow: 16}) // window smaller than the batch
+	for _, channels := range []int{1, 3} {
+		t.Run(fmt.Sprintf("%d channels", channels), func(t *testing.T) {
+			t.Parallel()
+			testPublishDelivers(t, channels)
+		})
+	}
+}
+
+// testPublishDelivers publishes a batch over channels publishing channels
+// and checks every message arrives unchanged, in order with one channel.
+func testPublishDelivers(t *testing.T, channels int) {
+	// Window smaller than the batch.
+	b := openBroker(t, amqp.Config{ConfirmWindow: 16, PublishChannels: channels})
 	q := testQueue(t, true)
 	ctx := context.Background()
 
@@ -41,10 +54,12 @@ func TestPublishConfirmsAndDeliversMessagesUnchanged(t *testing.T) {
 	if len(pubs) != len(msgs) {
 		t.Fatalf("got %d publications for %d messages", len(pubs), len(msgs))
 	}
+	byID := map[string]celery.Message{}
 	for i, p := range pubs {
 		if p.ID != msgs[i].Properties.CorrelationID || p.Outcome != broker.Confirmed || p.Err != nil {
 			t.Fatalf("publication %d: %+v, want confirmed %s", i, p, msgs[i].Properties.CorrelationID)
 		}
+		byID[p.ID] = msgs[i]
 	}
 	depth, err := b.Depth(ctx, q)
 	if err != nil || depth != int64(len(msgs)) {
@@ -52,13 +67,21 @@ func TestPublishConfirmsAndDeliversMessagesUnchanged(t *testing.T) {
 	}
 
 	ch := admin(t)
-	for i, m := range msgs {
+	for i := range msgs {
 		d, ok, err := ch.Get(q, true)
 		if err != nil || !ok {
 			t.Fatalf("get message %d: ok=%v err=%v", i, ok, err)
 		}
-		if d.CorrelationId != m.Properties.CorrelationID || d.MessageId != m.Properties.CorrelationID {
-			t.Fatalf("message %d: correlation id %q / message id %q, want %q", i, d.CorrelationId, d.MessageId, m.Properties.CorrelationID)
+		m, ok := byID[d.CorrelationId]
+		if !ok {
+			t.Fatalf("message %d: unknown or repeated correlation id %q", i, d.CorrelationId)
+		}
+		delete(byID, d.CorrelationId)
+		if channels == 1 && d.CorrelationId != msgs[i].Properties.CorrelationID {
+			t.Fatalf("message %d: %s, want %s: one channel keeps the batch's order", i, d.CorrelationId, msgs[i].Properties.CorrelationID)
+		}
+		if d.MessageId != m.Properties.CorrelationID {
+			t.Fatalf("message %d: correlation id %q / message id %q", i, d.CorrelationId, d.MessageId)
 		}
 		if d.ContentType != "application/json" || d.ContentEncoding != "utf-8" || d.DeliveryMode != 2 || d.Priority != m.Properties.Priority {
 			t.Fatalf("message %d: properties %q %q %d %d", i, d.ContentType, d.ContentEncoding, d.DeliveryMode, d.Priority)

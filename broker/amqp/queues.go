@@ -11,8 +11,16 @@ import (
 // workers declare theirs (so a later worker's declaration agrees with it).
 // It waits for a connection until ctx ends.
 func (b *Broker) DeclareQueue(ctx context.Context, queue string) error {
+	return b.DeclareQueueArgs(ctx, queue, nil)
+}
+
+// DeclareQueueArgs is DeclareQueue with queue arguments (x-queue-mode,
+// x-queue-version, ...), e.g. for a benchmark to try what a policy would
+// set: workers declare their queues, so in production such settings come
+// from policies, not from revisit.
+func (b *Broker) DeclareQueueArgs(ctx context.Context, queue string, args map[string]any) error {
 	return b.withChannel(ctx, func(ch *amqp091.Channel) error {
-		_, err := ch.QueueDeclare(queue, true, false, false, false, nil)
+		_, err := ch.QueueDeclare(queue, true, false, false, false, amqp091.Table(args))
 		return err
 	}, "declare queue %s", queue)
 }
