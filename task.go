@@ -297,6 +297,13 @@ type TaskRun struct {
 	// BackendID is the id of the message that dispatched the run.
 	BackendID string
 	Scheduled *time.Time
+	// Confirmed is when the broker confirmed the run's message. It is nil
+	// while a run recorded unconfirmed (NewTaskRun.Unconfirmed) waits for
+	// its confirm, and stays nil when the message was never confirmed
+	// (the run then ends lost) or the run ended before confirms were
+	// recorded (runs of earlier versions). A run that starts counts as
+	// confirmed: its start sets Confirmed when nil.
+	Confirmed *time.Time
 	Started   *time.Time
 	Ended     *time.Time
 	// Metadata is free JSON from the dispatcher and the worker; never nil
@@ -311,7 +318,12 @@ type NewTaskRun struct {
 	BackendID string
 	// Scheduled zero means the store's clock.
 	Scheduled time.Time
-	Metadata  map[string]any
+	// Unconfirmed records the run without confirm: TaskRunsConfirm
+	// confirms it once the broker confirmed its message, and until then
+	// TaskRunsRecoverUnconfirmed may remove it (its dispatcher died before
+	// knowing). False, the default, records it confirmed at Scheduled.
+	Unconfirmed bool
+	Metadata    map[string]any
 }
 
 // TaskRunEnd reports the end of a run.

@@ -31,6 +31,12 @@ backend_name; tasks with a priority go at once to the queue
 news beyond their type's run_timeout. The task types are every type that is
 not load-* (the orchestrator drives those), or those named.
 
+Runs are recorded unconfirmed and confirmed once the broker confirms their
+messages. A runner killed mid-round (kill -9) leaves unconfirmed runs: the
+next one removes them at start and dispatches their tasks again at once, so
+at most the round in flight is in the queue twice. Run one runner per task
+type: there is no lease.
+
 Workers' events are applied by the event listener. SIGINT or SIGTERM stops
 the runner: the round in flight finishes within the grace period.
 

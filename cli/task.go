@@ -31,11 +31,11 @@ func taskRow(t revisit.Task) []any {
 
 var taskRunColumns = []column{
 	{name: "id"}, {name: "task"}, {name: "backend_id"}, {name: "status"},
-	{name: "scheduled"}, {name: "started"}, {name: "ended"}, {name: "metadata", wide: true},
+	{name: "scheduled"}, {name: "confirmed", wide: true}, {name: "started"}, {name: "ended"}, {name: "metadata", wide: true},
 }
 
 func taskRunRow(r revisit.TaskRun) []any {
-	return []any{r.ID, r.TaskID, r.BackendID, string(r.Status), r.Scheduled, r.Started, r.Ended, r.Metadata}
+	return []any{r.ID, r.TaskID, r.BackendID, string(r.Status), r.Scheduled, r.Confirmed, r.Started, r.Ended, r.Metadata}
 }
 
 func (a *app) taskCommand() *cobra.Command {

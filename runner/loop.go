@@ -31,22 +31,29 @@ type loop struct {
 	// waits counts consecutive rounds skipped for an unavailable
 	// dependency, for the backoff.
 	waits int
+	// dirty is set when a round may have left what recovery undoes
+	// (unconfirmed runs, tasks claimed without a run): the recovery runs
+	// again before the next round.
+	dirty bool
 }
 
 func newLoop(r *Runner, taskType string) *loop {
 	return &loop{r: r, taskType: taskType, name: "dispatch:" + taskType, log: r.log.With("task_type", taskType)}
 }
 
-// run is the loop's supervise.Loop: it recovers the tasks a crash left
-// claimed, then runs rounds until stop is done.
+// run is the loop's supervise.Loop: it recovers what a crash left (runs
+// recorded but not confirmed, tasks claimed without a run), then runs
+// rounds until stop is done, recovering again after a round that may have
+// left some.
 func (l *loop) run(stop, hard context.Context, healthy func()) error {
-	recovered := false
+	l.dirty = true
 	for stop.Err() == nil {
 		var wait time.Duration
 		var err error
-		if !recovered {
-			err = l.recoverClaimed(hard)
-			recovered = err == nil
+		if l.dirty {
+			if err = l.recover(hard); err == nil {
+				l.dirty = false
+			}
 		}
 		if err == nil {
 			wait, err = l.round(hard)
@@ -155,9 +162,9 @@ func (l *loop) normalRound(ctx context.Context, tt revisit.TaskType) (bool, erro
 }
 
 // dispatch grabs up to limit due tasks (with or without priority), records
-// a run for each, publishes their messages to queue and ends as lost the
-// runs of the messages the broker did not confirm. It returns how many
-// tasks it grabbed.
+// an unconfirmed run for each, publishes their messages to queue, confirms
+// the runs of the messages the broker confirmed and ends as lost the
+// others. It returns how many tasks it grabbed.
 func (l *loop) dispatch(ctx context.Context, tt revisit.TaskType, queue string, limit int, priority bool) (int, error) {
 	now := l.r.cfg.Now()
 	tasks, err := l.r.store.TasksGrabReady(ctx, revisit.ReadyTasksParams{Type: tt.Type, Now: now, Limit: limit,
@@ -172,10 +179,11 @@ func (l *loop) dispatch(ctx context.Context, tt revisit.TaskType, queue string, 
 	runs := make([]revisit.NewTaskRun, len(tasks))
 	for i, t := range tasks {
 		ids[i] = uuid.NewString()
-		runs[i] = revisit.NewTaskRun{TaskID: t.ID, BackendID: ids[i], Scheduled: now,
+		runs[i] = revisit.NewTaskRun{TaskID: t.ID, BackendID: ids[i], Scheduled: now, Unconfirmed: true,
 			Metadata: map[string]any{"queue": queue}}
 	}
 	if _, err := l.r.store.TaskRunsSchedule(ctx, runs); err != nil {
+		l.dirty = true // in case the runs were recorded after all
 		l.release(tasks)
 		return 0, fmt.Errorf("record %d task runs: %w", len(runs), err)
 	}
@@ -198,11 +206,11 @@ func (l *loop) dispatch(ctx context.Context, tt revisit.TaskType, queue string, 
 	if len(msgs) > 0 {
 		pubs, _ = l.r.broker.Publish(ctx, queue, msgs) // the outcomes say all
 	}
-	confirmed := 0
+	confirmed := make([]string, 0, len(sent))
 	var firstErr error
 	for i, id := range sent {
 		if i < len(pubs) && pubs[i].Outcome == broker.Confirmed {
-			confirmed++
+			confirmed = append(confirmed, id)
 			continue
 		}
 		why := errors.New("no outcome reported")
@@ -216,23 +224,45 @@ func (l *loop) dispatch(ctx context.Context, tt revisit.TaskType, queue string, 
 			Metadata: map[string]any{"publish_error": why.Error()}})
 	}
 	prio := fmt.Sprint(priority)
-	l.r.metrics.dispatched.WithLabelValues(tt.Type, prio).Add(float64(confirmed))
-	l.r.metrics.publishFailed.WithLabelValues(tt.Type, prio).Add(float64(len(sent) - confirmed))
-	l.log.Info("dispatched", "queue", queue, "grabbed", len(tasks), "confirmed", confirmed,
-		"not_confirmed", len(sent)-confirmed, "unsendable", len(tasks)-len(sent))
+	l.r.metrics.dispatched.WithLabelValues(tt.Type, prio).Add(float64(len(confirmed)))
+	l.r.metrics.publishFailed.WithLabelValues(tt.Type, prio).Add(float64(len(sent) - len(confirmed)))
+	l.log.Info("dispatched", "queue", queue, "grabbed", len(tasks), "confirmed", len(confirmed),
+		"not_confirmed", len(sent)-len(confirmed), "unsendable", len(tasks)-len(sent))
+	if err := l.confirmRuns(ctx, confirmed); err != nil {
+		return len(tasks), err
+	}
 	if err := l.endRuns(ctx, ends); err != nil {
 		return len(tasks), err
 	}
-	if confirmed == 0 && firstErr != nil {
+	if len(confirmed) == 0 && firstErr != nil {
 		return len(tasks), &supervise.WaitError{Reason: "publish_failed",
 			Err: fmt.Errorf("no message of %d confirmed by the broker: %w", len(sent), firstErr)}
 	}
 	return len(tasks), nil
 }
 
+// confirmRuns records the broker's confirms of the runs with those backend
+// ids, also after the round's context ended. When it cannot, the runs stay
+// unconfirmed and the loop recovers them before its next round: their
+// tasks are dispatched again, and their messages, in the queue already,
+// are duplicated.
+func (l *loop) confirmRuns(ctx context.Context, backendIDs []string) error {
+	if len(backendIDs) == 0 {
+		return nil
+	}
+	ctx, cancel := cleanupContext(ctx)
+	defer cancel()
+	if _, err := l.r.store.TaskRunsConfirm(ctx, backendIDs, l.r.cfg.Now()); err != nil {
+		l.dirty = true
+		return fmt.Errorf("confirm %d task runs: %w", len(backendIDs), err)
+	}
+	return nil
+}
+
 // endRuns ends the runs whose message never reached the queue, also after
 // the round's context ended: their tasks then follow the end-of-run rules.
-// Runs it cannot end are ended as lost by the wedged check later.
+// Runs it cannot end stay unconfirmed, and the loop recovers them before
+// its next round.
 func (l *loop) endRuns(ctx context.Context, ends []revisit.TaskRunEnd) error {
 	if len(ends) == 0 {
 		return nil
@@ -243,6 +273,7 @@ func (l *loop) endRuns(ctx context.Context, ends []revisit.TaskRunEnd) error {
 	for _, e := range ends {
 		e.Ended = now
 		if _, err := l.r.store.TaskRunEnd(ctx, e); err != nil {
+			l.dirty = true
 			return fmt.Errorf("end task run %s (%s): %w", e.BackendID, e.Status, err)
 		}
 	}
@@ -252,7 +283,7 @@ func (l *loop) endRuns(ctx context.Context, ends []revisit.TaskRunEnd) error {
 }
 
 // release makes grabbed tasks without a run due again; on failure the
-// recovery at the loop's next start does it.
+// loop's recovery does it before the next round.
 func (l *loop) release(tasks []revisit.Task) {
 	ids := make([]int64, len(tasks))
 	for i, t := range tasks {
@@ -261,17 +292,35 @@ func (l *loop) release(tasks []revisit.Task) {
 	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 	defer cancel()
 	if err := l.r.store.TasksSetStatus(ctx, ids, revisit.TaskNextRunNotScheduled); err != nil {
+		l.dirty = true
 		l.log.Warn("cannot release grabbed tasks; the loop's recovery will", "tasks", len(ids), "err", err)
 	}
+}
+
+// recover undoes what a runner that stopped mid-round left of the type:
+// first the runs it recorded but whose confirms it never recorded (their
+// messages may or may not be in the queue), then the tasks it claimed
+// without recording a run. Both are made due again.
+func (l *loop) recover(ctx context.Context) error {
+	n, err := l.r.store.TaskRunsRecoverUnconfirmed(ctx, l.taskType)
+	if err != nil {
+		return fmt.Errorf("recover unconfirmed task runs: %w", err)
+	}
+	if n > 0 {
+		l.r.metrics.recovered.WithLabelValues(l.taskType).Add(float64(n))
+		l.log.Warn("runs recorded but never confirmed (a runner stopped mid-round) removed; their tasks are due again",
+			"runs", n)
+	}
+	return l.recoverClaimed(ctx)
 }
 
 // recoverClaimed makes due again the tasks of the type left
 // next_run_scheduled without a run in flight: grabbed by a runner that
 // crashed (or failed to release them) before recording their runs. It runs
-// when the loop starts. It is exact while one runner process drives the
-// type; with several, a task another process grabbed an instant before,
-// and has not recorded the run of yet, is made due again and may be
-// dispatched twice.
+// when the loop starts, after the unconfirmed runs are recovered. It is
+// exact while one runner process drives the type; with several, a task
+// another process grabbed an instant before, and has not recorded the run
+// of yet, is made due again and may be dispatched twice.
 func (l *loop) recoverClaimed(ctx context.Context) error {
 	f := revisit.TaskFilter{Type: l.taskType, Status: revisit.TaskNextRunScheduled, Limit: recoverPage}
 	var orphans []int64

@@ -30,7 +30,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		wedged: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "revisit_runner_wedged_runs_ended_total",
 			Help: "Task runs without news beyond their type's run timeout, ended as lost."}, tt),
 		recovered: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "revisit_runner_tasks_recovered_total",
-			Help: "Tasks left claimed without a run by a stopped runner, made due again."}, tt),
+			Help: "Tasks a stopped runner left claimed without a run, or with a run whose confirm it never recorded, made due again."}, tt),
 		depth: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "revisit_runner_queue_depth",
 			Help: "Messages waiting in the task type's queue, as last measured."}, tt),
 		waits: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "revisit_runner_loop_waits_total",

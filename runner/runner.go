@@ -13,6 +13,26 @@
 // then needless, and a run that ends before the round is over leaves its
 // task as the end-of-run rules made it.
 //
+// Crashes: runs are recorded unconfirmed, and TaskRunsConfirm confirms
+// those whose message the broker confirmed, right after publishing. A
+// runner killed (kill -9) between recording the runs and recording the
+// confirms leaves unconfirmed runs, whose messages may or may not be in
+// the queue; one killed between grabbing and recording leaves tasks
+// next_run_scheduled without a run. When a dispatch loop starts, and
+// after a round that failed to record its outcome, it undoes both:
+// TaskRunsRecoverUnconfirmed removes the type's unconfirmed runs that
+// have not started (a worker's start counts as a confirm) and makes their
+// tasks due again, then the tasks claimed without a run are made due
+// again. They are dispatched at once: nothing waits for the run timeout,
+// nothing is lost, and at most the batch in flight at the crash (one
+// round, MaxPerRound messages at most) is in the queue twice; the events
+// of a duplicate whose run was removed match no run and change nothing.
+// This recovery assumes one runner process per task type: there is no
+// lease, and a second process would remove the runs of the other's round
+// in flight (dispatching them twice), or make due again the tasks it just
+// grabbed. The wedged-run rule below remains the backstop for runs in
+// flight that no recovery removes.
+//
 // A message the broker does not confirm ends its run as lost, with the
 // broker's reason in the run's metadata: the task is retried after its
 // type's retry_delay while it has retries, then follows the end-of-run

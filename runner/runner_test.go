@@ -107,6 +107,7 @@ func TestRoundDispatchesWhenMoreThanAFifthIsFree(t *testing.T) {
 			run, ok := byBackend[m.Properties.CorrelationID]
 			require.True(t, ok, "no run for message %s", m.Properties.CorrelationID)
 			require.Equal(t, revisit.RunScheduled, run.Status)
+			require.NotNil(t, run.Confirmed, "confirmed after publishing")
 			require.Equal(t, listerBackend, run.Metadata["queue"])
 			tk := task(t, st, run.TaskID)
 			args, kwargs := body(t, m)
@@ -154,13 +155,14 @@ func TestRoundRecordsRunsBeforePublishing(t *testing.T) {
 		var ended time.Time
 		b.set(func(b *fakeBroker) {
 			b.onPublish = func(_ string, msgs []celery.Message) {
-				recorded := map[string]revisit.TaskRunStatus{}
+				recorded := map[string]revisit.TaskRun{}
 				for _, run := range runs(t, st, ids...) {
-					recorded[run.BackendID] = run.Status
+					recorded[run.BackendID] = run
 				}
 				for _, m := range msgs {
-					require.Equal(t, revisit.RunScheduled, recorded[m.Properties.CorrelationID],
-						"run of %s at publication", m.Properties.CorrelationID)
+					run := recorded[m.Properties.CorrelationID]
+					require.Equal(t, revisit.RunScheduled, run.Status, "run of %s at publication", m.Properties.CorrelationID)
+					require.Nil(t, run.Confirmed, "run of %s unconfirmed at publication", m.Properties.CorrelationID)
 				}
 				// A fast worker: the first run ends before the round is over.
 				ended = time.Now().UTC().Truncate(time.Microsecond)
@@ -215,12 +217,14 @@ func TestRoundEndsUnconfirmedRuns(t *testing.T) {
 			case revisit.RunLost:
 				lost++
 				require.Contains(t, rs[0].Metadata["publish_error"], "unroutable")
+				require.Nil(t, rs[0].Confirmed, "never confirmed")
 				// Retried after the type's retry delay, one retry less.
 				require.Equal(t, revisit.TaskNextRunNotScheduled, got.Status)
 				require.True(t, got.NextRun.Equal(now.Add(10*time.Minute)), "next run %v", got.NextRun)
 				require.Equal(t, 0, got.RetriesLeft)
 			case revisit.RunScheduled:
 				require.Equal(t, revisit.TaskNextRunScheduled, got.Status)
+				requireTimePtr(t, now, rs[0].Confirmed, "confirmed right after publishing")
 			default:
 				t.Fatalf("run %+v", rs[0])
 			}

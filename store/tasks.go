@@ -46,12 +46,33 @@ type TaskStore interface {
 	TasksMarkScheduled(ctx context.Context, backendIDs []string) (int, error)
 
 	// TaskRunsSchedule records runs in status scheduled, before their
-	// messages are published, and returns them in input order. An unknown
-	// task is ErrNotFound, a backend id already recorded ErrConflict.
+	// messages are published, and returns them in input order: confirmed
+	// at their scheduled time, or unconfirmed (Confirmed nil) when
+	// NewTaskRun.Unconfirmed says so. An unknown task is ErrNotFound, a
+	// backend id already recorded ErrConflict.
 	TaskRunsSchedule(ctx context.Context, runs []revisit.NewTaskRun) ([]revisit.TaskRun, error)
+	// TaskRunsConfirm records that the broker confirmed the messages of
+	// the runs with those backend ids, at `at` (zero: the store's clock),
+	// and returns how many runs it confirmed. Runs confirmed already
+	// (or started) keep their time, unknown ids are ignored: calling it
+	// again changes nothing. An empty backend id is ErrInvalid naming
+	// backend_ids[i].
+	TaskRunsConfirm(ctx context.Context, backendIDs []string, at time.Time) (int, error)
+	// TaskRunsRecoverUnconfirmed undoes what a dispatcher of taskType left
+	// when it died between recording runs unconfirmed and recording their
+	// confirms: in one transaction it deletes the unconfirmed runs of the
+	// type's tasks that neither started nor ended (a started run counts
+	// as confirmed; an ended one is history), and makes their tasks due
+	// again (next_run_not_scheduled) if they are still
+	// next_run_scheduled. It returns how many runs it deleted. It is meant
+	// for the start of the type's only dispatcher: a run another process
+	// recorded an instant before is deleted too. An empty taskType is
+	// ErrInvalid naming task_type.
+	TaskRunsRecoverUnconfirmed(ctx context.Context, taskType string) (int, error)
 	// TaskRunStart marks the run of that backend id started at started
-	// (zero: now) and merges metadata into its own. A run already started
-	// or ended is returned unchanged; an unknown one is ErrNotFound.
+	// (zero: now), confirmed at started if it was not, and merges metadata
+	// into its own. A run already started or ended is returned unchanged;
+	// an unknown one is ErrNotFound.
 	TaskRunStart(ctx context.Context, backendID string, started time.Time, metadata map[string]any) (revisit.TaskRun, error)
 	// TaskRunEnd ends the run of e.BackendID and applies revisit.EndRun to
 	// its task in the same transaction. A run already ended is returned
@@ -63,7 +84,8 @@ type TaskStore interface {
 	// TaskRunsEndWedged ends as lost, at now (zero: the store's clock), the
 	// runs scheduled or started whose last news (start, else schedule) is
 	// older than their task type's run timeout, applying the end-of-run
-	// rules, and returns them. It works in short transactions of bounded
+	// rules, and returns them. Unconfirmed runs are no exception: the rule
+	// is the backstop when no recovery removes them. It works in short transactions of bounded
 	// size, and is meant for start-up and periodic calls.
 	TaskRunsEndWedged(ctx context.Context, now time.Time) ([]revisit.TaskRun, error)
 

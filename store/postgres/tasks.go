@@ -16,7 +16,7 @@ import (
 
 const (
 	taskColumns    = "id, type, arguments, next_run, current_interval, status, policy, retries_left, priority"
-	taskRunColumns = "id, task, backend_id, scheduled, started, ended, metadata, status"
+	taskRunColumns = "id, task, backend_id, scheduled, confirmed, started, ended, metadata, status"
 	// activeTask selects the tasks that may still run.
 	activeTask = "status IN ('next_run_not_scheduled', 'next_run_scheduled')"
 	// priorityRank orders priorities high, normal, low.
@@ -251,7 +251,8 @@ func (s *Store) TaskRunsSchedule(ctx context.Context, runs []revisit.NewTaskRun)
 		return nil, err
 	}
 	n := len(runs)
-	taskIDs, backendIDs, scheduled, metadata := make([]int64, n), make([]string, n), make([]time.Time, n), make([]string, n)
+	taskIDs, backendIDs, metadata := make([]int64, n), make([]string, n), make([]string, n)
+	scheduled, confirmed := make([]time.Time, n), make([]*time.Time, n)
 	now := s.now()
 	for i, r := range runs {
 		m, err := batch.EncodeMetadata(fmt.Sprintf("runs[%d].metadata", i), r.Metadata)
@@ -262,6 +263,9 @@ func (s *Store) TaskRunsSchedule(ctx context.Context, runs []revisit.NewTaskRun)
 		scheduled[i] = now
 		if !r.Scheduled.IsZero() {
 			scheduled[i] = revisit.Microsecond(r.Scheduled)
+		}
+		if !r.Unconfirmed {
+			confirmed[i] = &scheduled[i]
 		}
 	}
 	out := make([]revisit.TaskRun, n)
@@ -282,10 +286,11 @@ func (s *Store) TaskRunsSchedule(ctx context.Context, runs []revisit.NewTaskRun)
 		if err := duplicateBackendID(runs, dups); err != nil {
 			return err
 		}
-		rows, _ = tx.Query(ctx, `INSERT INTO task_run (task, backend_id, scheduled, metadata, status)
-			SELECT task, backend_id, scheduled, metadata, 'scheduled'
-			FROM unnest($1::bigint[], $2::text[], $3::timestamptz[], $4::jsonb[]) AS u(task, backend_id, scheduled, metadata)
-			RETURNING `+taskRunColumns, taskIDs, backendIDs, scheduled, metadata)
+		rows, _ = tx.Query(ctx, `INSERT INTO task_run (task, backend_id, scheduled, confirmed, metadata, status)
+			SELECT task, backend_id, scheduled, confirmed, metadata, 'scheduled'
+			FROM unnest($1::bigint[], $2::text[], $3::timestamptz[], $4::timestamptz[], $5::jsonb[])
+				AS u(task, backend_id, scheduled, confirmed, metadata)
+			RETURNING `+taskRunColumns, taskIDs, backendIDs, scheduled, confirmed, metadata)
 		got, err := pgx.CollectRows(rows, scanTaskRun)
 		if err != nil {
 			return err
@@ -328,6 +333,47 @@ func duplicateBackendID(runs []revisit.NewTaskRun, recorded []string) error {
 	return nil
 }
 
+// TaskRunsConfirm confirms the unconfirmed runs among backendIDs.
+func (s *Store) TaskRunsConfirm(ctx context.Context, backendIDs []string, at time.Time) (int, error) {
+	if err := batch.BackendIDs(backendIDs); err != nil {
+		return 0, err
+	}
+	if len(backendIDs) == 0 {
+		return 0, nil
+	}
+	if at.IsZero() {
+		at = s.now()
+	}
+	tag, err := s.pool.Exec(ctx, "UPDATE task_run SET confirmed = $2 WHERE backend_id = ANY($1) AND confirmed IS NULL",
+		backendIDs, revisit.Microsecond(at))
+	if err != nil {
+		return 0, translate(wrap(err, "confirm %d task runs", len(backendIDs)))
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+// TaskRunsRecoverUnconfirmed deletes the unconfirmed runs of a task type
+// that neither started nor ended and makes their tasks due again. The
+// runs are locked as they are deleted, so that a start or end event
+// committing meanwhile is seen: its run is then kept, its task left alone.
+func (s *Store) TaskRunsRecoverUnconfirmed(ctx context.Context, taskType string) (int, error) {
+	if err := batch.TaskType(taskType); err != nil {
+		return 0, err
+	}
+	var n int
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		return tx.QueryRow(ctx, `WITH gone AS (
+				DELETE FROM task_run r USING task t
+				WHERE t.id = r.task AND t.type = $1 AND r.confirmed IS NULL AND r.status = 'scheduled'
+				RETURNING r.task),
+			released AS (
+				UPDATE task t SET status = 'next_run_not_scheduled'
+				WHERE t.id IN (SELECT task FROM gone) AND t.status = 'next_run_scheduled')
+			SELECT count(*) FROM gone`, taskType).Scan(&n)
+	})
+	return n, translate(wrap(err, "recover unconfirmed task runs of %s", taskType))
+}
+
 // TaskRunStart marks a scheduled run started.
 func (s *Store) TaskRunStart(ctx context.Context, backendID string, started time.Time, metadata map[string]any) (revisit.TaskRun, error) {
 	if backendID == "" {
@@ -347,8 +393,11 @@ func (s *Store) TaskRunStart(ctx context.Context, backendID string, started time
 		}
 		run.Status, run.Started = revisit.RunStarted, revisit.MicrosecondPtr(&started)
 		run.Metadata = revisit.MergeMetadata(run.Metadata, metadata)
-		_, err = tx.Exec(ctx, "UPDATE task_run SET status = $2, started = $3, metadata = $4 WHERE id = $1",
-			run.ID, run.Status, run.Started, run.Metadata)
+		if run.Confirmed == nil {
+			run.Confirmed = run.Started
+		}
+		_, err = tx.Exec(ctx, "UPDATE task_run SET status = $2, started = $3, confirmed = $4, metadata = $5 WHERE id = $1",
+			run.ID, run.Status, run.Started, run.Confirmed, run.Metadata)
 		return err
 	})
 	return run, translate(wrap(err, "start task run %s", backendID))
@@ -559,10 +608,11 @@ func scanTaskRun(row pgx.CollectableRow) (revisit.TaskRun, error) {
 		metadata []byte
 		status   string
 	)
-	if err := row.Scan(&r.ID, &r.TaskID, &r.BackendID, &r.Scheduled, &r.Started, &r.Ended, &metadata, &status); err != nil {
+	if err := row.Scan(&r.ID, &r.TaskID, &r.BackendID, &r.Scheduled, &r.Confirmed, &r.Started, &r.Ended, &metadata, &status); err != nil {
 		return r, err
 	}
-	r.Scheduled, r.Started, r.Ended, r.Status = utcPtr(r.Scheduled), utcPtr(r.Started), utcPtr(r.Ended), revisit.TaskRunStatus(status)
+	r.Scheduled, r.Confirmed, r.Started, r.Ended = utcPtr(r.Scheduled), utcPtr(r.Confirmed), utcPtr(r.Started), utcPtr(r.Ended)
+	r.Status = revisit.TaskRunStatus(status)
 	var err error
 	r.Metadata, err = batch.DecodeMetadata(metadata)
 	return r, err

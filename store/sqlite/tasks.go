@@ -13,7 +13,7 @@ import (
 
 const (
 	taskColumns    = "id, type, arguments, next_run, current_interval, status, policy, retries_left, priority"
-	taskRunColumns = "id, task, backend_id, scheduled, started, ended, metadata, status"
+	taskRunColumns = "id, task, backend_id, scheduled, confirmed, started, ended, metadata, status"
 	// activeTask selects the tasks that may still run.
 	activeTask = "status IN ('next_run_not_scheduled', 'next_run_scheduled')"
 	// priorityRank orders priorities high, normal, low.
@@ -276,8 +276,13 @@ func (s *Store) TaskRunsSchedule(ctx context.Context, runs []revisit.NewTaskRun)
 			if !r.Scheduled.IsZero() {
 				scheduled = revisit.Microsecond(r.Scheduled)
 			}
-			got, err := scanTaskRuns(tx.QueryContext(ctx, `INSERT INTO task_run (task, backend_id, scheduled, metadata, status)
-				VALUES (?, ?, ?, ?, 'scheduled') RETURNING `+taskRunColumns, r.TaskID, r.BackendID, micro(scheduled), string(metadata[i])))
+			var confirmed *time.Time
+			if !r.Unconfirmed {
+				confirmed = &scheduled
+			}
+			got, err := scanTaskRuns(tx.QueryContext(ctx, `INSERT INTO task_run (task, backend_id, scheduled, confirmed, metadata, status)
+				VALUES (?, ?, ?, ?, ?, 'scheduled') RETURNING `+taskRunColumns,
+				r.TaskID, r.BackendID, micro(scheduled), microPtr(confirmed), string(metadata[i])))
 			if err != nil {
 				return err
 			}
@@ -289,6 +294,54 @@ func (s *Store) TaskRunsSchedule(ctx context.Context, runs []revisit.NewTaskRun)
 		return nil, err
 	}
 	return out, nil
+}
+
+// TaskRunsConfirm confirms the unconfirmed runs among backendIDs.
+func (s *Store) TaskRunsConfirm(ctx context.Context, backendIDs []string, at time.Time) (int, error) {
+	if err := batch.BackendIDs(backendIDs); err != nil {
+		return 0, err
+	}
+	if len(backendIDs) == 0 {
+		return 0, nil
+	}
+	var n int64
+	err := s.write(ctx, fmt.Sprintf("confirm %d task runs", len(backendIDs)), func(tx *sql.Tx) error {
+		if at.IsZero() {
+			at = s.now()
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE task_run SET confirmed = ?2
+			WHERE backend_id IN (SELECT value FROM json_each(?1)) AND confirmed IS NULL`, jsonArray(backendIDs), micro(at))
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return int(n), err
+}
+
+// TaskRunsRecoverUnconfirmed deletes the unconfirmed runs of a task type
+// that neither started nor ended and makes their tasks due again, in one
+// write transaction: the single writer orders it with start and end
+// events.
+func (s *Store) TaskRunsRecoverUnconfirmed(ctx context.Context, taskType string) (int, error) {
+	if err := batch.TaskType(taskType); err != nil {
+		return 0, err
+	}
+	var n int
+	err := s.write(ctx, "recover unconfirmed task runs of "+taskType, func(tx *sql.Tx) error {
+		tasks, err := scanIDs(tx.QueryContext(ctx, `DELETE FROM task_run
+			WHERE confirmed IS NULL AND status = 'scheduled'
+			AND task IN (SELECT id FROM task WHERE type = ?) RETURNING task`, taskType))
+		if err != nil {
+			return err
+		}
+		n = len(tasks)
+		_, err = tx.ExecContext(ctx, `UPDATE task SET status = 'next_run_not_scheduled'
+			WHERE id IN (SELECT value FROM json_each(?)) AND status = 'next_run_scheduled'`, jsonArray(tasks))
+		return err
+	})
+	return n, err
 }
 
 // TaskRunStart marks a scheduled run started.
@@ -314,8 +367,11 @@ func (s *Store) TaskRunStart(ctx context.Context, backendID string, started time
 		if err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, "UPDATE task_run SET status = ?2, started = ?3, metadata = ?4 WHERE id = ?1",
-			run.ID, string(run.Status), microPtr(run.Started), string(m))
+		if run.Confirmed == nil {
+			run.Confirmed = run.Started
+		}
+		_, err = tx.ExecContext(ctx, "UPDATE task_run SET status = ?2, started = ?3, confirmed = ?4, metadata = ?5 WHERE id = ?1",
+			run.ID, string(run.Status), microPtr(run.Started), microPtr(run.Confirmed), string(m))
 		return err
 	})
 	return run, err
@@ -570,7 +626,7 @@ func scanTaskRuns(rows *sql.Rows, err error) ([]revisit.TaskRun, error) {
 			metadata string
 			status   string
 		)
-		if err := rows.Scan(&r.ID, &r.TaskID, &r.BackendID, timePtrCol{&r.Scheduled}, timePtrCol{&r.Started},
+		if err := rows.Scan(&r.ID, &r.TaskID, &r.BackendID, timePtrCol{&r.Scheduled}, timePtrCol{&r.Confirmed}, timePtrCol{&r.Started},
 			timePtrCol{&r.Ended}, &metadata, &status); err != nil {
 			return nil, err
 		}

@@ -127,6 +127,25 @@ func ValidateRuns(runs []revisit.NewTaskRun) error {
 	return nil
 }
 
+// BackendIDs checks the backend ids of runs to confirm, naming
+// backend_ids[i].
+func BackendIDs(ids []string) error {
+	for i, id := range ids {
+		if id == "" {
+			return revisit.Invalidf(fmt.Sprintf("backend_ids[%d]", i), "missing")
+		}
+	}
+	return nil
+}
+
+// TaskType checks the task type a method acts on, naming task_type.
+func TaskType(name string) error {
+	if name == "" {
+		return revisit.Invalidf("task_type", "missing")
+	}
+	return nil
+}
+
 // DecodeArguments reads stored task arguments; nil fields become empty.
 func DecodeArguments(b []byte) (revisit.TaskArguments, error) {
 	var a revisit.TaskArguments
