@@ -22,7 +22,7 @@ import (
 // result without status, and one that always fails; %[1]s and %[2]s are
 // their names (and queues).
 const workerTasks = `
-import os
+import os, time
 from celery import Celery
 
 app = Celery('revisit_test', broker=os.environ['REVISIT_TEST_BROKER'])
@@ -36,6 +36,11 @@ def list_ok(*args, **kwargs):
 @app.task(name='%[2]s')
 def list_fail(*args, **kwargs):
     raise RuntimeError('forge down: ' + kwargs['url'])
+
+@app.task(name='%[3]s')
+def list_busy(*args, **kwargs):
+    time.sleep(0.2)
+    return {'pages': 1}
 `
 
 func TestCeleryWorkerEndToEnd(t *testing.T) {
@@ -43,9 +48,11 @@ func TestCeleryWorkerEndToEnd(t *testing.T) {
 	pytest.Celery(t)
 	id := uuid.NewString()[:8]
 	okName, failName := "revisit.test.runner."+id+".ok", "revisit.test.runner."+id+".fail"
+	busyName := "revisit.test.runner." + id + ".busy"
+	priorityQueue := DefaultPriorityQueuePrefix + busyName
 	b := celerytest.OpenBroker(t, amqp.Config{EventsQueue: "revisit.test.runner." + id + ".events"})
 	t.Cleanup(func() {
-		for _, q := range []string{okName, failName, "revisit.test.runner." + id + ".events"} {
+		for _, q := range []string{okName, failName, busyName, priorityQueue, "revisit.test.runner." + id + ".events"} {
 			_ = b.DeleteQueue(context.Background(), q)
 		}
 	})
@@ -66,6 +73,22 @@ func TestCeleryWorkerEndToEnd(t *testing.T) {
 	require.NoError(t, err)
 	okTask, failTask := created[0], created[1]
 
+	// A busy type whose queue holds two: twelve tasks due for an hour, and
+	// a priority task due now, which overtakes them.
+	require.NoError(t, st.TaskTypeCreate(ctx, revisit.TaskType{Type: "list-busy", BackendName: busyName,
+		MaxQueueLength: 2}))
+	var busy []revisit.NewTask
+	for i := range 12 {
+		busy = append(busy, revisit.NewTask{Type: "list-busy", Policy: revisit.TaskOneshot, NextRun: due.Add(-time.Hour),
+			Arguments: revisit.TaskArguments{Kwargs: map[string]any{"url": fmt.Sprintf("https://busy.example/%d", i)}}})
+	}
+	busyTasks, err := st.TasksCreate(ctx, busy)
+	require.NoError(t, err)
+	urgent, err := st.TasksCreate(ctx, []revisit.NewTask{{Type: "list-busy", Policy: revisit.TaskOneshot,
+		Priority: revisit.PriorityHigh, NextRun: due,
+		Arguments: revisit.TaskArguments{Kwargs: map[string]any{"url": "https://busy.example/urgent"}}}})
+	require.NoError(t, err)
+
 	// The event listener's part: worker events end the runs.
 	evCtx, stopEvents := context.WithCancel(ctx)
 	evDone := make(chan error, 1)
@@ -80,12 +103,12 @@ func TestCeleryWorkerEndToEnd(t *testing.T) {
 		require.NoError(t, <-evDone)
 	})
 
-	celerytest.StartWorker(t, celerytest.WorkerOptions{Module: fmt.Sprintf(workerTasks, okName, failName),
-		Queues: []string{okName, failName}})
+	celerytest.StartWorker(t, celerytest.WorkerOptions{Module: fmt.Sprintf(workerTasks, okName, failName, busyName),
+		Queues: []string{okName, failName, busyName, priorityQueue}})
 
 	cfg := testConfig()
 	cfg.PollInterval, cfg.DependencyBackoff = 100*time.Millisecond, 500*time.Millisecond
-	cfg.TaskTypes = []string{"list-ok", "list-fail"}
+	cfg.TaskTypes = []string{"list-ok", "list-fail", "list-busy"}
 	r := newRunner(t, st, b, cfg)
 	runCtx, stopRunner := context.WithCancel(ctx)
 	runDone := make(chan error, 1)
@@ -97,8 +120,34 @@ func TestCeleryWorkerEndToEnd(t *testing.T) {
 
 	waitFor(t, 90*time.Second, "the recurring task's run to end and the failing task to be disabled", func() bool {
 		okRuns := runs(t, st, okTask.ID)
-		return len(okRuns) == 1 && okRuns[0].Status.Final() && task(t, st, failTask.ID).Status == revisit.TaskDisabled
+		if len(okRuns) != 1 || !okRuns[0].Status.Final() || task(t, st, failTask.ID).Status != revisit.TaskDisabled {
+			return false
+		}
+		for _, bt := range append(busyTasks, urgent...) {
+			if task(t, st, bt.ID).Status != revisit.TaskCompleted {
+				return false
+			}
+		}
+		return true
 	})
+
+	// The priority task started before most of the busy tasks due an hour
+	// earlier: it went to its own queue at the first round, while they
+	// waited for room two at a time.
+	started := func(id int64) time.Time {
+		rs := runs(t, st, id)
+		require.Len(t, rs, 1)
+		require.NotNil(t, rs[0].Started)
+		return *rs[0].Started
+	}
+	urgentStart, before := started(urgent[0].ID), 0
+	for _, bt := range busyTasks {
+		if started(bt.ID).Before(urgentStart) {
+			before++
+		}
+	}
+	t.Logf("%d of 12 busy tasks started before the priority task", before)
+	require.LessOrEqual(t, before, 4, "the priority task overtakes the tasks due before it")
 
 	// The recurring task's truthy result is eventful: its interval halves
 	// and it runs next that much after its run ended.
