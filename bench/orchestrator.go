@@ -74,7 +74,9 @@ func RunOrchestrator(ctx context.Context, cfg OrchestratorConfig) (OrchestratorR
 		}
 	}
 	defer cfg.Broker.DeleteQueue(context.WithoutCancel(ctx), queue)
-	tt := revisit.TaskType{Type: "load-git", BackendName: queue, MaxQueueLength: cfg.Visits + cfg.MaxPerRound}
+	// Room for every visit, and more: the queue never counts as full
+	// (min_free_ratio), so the figure is the orchestrator's own.
+	tt := revisit.TaskType{Type: "load-git", BackendName: queue, MaxQueueLength: 2*cfg.Visits + cfg.MaxPerRound}
 	if err := se.TaskTypeCreate(ctx, tt); errors.Is(err, revisit.ErrConflict) {
 		err = se.TaskTypeUpdate(ctx, tt)
 		if err != nil {
