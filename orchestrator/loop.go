@@ -37,9 +37,8 @@ type loop struct {
 	dirty bool
 	// standbyLogged avoids repeating that another process drives the type.
 	standbyLogged string
-	// waits counts consecutive rounds skipped for an unavailable
-	// dependency, for the backoff.
-	waits   int
+	// backoff spaces the rounds skipped for an unavailable dependency.
+	backoff supervise.Backoff
 	listers map[uuid.UUID]revisit.Lister
 	// counted is when the in-flight records were last counted.
 	counted time.Time
@@ -47,7 +46,8 @@ type loop struct {
 
 func newLoop(o *Orchestrator, visitType string) *loop {
 	return &loop{o: o, visitType: visitType, lease: "orchestrator:" + visitType,
-		log: o.log.With("visit_type", visitType), listers: map[uuid.UUID]revisit.Lister{}}
+		log: o.log.With("visit_type", visitType), listers: map[uuid.UUID]revisit.Lister{},
+		backoff: supervise.Backoff{Max: o.cfg.QueueFullBackoff}}
 }
 
 // classify sorts a round's error: a dependency unavailable, or a fenced
@@ -105,7 +105,7 @@ func (l *loop) run(stop, hard context.Context, healthy func()) error {
 			}
 			wait = l.waited(werr)
 		} else {
-			l.waits = 0
+			l.backoff.Reset()
 			healthy()
 		}
 		l.pause(stop, wait)
@@ -118,9 +118,7 @@ func (l *loop) run(stop, hard context.Context, healthy func()) error {
 func (l *loop) waited(werr *supervise.WaitError) time.Duration {
 	l.o.metrics.waits.WithLabelValues(l.visitType, werr.Reason).Inc()
 	l.log.Warn("waiting: dependency unavailable", "reason", werr.Reason, "err", werr.Err)
-	d := time.Second << min(l.waits, 16)
-	l.waits++
-	return min(d, l.o.cfg.QueueFullBackoff) + l.jitter()
+	return l.backoff.Next() + l.jitter()
 }
 
 func (l *loop) jitter() time.Duration {

@@ -28,9 +28,8 @@ type loop struct {
 	taskType string
 	name     string
 	log      *slog.Logger
-	// waits counts consecutive rounds skipped for an unavailable
-	// dependency, for the backoff.
-	waits int
+	// backoff spaces the rounds skipped for an unavailable dependency.
+	backoff supervise.Backoff
 	// dirty is set when a round may have left what recovery undoes
 	// (unconfirmed runs, tasks claimed without a run): the recovery runs
 	// again before the next round.
@@ -38,7 +37,8 @@ type loop struct {
 }
 
 func newLoop(r *Runner, taskType string) *loop {
-	return &loop{r: r, taskType: taskType, name: "dispatch:" + taskType, log: r.log.With("task_type", taskType)}
+	return &loop{r: r, taskType: taskType, name: "dispatch:" + taskType, log: r.log.With("task_type", taskType),
+		backoff: supervise.Backoff{Max: r.cfg.DependencyBackoff}}
 }
 
 // run is the loop's supervise.Loop: it recovers what a crash left (runs
@@ -65,7 +65,7 @@ func (l *loop) run(stop, hard context.Context, healthy func()) error {
 			}
 			wait = l.waited(werr)
 		} else {
-			l.waits = 0
+			l.backoff.Reset()
 			healthy()
 		}
 		supervise.Sleep(stop, wait)
@@ -78,9 +78,7 @@ func (l *loop) run(stop, hard context.Context, healthy func()) error {
 func (l *loop) waited(werr *supervise.WaitError) time.Duration {
 	l.r.metrics.waits.WithLabelValues(l.name, werr.Reason).Inc()
 	l.log.Warn("waiting: dependency unavailable", "reason", werr.Reason, "err", werr.Err)
-	d := time.Second << min(l.waits, 16)
-	l.waits++
-	return min(d, l.r.cfg.DependencyBackoff) + l.r.jitter()
+	return l.backoff.Next() + l.r.jitter()
 }
 
 // round dispatches the type's due priority tasks, then as many of its

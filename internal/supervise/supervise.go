@@ -247,3 +247,21 @@ func Classify(err error) error {
 	}
 	return &WaitError{Reason: reason, Err: err}
 }
+
+// Backoff spaces the retries of a loop that waits for a dependency: one
+// second, doubling at each consecutive wait, up to Max.
+type Backoff struct {
+	// Max bounds a wait.
+	Max time.Duration
+	n   int
+}
+
+// Next returns the next wait and counts it.
+func (b *Backoff) Next() time.Duration {
+	d := time.Second << min(b.n, 16)
+	b.n++
+	return min(d, b.Max)
+}
+
+// Reset starts again from one second, after work that went well.
+func (b *Backoff) Reset() { b.n = 0 }

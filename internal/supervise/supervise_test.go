@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -86,5 +87,21 @@ func TestClassify(t *testing.T) {
 	}
 	if err := errors.New("bug"); Classify(err) != err || Classify(nil) != nil {
 		t.Error("other errors must pass unchanged")
+	}
+}
+
+func TestBackoffDoublesUpToMaxAndResets(t *testing.T) {
+	b := Backoff{Max: 5 * time.Second}
+	var got []time.Duration
+	for range 5 {
+		got = append(got, b.Next())
+	}
+	want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 5 * time.Second, 5 * time.Second}
+	if !slices.Equal(got, want) {
+		t.Fatalf("waits %v, want %v", got, want)
+	}
+	b.Reset()
+	if d := b.Next(); d != time.Second {
+		t.Fatalf("after Reset: %v, want 1s", d)
 	}
 }
