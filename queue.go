@@ -165,6 +165,8 @@ type QueueResult struct {
 	Attempt int
 	// Result is the result object (JSON).
 	Result json.RawMessage
+	// Body is the message's Celery body: [args, kwargs, embed] (JSON).
+	Body string
 	// CompletedAt is when the result was stored.
 	CompletedAt time.Time
 }

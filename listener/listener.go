@@ -46,6 +46,9 @@ type Listener struct {
 	store  store.Store
 	broker broker.Broker
 	cfg    Config
+	// visitTypes maps the backend name of load-* task types to their
+	// visit type, for results of unknown visits.
+	visitTypes map[string]string
 }
 
 // New returns a listener of b's events that records what they report in st.
@@ -152,17 +155,92 @@ func (l *Listener) Handle(ctx context.Context, events []celery.Event) error {
 		}
 	}
 	unknown := 0
+	var orphans []feedback.VisitStatus
 	for _, e := range unmatched {
-		if feedback.Final(e) {
-			unknown++
+		if !feedback.Final(e) {
+			continue
+		}
+		unknown++
+		st, ok, err := l.orphanStatus(ctx, e)
+		if err != nil {
+			return err
+		}
+		if ok {
+			orphans = append(orphans, st)
 		}
 	}
 	if unknown > 0 {
 		l.cfg.Metrics.unknown.Add(float64(unknown))
-		l.cfg.Logger.Debug("results for unknown task ids (closed already, or not sent by revisit)", "results", unknown)
+		l.cfg.Logger.Debug("results for unknown task ids (closed already, or not sent by revisit)",
+			"results", unknown, "kept_by_origin", len(orphans))
+	}
+	if len(orphans) > 0 {
+		if _, err := feedback.Process(ctx, l.store, orphans, l.cfg.Rand); err != nil {
+			return fmt.Errorf("process %d results of unknown visits: %w", len(orphans), err)
+		}
 	}
 	l.cfg.Metrics.batchSeconds.Observe(time.Since(start).Seconds())
 	return nil
+}
+
+// orphanStatus returns the visit status a final event of no known visit
+// reports, when the event names its origin ("origin", in the event or its
+// result) and the origin's visit type ("visit_type", or the task name of a
+// load-* task type): such results are kept in the stats too.
+func (l *Listener) orphanStatus(ctx context.Context, e celery.Event) (feedback.VisitStatus, bool, error) {
+	url := field(e, "origin")
+	if url == "" {
+		return feedback.VisitStatus{}, false, nil
+	}
+	vt := field(e, "visit_type")
+	if vt == "" {
+		var err error
+		if vt, err = l.visitTypeOfTask(ctx, e.Name); err != nil || vt == "" {
+			return feedback.VisitStatus{}, false, err
+		}
+	}
+	v := revisit.Visit{Origin: revisit.ListedOrigin{URL: url, VisitType: vt}}
+	st, ok := feedback.FromEvent(v, e)
+	if ok && st.Date.IsZero() {
+		st.Date = l.cfg.Now().UTC()
+	}
+	return st, ok && st.Validate() == nil, nil
+}
+
+// field returns a string field of an event, or of its result object.
+func field(e celery.Event, name string) string {
+	if v, ok := e.Fields[name].(string); ok {
+		return v
+	}
+	if e.VisitResult != nil {
+		if v, ok := e.VisitResult.Raw[name].(string); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// visitTypeOfTask returns the visit type of the load-* task type whose
+// backend (task) name is name, "" if none; the task types are read again
+// when the name is not among those known.
+func (l *Listener) visitTypeOfTask(ctx context.Context, name string) (string, error) {
+	if name == "" {
+		return "", nil
+	}
+	if vt, ok := l.visitTypes[name]; ok {
+		return vt, nil
+	}
+	tts, err := l.store.TaskTypeList(ctx)
+	if err != nil {
+		return "", fmt.Errorf("task types: %w", err)
+	}
+	l.visitTypes = map[string]string{}
+	for _, tt := range tts {
+		if vt, ok := tt.VisitType(); ok {
+			l.visitTypes[tt.BackendName] = vt
+		}
+	}
+	return l.visitTypes[name], nil
 }
 
 // Metrics are the listener's Prometheus metrics.

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/revisit-sched/revisit/broker"
+	"github.com/revisit-sched/revisit/broker/embedded"
 	"github.com/revisit-sched/revisit/internal/teststore"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -164,4 +166,50 @@ func TestOtherEventsGoToTheRunHandler(t *testing.T) {
 	require.Len(t, f.runs, 1)
 	require.Equal(t, []celery.Event{run}, f.runs[0], "the visit's own events stay with the visit")
 	require.Equal(t, 1.0, testutil.ToFloat64(f.m.unknown))
+}
+
+func TestUnknownResultWithItsOriginIsKept(t *testing.T) {
+	f := newFixture(t)
+	url := "https://forge.example/elsewhere"
+	f.dispatch("https://forge.example/known") // a listed origin and a lister exist
+	ev := celery.Event{Type: celery.TypeResult, UUID: "9c1b7b6e-2a55-4a47-8a63-1f4c2f7b0d11", Timestamp: t0,
+		VisitResult: &celery.VisitResult{Status: celery.VisitNotFound,
+			Raw: map[string]any{"status": "not_found", "origin": url, "visit_type": "git"}}}
+	require.NoError(t, f.l.Handle(f.ctx, []celery.Event{ev}))
+	require.Equal(t, revisit.VisitNotFound, *f.stats(url).LastVisitStatus, "kept in the stats")
+	require.Equal(t, 1.0, testutil.ToFloat64(f.m.unknown), "and counted")
+}
+
+// Results of the embedded broker name their origin: a visit published by
+// another scheduler (no in-flight record) still updates the stats.
+func TestEmbeddedResultOfAnUnknownVisitIsKept(t *testing.T) {
+	f := newFixture(t)
+	const task = "swh.loader.git.tasks.UpdateGitRepository"
+	require.NoError(t, f.st.TaskTypeCreate(f.ctx, revisit.TaskType{Type: "load-git", BackendName: task}))
+	b := embedded.New(f.st, embedded.Config{})
+	t.Cleanup(func() { b.Close() })
+	url := "https://forge.example/sent-by-hand"
+	msg, err := celery.NewMessage(celery.Task{Name: task, ID: "3f0e6a3c-5f0e-4b1a-9f2e-6d8c1b2a4e77",
+		Kwargs: map[string]any{"url": url}, Origin: "test@host"})
+	require.NoError(t, err)
+	pubs, err := b.Publish(f.ctx, "git", []celery.Message{msg})
+	require.NoError(t, err)
+	require.Equal(t, broker.Confirmed, pubs[0].Outcome)
+	leased, err := b.Lease(f.ctx, embedded.LeaseParams{Queue: "git", Worker: "w", Max: 1, LeaseFor: time.Minute})
+	require.NoError(t, err)
+	require.Len(t, leased, 1)
+	_, err = b.Complete(f.ctx, embedded.Result{ID: leased[0].ID, Worker: "w", Status: celery.VisitEventful,
+		Snapshot: "0123456789abcdef0123456789abcdef01234567"})
+	require.NoError(t, err)
+
+	ctx, cancel := context.WithCancel(f.ctx)
+	done := make(chan error, 1)
+	go func() { done <- b.Events(ctx, f.l.Handle) }()
+	require.Eventually(t, func() bool {
+		got, err := f.st.VisitStatsGet(f.ctx, []revisit.OriginKey{{URL: url, VisitType: "git"}})
+		return err == nil && len(got) == 1 && got[0].LastVisitStatus != nil
+	}, 10*time.Second, 20*time.Millisecond)
+	cancel()
+	require.NoError(t, <-done)
+	require.Equal(t, revisit.VisitSuccessful, *f.stats(url).LastVisitStatus)
 }

@@ -164,11 +164,33 @@ func resultEvent(r revisit.QueueResult) (celery.Event, error) {
 		}
 	}
 	ts := float64(r.CompletedAt.UnixMicro()) / 1e6
-	return celery.Event{
+	ev := celery.Event{
 		Type: celery.TypeResult, UUID: r.ID, Hostname: r.Worker, Timestamp: r.CompletedAt, VisitResult: vr,
+		Name: r.Task,
 		Fields: map[string]any{
-			"type": celery.TypeResult, "uuid": r.ID, "hostname": r.Worker,
+			"type": celery.TypeResult, "uuid": r.ID, "hostname": r.Worker, "name": r.Task,
 			"timestamp": json.Number(strconv.FormatFloat(ts, 'f', -1, 64)), "result": raw,
 		},
-	}, nil
+	}
+	if url := messageURL(r.Body); url != "" {
+		ev.Fields["origin"] = url
+	}
+	return ev, nil
+}
+
+// messageURL returns the url keyword argument of a Celery message body
+// ([args, kwargs, embed]), the origin a visit message is about; "" when it
+// has none.
+func messageURL(body string) string {
+	var parts []json.RawMessage
+	if json.Unmarshal([]byte(body), &parts) != nil || len(parts) < 2 {
+		return ""
+	}
+	var kwargs struct {
+		URL string `json:"url"`
+	}
+	if json.Unmarshal(parts[1], &kwargs) != nil {
+		return ""
+	}
+	return kwargs.URL
 }

@@ -202,7 +202,7 @@ func (s *Store) QueueResultsNext(ctx context.Context, p revisit.QueueResultsPara
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	const cols = "SELECT id, queue, task, worker, attempt, result, completed_at FROM queue_message WHERE state = 'done' AND "
+	const cols = "SELECT id, queue, task, worker, attempt, result, completed_at, body FROM queue_message WHERE state = 'done' AND "
 	var rows pgx.Rows
 	if p.After == nil {
 		rows, _ = s.pool.Query(ctx, cols+"NOT result_acked ORDER BY completed_at, id LIMIT $1", p.Max)
@@ -215,7 +215,7 @@ func (s *Store) QueueResultsNext(ctx context.Context, p revisit.QueueResultsPara
 			r      revisit.QueueResult
 			result []byte
 		)
-		err := row.Scan(&r.ID, &r.Queue, &r.Task, &r.Worker, &r.Attempt, &result, &r.CompletedAt)
+		err := row.Scan(&r.ID, &r.Queue, &r.Task, &r.Worker, &r.Attempt, &result, &r.CompletedAt, &r.Body)
 		r.Result, r.CompletedAt = result, r.CompletedAt.UTC()
 		return r, err
 	})

@@ -212,7 +212,7 @@ func (s *Store) QueueResultsNext(ctx context.Context, p revisit.QueueResultsPara
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	const cols = "SELECT id, queue, task, worker, attempt, result, completed_at FROM queue_message WHERE state = 'done' AND "
+	const cols = "SELECT id, queue, task, worker, attempt, result, completed_at, body FROM queue_message WHERE state = 'done' AND "
 	var (
 		rows *sql.Rows
 		err  error
@@ -234,7 +234,7 @@ func (s *Store) QueueResultsNext(ctx context.Context, p revisit.QueueResultsPara
 			result    string
 			completed int64
 		)
-		if err := rows.Scan(&r.ID, &r.Queue, &r.Task, &r.Worker, &r.Attempt, &result, &completed); err != nil {
+		if err := rows.Scan(&r.ID, &r.Queue, &r.Task, &r.Worker, &r.Attempt, &result, &completed, &r.Body); err != nil {
 			return nil, translate("read results", err)
 		}
 		r.Result, r.CompletedAt = []byte(result), fromMicro(completed)
