@@ -79,6 +79,8 @@ func (l *Listener) Run(ctx context.Context) error {
 // task-failed), folds the statuses into the stats, then closes the visits;
 // processing a batch twice is harmless (a result is ignored when not newer
 // than the origin's last visit). The other events go to the run handler.
+// Handle is not safe for concurrent use: brokers call it one batch at a
+// time.
 func (l *Listener) Handle(ctx context.Context, events []celery.Event) error {
 	start := time.Now()
 	finals := map[string]celery.Event{}
