@@ -12,6 +12,7 @@ import (
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/store/internal/batch"
+	"github.com/revisit-sched/revisit/store/internal/tasksql"
 )
 
 const (
@@ -91,45 +92,23 @@ func taskTypesIn(ctx context.Context, q pgx.Tx, names []string) (map[string]revi
 	return m, nil
 }
 
+// taskDialect renders the task search for PostgreSQL.
+var taskDialect = tasksql.Dialect{
+	Placeholder:   func(n int) string { return fmt.Sprintf("$%d", n) },
+	IDsIn:         func(p string) string { return "id = ANY(" + p + ")" },
+	IDs:           func(ids []int64) any { return ids },
+	NullSafeEqual: "IS NOT DISTINCT FROM",
+	Priority:      func(p revisit.TaskPriority) any { return nullPriority(p) },
+	Time:          func(t time.Time) any { return t },
+}
+
 // TasksGet returns one page of the tasks f selects, in id order.
 func (s *Store) TasksGet(ctx context.Context, f revisit.TaskFilter) (revisit.TaskPage, error) {
-	if err := f.Validate(); err != nil {
-		return revisit.TaskPage{}, err
-	}
-	limit, err := batch.PageLimit(f.Limit)
+	q, args, limit, err := taskDialect.Search(taskColumns, f)
 	if err != nil {
 		return revisit.TaskPage{}, err
 	}
-	after, err := batch.AfterID(f.PageToken)
-	if err != nil {
-		return revisit.TaskPage{}, err
-	}
-	var args []any
-	arg := func(v any) string { args = append(args, v); return fmt.Sprintf("$%d", len(args)) }
-	where := []string{"id > " + arg(after)}
-	if len(f.IDs) > 0 {
-		where = append(where, "id = ANY("+arg(f.IDs)+")")
-	}
-	if f.Type != "" {
-		where = append(where, "type = "+arg(f.Type))
-	}
-	if f.Status != "" {
-		where = append(where, "status = "+arg(f.Status))
-	}
-	if f.Priority != nil {
-		where = append(where, "priority IS NOT DISTINCT FROM "+arg(nullPriority(*f.Priority)))
-	}
-	if f.Policy != "" {
-		where = append(where, "policy = "+arg(f.Policy))
-	}
-	if f.NextRunAfter != nil {
-		where = append(where, "next_run >= "+arg(*f.NextRunAfter))
-	}
-	if f.NextRunBefore != nil {
-		where = append(where, "next_run < "+arg(*f.NextRunBefore))
-	}
-	rows, _ := s.pool.Query(ctx, "SELECT "+taskColumns+" FROM task WHERE "+strings.Join(where, " AND ")+
-		" ORDER BY id LIMIT "+arg(limit+1), args...)
+	rows, _ := s.pool.Query(ctx, q, args...)
 	ts, err := pgx.CollectRows(rows, scanTask)
 	if err != nil {
 		return revisit.TaskPage{}, translate(wrap(err, "get tasks"))

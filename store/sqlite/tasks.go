@@ -9,6 +9,7 @@ import (
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/store/internal/batch"
+	"github.com/revisit-sched/revisit/store/internal/tasksql"
 )
 
 const (
@@ -89,45 +90,23 @@ func (s *Store) taskTypesIn(ctx context.Context, tx *sql.Tx, names []string) (ma
 	return m, nil
 }
 
+// taskDialect renders the task search for SQLite.
+var taskDialect = tasksql.Dialect{
+	Placeholder:   func(n int) string { return fmt.Sprintf("?%d", n) },
+	IDsIn:         func(p string) string { return "id IN (SELECT value FROM json_each(" + p + "))" },
+	IDs:           func(ids []int64) any { return jsonArray(ids) },
+	NullSafeEqual: "IS",
+	Priority:      priorityOrNull,
+	Time:          func(t time.Time) any { return micro(t) },
+}
+
 // TasksGet returns one page of the tasks f selects, in id order.
 func (s *Store) TasksGet(ctx context.Context, f revisit.TaskFilter) (revisit.TaskPage, error) {
-	if err := f.Validate(); err != nil {
-		return revisit.TaskPage{}, err
-	}
-	limit, err := batch.PageLimit(f.Limit)
+	q, args, limit, err := taskDialect.Search(taskColumns, f)
 	if err != nil {
 		return revisit.TaskPage{}, err
 	}
-	after, err := batch.AfterID(f.PageToken)
-	if err != nil {
-		return revisit.TaskPage{}, err
-	}
-	var args []any
-	arg := func(v any) string { args = append(args, v); return fmt.Sprintf("?%d", len(args)) }
-	where := []string{"id > " + arg(after)}
-	if len(f.IDs) > 0 {
-		where = append(where, "id IN (SELECT value FROM json_each("+arg(jsonArray(f.IDs))+"))")
-	}
-	if f.Type != "" {
-		where = append(where, "type = "+arg(f.Type))
-	}
-	if f.Status != "" {
-		where = append(where, "status = "+arg(string(f.Status)))
-	}
-	if f.Priority != nil {
-		where = append(where, "priority IS "+arg(priorityOrNull(*f.Priority)))
-	}
-	if f.Policy != "" {
-		where = append(where, "policy = "+arg(string(f.Policy)))
-	}
-	if f.NextRunAfter != nil {
-		where = append(where, "next_run >= "+arg(micro(*f.NextRunAfter)))
-	}
-	if f.NextRunBefore != nil {
-		where = append(where, "next_run < "+arg(micro(*f.NextRunBefore)))
-	}
-	ts, err := scanTasks(s.r.QueryContext(ctx, "SELECT "+taskColumns+" FROM task WHERE "+strings.Join(where, " AND ")+
-		" ORDER BY id LIMIT "+arg(limit+1), args...))
+	ts, err := scanTasks(s.r.QueryContext(ctx, q, args...))
 	if err != nil {
 		return revisit.TaskPage{}, translate("get tasks", err)
 	}

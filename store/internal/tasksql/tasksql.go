@@ -1,0 +1,70 @@
+// Package tasksql renders the task search of both stores (TasksGet) for
+// one SQL dialect, so that the two cannot disagree on what a filter means.
+package tasksql
+
+import (
+	"strings"
+	"time"
+
+	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/store/internal/batch"
+)
+
+// Dialect is what differs between the SQL engines.
+type Dialect struct {
+	// Placeholder returns the n-th (1-based) bind parameter.
+	Placeholder func(n int) string
+	// IDsIn renders "id is one of the ids bound at placeholder p".
+	IDsIn func(p string) string
+	// IDs converts ids to the engine's bind value for IDsIn.
+	IDs func(ids []int64) any
+	// NullSafeEqual is the null-safe equality operator.
+	NullSafeEqual string
+	// Priority converts a priority to its bind value (NULL for none).
+	Priority func(revisit.TaskPriority) any
+	// Time converts a time to the engine's bind value.
+	Time func(time.Time) any
+}
+
+// Search checks f and renders the query of one page of the tasks it
+// selects, in id order; columns are the task columns the store scans. The
+// query returns one row more than the page's limit, so that the caller
+// knows whether a page follows (batch.TaskPage).
+func (d Dialect) Search(columns string, f revisit.TaskFilter) (query string, args []any, limit int, err error) {
+	if err := f.Validate(); err != nil {
+		return "", nil, 0, err
+	}
+	if limit, err = batch.PageLimit(f.Limit); err != nil {
+		return "", nil, 0, err
+	}
+	after, err := batch.AfterID(f.PageToken)
+	if err != nil {
+		return "", nil, 0, err
+	}
+	arg := func(v any) string { args = append(args, v); return d.Placeholder(len(args)) }
+	where := []string{"id > " + arg(after)}
+	if len(f.IDs) > 0 {
+		where = append(where, d.IDsIn(arg(d.IDs(f.IDs))))
+	}
+	if f.Type != "" {
+		where = append(where, "type = "+arg(f.Type))
+	}
+	if f.Status != "" {
+		where = append(where, "status = "+arg(string(f.Status)))
+	}
+	if f.Priority != nil {
+		where = append(where, "priority "+d.NullSafeEqual+" "+arg(d.Priority(*f.Priority)))
+	}
+	if f.Policy != "" {
+		where = append(where, "policy = "+arg(string(f.Policy)))
+	}
+	if f.NextRunAfter != nil {
+		where = append(where, "next_run >= "+arg(d.Time(*f.NextRunAfter)))
+	}
+	if f.NextRunBefore != nil {
+		where = append(where, "next_run < "+arg(d.Time(*f.NextRunBefore)))
+	}
+	query = "SELECT " + columns + " FROM task WHERE " + strings.Join(where, " AND ") +
+		" ORDER BY id LIMIT " + arg(limit+1)
+	return query, args, limit, nil
+}
