@@ -87,10 +87,7 @@ statuses per second.`,
 			if err != nil {
 				return err
 			}
-			var progress io.Writer
-			if a.stderrIsTerminal() {
-				progress = a.env.Stderr
-			}
+			progress := a.progressWriter()
 			rep, err := bench.RunFeedback(cmd.Context(), bench.FeedbackConfig{URL: url, Origins: n,
 				Statuses: statuses, Batch: batches, Progress: progress})
 			if err != nil {
@@ -137,18 +134,11 @@ sent as int32).`,
 			if err != nil {
 				return err
 			}
-			b, err := a.openBroker(cmd, false)
+			sb, err := a.scratchBroker(cmd)
 			if err != nil {
 				return err
 			}
-			sb, ok := b.(bench.ScratchBroker)
-			if !ok {
-				return errors.New("bench broker: this broker cannot delete a scratch queue")
-			}
-			var progress io.Writer
-			if a.stderrIsTerminal() {
-				progress = a.env.Stderr
-			}
+			progress := a.progressWriter()
 			rep, err := bench.RunBroker(cmd.Context(), bench.BrokerConfig{Broker: sb, Messages: messages,
 				Batch: batch, QueueArgs: args, Progress: progress})
 			if err != nil {
@@ -196,18 +186,11 @@ in the data set's time, finds them eligible again).`,
 			if err != nil {
 				return err
 			}
-			b, err := a.openBroker(cmd, false)
+			sb, err := a.scratchBroker(cmd)
 			if err != nil {
 				return err
 			}
-			sb, ok := b.(bench.ScratchBroker)
-			if !ok {
-				return errors.New("bench orchestrator: this broker cannot delete a scratch queue")
-			}
-			var progress io.Writer
-			if a.stderrIsTerminal() {
-				progress = a.env.Stderr
-			}
+			progress := a.progressWriter()
 			rep, err := bench.RunOrchestrator(cmd.Context(), bench.OrchestratorConfig{URL: c.Store, Origins: n,
 				Broker: sb, Visits: visits, MaxPerRound: perRnd, Progress: progress})
 			if err != nil {
@@ -274,10 +257,7 @@ Use an empty store: the run adds origins and marks visits.`,
 			if err != nil {
 				return err
 			}
-			var progress io.Writer
-			if a.stderrIsTerminal() {
-				progress = a.env.Stderr
-			}
+			progress := a.progressWriter()
 			rep, err := bench.RunStore(cmd.Context(), bench.StoreConfig{URL: url, Origins: n, Grabs: grabs,
 				Count: count, RecordBatches: batches, Progress: progress})
 			if err != nil {
@@ -317,3 +297,26 @@ Use an empty store: the run adds origins and marks visits.`,
 
 // ms returns a duration in milliseconds, rounded to two decimals.
 func ms(d time.Duration) float64 { return math.Round(d.Seconds()*100_000) / 100 }
+
+// scratchBroker opens the configured broker for a benchmark that publishes
+// into a scratch queue and deletes it afterwards.
+func (a *app) scratchBroker(cmd *cobra.Command) (bench.ScratchBroker, error) {
+	b, err := a.openBroker(cmd, false)
+	if err != nil {
+		return nil, err
+	}
+	sb, ok := b.(bench.ScratchBroker)
+	if !ok {
+		return nil, errors.New("this broker cannot delete a scratch queue")
+	}
+	return sb, nil
+}
+
+// progressWriter is where benchmarks report progress: standard error on a
+// terminal, nowhere otherwise.
+func (a *app) progressWriter() io.Writer {
+	if a.stderrIsTerminal() {
+		return a.env.Stderr
+	}
+	return nil
+}
