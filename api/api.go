@@ -100,6 +100,9 @@ type Server struct {
 	// draining ends when Drain is called; long polls watch it.
 	draining context.Context
 	drain    context.CancelFunc
+
+	// live caches the queues' state for /queues and the dashboard.
+	live queuesCache
 }
 
 // New returns the API server cfg describes.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/revisit-sched/revisit"
@@ -35,8 +36,37 @@ type QueuesResponse struct {
 	Queues []Queue `json:"queues"`
 }
 
-// queues returns the queue of every load-* task type.
+// queuesTTL is how long the queues' state is shared between requests:
+// it measures every queue and counts every in-flight visit, and dashboards
+// poll it, so concurrent and close requests share one measure.
+const queuesTTL = time.Second
+
+// queuesCache holds the last measure of the queues.
+type queuesCache struct {
+	mu     sync.Mutex
+	at     time.Time
+	queues []Queue
+}
+
+// queues returns the state of every load-* task type's queue, measured at
+// most queuesTTL ago.
 func (s *Server) queues(ctx context.Context) ([]Queue, error) {
+	c := &s.live
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.queues != nil && time.Since(c.at) < queuesTTL {
+		return c.queues, nil
+	}
+	qs, err := s.measureQueues(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.queues, c.at = qs, time.Now()
+	return qs, nil
+}
+
+// measureQueues measures the queue of every load-* task type.
+func (s *Server) measureQueues(ctx context.Context) ([]Queue, error) {
 	tts, err := s.st.TaskTypeList(ctx)
 	if err != nil {
 		return nil, err
