@@ -10,7 +10,9 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
@@ -40,10 +42,17 @@ type dataHarness struct {
 
 func newDataHarness(t *testing.T, tokens ...config.Token) *dataHarness {
 	t.Helper()
+	return newDataHarnessAt(t, time.Now, tokens...)
+}
+
+// newDataHarnessAt is newDataHarness with the API's clock.
+func newDataHarnessAt(t *testing.T, clock func() time.Time, tokens ...config.Token) *dataHarness {
+	t.Helper()
 	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "api.db"), store.Options{})
 	require.NoError(t, err)
 	b := embedded.New(st, embedded.Config{})
-	a := api.New(api.Config{Store: st, Broker: b, Queues: b, Metrics: prometheus.NewRegistry(), Tokens: tokens})
+	a := api.New(api.Config{Store: st, Broker: b, Queues: b, Metrics: prometheus.NewRegistry(), Tokens: tokens,
+		Clock: clock})
 	srv := httptest.NewServer(a)
 	t.Cleanup(func() {
 		srv.Close()
@@ -373,4 +382,30 @@ func TestMethodNotAllowed(t *testing.T) {
 	require.Equal(t, http.StatusNotFound, resp.StatusCode, "an unknown path is still 404")
 	require.Empty(t, resp.Header.Get("Allow"))
 	require.Equal(t, http.StatusMethodNotAllowed, api.Status("method_not_allowed"))
+}
+
+// /queues shares one measure a second between requests, then measures
+// again.
+func TestQueuesShareOneMeasureASecond(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	h := newDataHarnessAt(t, clock)
+	id := h.seed()
+	h.json("POST", "/api/v1/listed-origins", `{"origins": [{"lister_id": "`+id+`", "url": "https://github.com/a/b", "visit_type": "git"}]}`, 200)
+	sent := func() float64 {
+		qs := h.json("GET", "/api/v1/queues", "", 200)["queues"].([]any)
+		require.Len(t, qs, 1)
+		return qs[0].(map[string]any)["pending"].(float64)
+	}
+	require.Zero(t, sent())
+	_, err := h.st.VisitsDispatch(context.Background(), revisit.DispatchParams{Owner: "test",
+		Grab: revisit.GrabParams{VisitType: "git", Count: 1, Policy: revisit.OldestScheduledFirst}})
+	require.NoError(t, err)
+	require.Zero(t, sent(), "within the second, the shared measure")
+	mu.Lock()
+	now = now.Add(time.Second)
+	mu.Unlock()
+	require.Equal(t, 1.0, sent(), "after it, a new measure")
 }

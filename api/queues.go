@@ -54,14 +54,14 @@ func (s *Server) queues(ctx context.Context) ([]Queue, error) {
 	c := &s.live
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.queues != nil && time.Since(c.at) < queuesTTL {
+	if c.queues != nil && s.now().Sub(c.at) < queuesTTL {
 		return c.queues, nil
 	}
 	qs, err := s.measureQueues(ctx)
 	if err != nil {
 		return nil, err
 	}
-	c.queues, c.at = qs, time.Now()
+	c.queues, c.at = qs, s.now()
 	return qs, nil
 }
 

@@ -45,7 +45,9 @@ type Periodic struct {
 	cfg Config
 }
 
-// NewPeriodic returns the periodic retention of st that cfg describes.
+// NewPeriodic returns the periodic retention of st that cfg describes; the
+// archive directory, if any, must exist (checked here, before any service
+// starts).
 func NewPeriodic(st Store, cfg Config) (*Periodic, error) {
 	switch {
 	case cfg.OlderThan <= 0:
@@ -54,6 +56,13 @@ func NewPeriodic(st Store, cfg Config) (*Periodic, error) {
 		return nil, fmt.Errorf("retention: interval %s is not positive", cfg.Interval)
 	case cfg.ArchiveDir != "" && cfg.Encoder == nil:
 		return nil, errors.New("retention: an archive directory needs an encoder")
+	}
+	if dir := cfg.ArchiveDir; dir != "" {
+		if fi, err := os.Stat(dir); err != nil {
+			return nil, fmt.Errorf("retention: archive directory: %w", err)
+		} else if !fi.IsDir() {
+			return nil, fmt.Errorf("retention: archive directory %s is not a directory", dir)
+		}
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -71,15 +80,8 @@ func FileName(now time.Time) string { return "tasks-" + now.UTC().Format(time.Da
 // Run runs a pass at once and then every Config.Interval until ctx is
 // done, and then returns nil. A pass that fails (the store or the archive
 // unavailable) is logged and tried again after the interval, or a minute
-// if sooner. The archive directory must exist when Run starts.
+// if sooner.
 func (p *Periodic) Run(ctx context.Context) error {
-	if dir := p.cfg.ArchiveDir; dir != "" {
-		if fi, err := os.Stat(dir); err != nil {
-			return fmt.Errorf("archive directory: %w", err)
-		} else if !fi.IsDir() {
-			return fmt.Errorf("archive directory %s is not a directory", dir)
-		}
-	}
 	p.cfg.Logger.Info("retention starting", "older_than", p.cfg.OlderThan, "interval", p.cfg.Interval,
 		"archive_dir", p.cfg.ArchiveDir)
 	for {
