@@ -92,7 +92,8 @@ func orchestratorConfig(c config.Config) orchestrator.Config {
 		MaxPerRound: o.MaxPerRound, MinFreeRatio: o.MinFreeRatio,
 		QueueFullBackoff: time.Duration(o.QueueFullBackoff), NoOriginsBackoff: time.Duration(o.NoOriginsBackoff),
 		RoundJitter: time.Duration(o.RoundJitter), VisitTimeout: time.Duration(o.VisitTimeout),
-		LeaseTTL: time.Duration(o.LeaseTTL), GracePeriod: time.Duration(o.GracePeriod),
+		LostRetention: time.Duration(o.LostRetention),
+		LeaseTTL:      time.Duration(o.LeaseTTL), GracePeriod: time.Duration(o.GracePeriod),
 		SingleProcess: strings.HasPrefix(c.Store, "sqlite:"),
 	}
 	if len(o.VisitTimeouts) > 0 {

@@ -128,6 +128,7 @@ func TestKeysAndEnvVars(t *testing.T) {
 	require.Equal(t, []string{"store", "broker", "log.level", "log.format",
 		"orchestrator.max_per_round", "orchestrator.min_free_ratio", "orchestrator.queue_full_backoff",
 		"orchestrator.no_origins_backoff", "orchestrator.round_jitter", "orchestrator.visit_timeout",
+		"orchestrator.lost_retention",
 		"orchestrator.lease_ttl", "orchestrator.grace_period", "api.listen",
 		"retention.older_than", "retention.interval", "retention.archive_dir", "retention.archive",
 		"embedded.keep_done"}, Keys())

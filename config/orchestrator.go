@@ -18,6 +18,7 @@ import (
 //	  round_jitter: 5s
 //	  visit_timeout: 24h          # a sent visit without result is lost after this
 //	  visit_timeouts: {content: 2h}
+//	  lost_retention: 7d          # lost visits are forgotten this long after their timeout
 //	  lease_ttl: 15s              # a dead replica's visit types move within this
 //	  grace_period: 30s
 //	  scheduling_policy:          # by visit type, or "default"
@@ -37,6 +38,7 @@ type Orchestrator struct {
 	NoOriginsBackoff Duration               `yaml:"no_origins_backoff"`
 	RoundJitter      Duration               `yaml:"round_jitter"`
 	VisitTimeout     Duration               `yaml:"visit_timeout"`
+	LostRetention    Duration               `yaml:"lost_retention"`
 	LeaseTTL         Duration               `yaml:"lease_ttl"`
 	GracePeriod      Duration               `yaml:"grace_period"`
 	VisitTimeouts    map[string]Duration    `yaml:"visit_timeouts"`
@@ -71,7 +73,8 @@ func defaultOrchestrator() Orchestrator {
 	return Orchestrator{MaxPerRound: 10_000, MinFreeRatio: 0.05,
 		QueueFullBackoff: Duration(time.Minute), NoOriginsBackoff: Duration(20 * time.Minute),
 		RoundJitter: Duration(5 * time.Second), VisitTimeout: Duration(24 * time.Hour),
-		LeaseTTL: Duration(15 * time.Second), GracePeriod: Duration(30 * time.Second)}
+		LostRetention: Duration(7 * 24 * time.Hour),
+		LeaseTTL:      Duration(15 * time.Second), GracePeriod: Duration(30 * time.Second)}
 }
 
 // validate checks the section; errors name the key.
@@ -84,7 +87,8 @@ func (o Orchestrator) validate() error {
 	}
 	for key, d := range map[string]Duration{"queue_full_backoff": o.QueueFullBackoff,
 		"no_origins_backoff": o.NoOriginsBackoff, "round_jitter": o.RoundJitter,
-		"visit_timeout": o.VisitTimeout, "lease_ttl": o.LeaseTTL, "grace_period": o.GracePeriod} {
+		"visit_timeout": o.VisitTimeout, "lost_retention": o.LostRetention, "lease_ttl": o.LeaseTTL,
+		"grace_period": o.GracePeriod} {
 		if d <= 0 {
 			return fmt.Errorf("orchestrator.%s: %s is not positive", key, d)
 		}

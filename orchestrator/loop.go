@@ -285,9 +285,14 @@ func (l *loop) round(ctx context.Context) (time.Duration, error) {
 	return l.jitter(), nil
 }
 
-// expire marks lost the visits without result within the timeout.
+// expire marks lost the visits without result within the timeout, and
+// forgets those lost for longer than the lost retention.
 func (l *loop) expire(ctx context.Context) error {
-	n, err := l.o.store.VisitsExpire(ctx, l.visitType, time.Now().Add(-l.o.timeout(l.visitType)))
+	deadline := time.Now().Add(-l.o.timeout(l.visitType))
+	if _, err := l.o.store.VisitsForgetLost(ctx, l.visitType, deadline.Add(-l.o.cfg.LostRetention)); err != nil {
+		return fmt.Errorf("forget old lost visits: %w", err)
+	}
+	n, err := l.o.store.VisitsExpire(ctx, l.visitType, deadline)
 	if err != nil {
 		return fmt.Errorf("expire lost visits: %w", err)
 	}

@@ -50,6 +50,10 @@ type Config struct {
 	// is marked lost (24 h); VisitTimeouts overrides it by visit type.
 	VisitTimeout  time.Duration
 	VisitTimeouts map[string]time.Duration
+	// LostRetention is how long lost visits are kept after their timeout,
+	// so that a late result still finds its visit (7 days); then their
+	// records are deleted.
+	LostRetention time.Duration
 	// LeaseTTL is how long a visit type's lease lasts unless renewed
 	// (15 s); a dead owner's visit types are taken over within it.
 	LeaseTTL time.Duration
@@ -96,6 +100,7 @@ func (c Config) withDefaults() Config {
 	set(&c.NoOriginsBackoff, 20*time.Minute)
 	set(&c.RoundJitter, 5*time.Second)
 	set(&c.VisitTimeout, 24*time.Hour)
+	set(&c.LostRetention, 7*24*time.Hour)
 	set(&c.LeaseTTL, 15*time.Second)
 	set(&c.GracePeriod, 30*time.Second)
 	set(&c.RestartMin, time.Second)
@@ -140,7 +145,8 @@ func (c Config) Validate() error {
 	}
 	for name, d := range map[string]time.Duration{"queue full backoff": c.QueueFullBackoff,
 		"no origins backoff": c.NoOriginsBackoff, "round jitter": c.RoundJitter, "visit timeout": c.VisitTimeout,
-		"lease ttl": c.LeaseTTL, "grace period": c.GracePeriod} {
+		"lost retention": c.LostRetention,
+		"lease ttl":      c.LeaseTTL, "grace period": c.GracePeriod} {
 		if d < 0 {
 			return fmt.Errorf("%s %s is negative", name, d)
 		}

@@ -272,3 +272,18 @@ func TestPerRoundCapBelowTheFreeThresholdStillFills(t *testing.T) {
 	defer b.mu.Unlock()
 	require.GreaterOrEqual(t, b.publishes, 5, "ten per round")
 }
+
+func TestLostVisitsAreForgottenAfterTheRetention(t *testing.T) {
+	st := teststore.SQLite(t)
+	w := newWorld(t, st, 1000)
+	w.add(neverVisited, 10)
+	b := newFakeBroker()
+	cfg := testConfig("a")
+	cfg.VisitTimeouts = map[string]time.Duration{"git": 200 * time.Millisecond}
+	cfg.LostRetention = 200 * time.Millisecond
+	start(t, st, b, cfg)
+	// Nobody answers: the ten origins are lost and sent again and again.
+	require.Eventually(t, func() bool { return len(b.published()) >= 60 }, waitFor, tick)
+	c := w.counts()
+	require.Less(t, c.Pending+c.Sent+c.Lost, int64(45), "old lost records are deleted, not piled up: %+v", c)
+}

@@ -36,6 +36,10 @@ type VisitStore interface {
 	VisitsExpire(ctx context.Context, visitType string, before time.Time) (int, error)
 	// VisitsGet returns the visits among ids that exist, in any state.
 	VisitsGet(ctx context.Context, ids []string) ([]revisit.Visit, error)
+	// VisitsForgetLost deletes the lost visits of a visit type sent before
+	// `before` (a result for them then counts as one of an unknown visit)
+	// and returns how many: lost records would otherwise pile up.
+	VisitsForgetLost(ctx context.Context, visitType string, before time.Time) (int, error)
 	// VisitsClose removes the records of visits whose result arrived, in
 	// any state, and returns those that existed.
 	VisitsClose(ctx context.Context, ids []string) ([]revisit.Visit, error)

@@ -134,6 +134,16 @@ func (s *Store) VisitsGet(ctx context.Context, ids []string) ([]revisit.Visit, e
 	return visits, translate(wrap(err, "get %d visits", len(ids)))
 }
 
+// VisitsForgetLost deletes the lost visits sent before `before`.
+func (s *Store) VisitsForgetLost(ctx context.Context, visitType string, before time.Time) (int, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM visit_in_flight WHERE visit_type = $1 AND state = 'lost' AND sent_at < $2`,
+		visitType, revisit.Microsecond(before))
+	if err != nil {
+		return 0, translate(wrap(err, "forget lost %s visits", visitType))
+	}
+	return int(tag.RowsAffected()), nil
+}
+
 // VisitsClose removes the records of visits whose result arrived.
 func (s *Store) VisitsClose(ctx context.Context, ids []string) ([]revisit.Visit, error) {
 	rows, _ := s.pool.Query(ctx, `DELETE FROM visit_in_flight WHERE id = ANY($1) RETURNING `+visitColumns,

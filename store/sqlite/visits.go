@@ -169,6 +169,21 @@ func (s *Store) VisitsGet(ctx context.Context, ids []string) ([]revisit.Visit, e
 	return visits, translate("get visits", err)
 }
 
+// VisitsForgetLost deletes the lost visits sent before `before`.
+func (s *Store) VisitsForgetLost(ctx context.Context, visitType string, before time.Time) (int, error) {
+	var n int64
+	err := s.write(ctx, "forget lost "+visitType+" visits", func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM visit_in_flight
+			WHERE visit_type = ?1 AND state = 'lost' AND sent_at < ?2`, visitType, micro(before))
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return int(n), err
+}
+
 // VisitsClose removes the records of visits whose result arrived.
 func (s *Store) VisitsClose(ctx context.Context, ids []string) ([]revisit.Visit, error) {
 	var visits []revisit.Visit

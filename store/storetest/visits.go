@@ -191,6 +191,14 @@ func init() {
 		n, err = f.s.VisitsExpire(f.ctx, "hg", at(100*day))
 		require.NoError(t, err)
 		require.Zero(t, n, "other visit types are untouched")
+
+		n, err = f.s.VisitsForgetLost(f.ctx, "git", at(time.Minute))
+		require.NoError(t, err)
+		require.Zero(t, n, "a lost visit sent at the bound is kept")
+		n, err = f.s.VisitsForgetLost(f.ctx, "git", at(3*time.Hour))
+		require.NoError(t, err)
+		require.Equal(t, 1, n, "only lost visits are forgotten, not sent ones")
+		require.Equal(t, revisit.VisitCounts{VisitType: "git", Sent: 1}, f.counts()["git"])
 	})
 
 	register("Visits/CloseReturnsAndForgets", func(t *testing.T, newStore NewStore) {
