@@ -15,17 +15,6 @@ import (
 	"github.com/revisit-sched/revisit/store/internal/tasksql"
 )
 
-const (
-	taskColumns    = "id, type, arguments, next_run, current_interval, status, policy, retries_left, priority"
-	taskRunColumns = "id, task, backend_id, scheduled, confirmed, started, ended, metadata, status"
-	// activeTask selects the tasks that may still run.
-	activeTask = "status IN ('next_run_not_scheduled', 'next_run_scheduled')"
-	// priorityRank orders priorities high, normal, low.
-	priorityRank = "(CASE priority WHEN 'high' THEN 0 WHEN 'normal' THEN 1 ELSE 2 END)"
-	// wedgedPage bounds the runs TaskRunsEndWedged ends per transaction.
-	wedgedPage = 500
-)
-
 // TasksCreate creates tasks, returning the active identical task instead of
 // a duplicate. A transaction-scoped advisory lock per task type makes
 // concurrent creations of identical tasks create one.
@@ -51,7 +40,7 @@ func (s *Store) TasksCreate(ctx context.Context, tasks []revisit.NewTask) ([]rev
 			}
 		}
 		for i, t := range ts {
-			rows, _ := tx.Query(ctx, "SELECT "+taskColumns+" FROM task WHERE type = $1 AND "+activeTask+
+			rows, _ := tx.Query(ctx, "SELECT "+tasksql.Columns+" FROM task WHERE type = $1 AND "+tasksql.Active+
 				` AND md5(arguments::text) = md5($2::jsonb::text) AND arguments = $2::jsonb
 				AND policy = $3 AND priority IS NOT DISTINCT FROM $4 AND (policy = 'recurring' OR next_run = $5)
 				ORDER BY id LIMIT 1`, t.Type, string(args[i]), t.Policy, nullPriority(t.Priority), t.NextRun)
@@ -64,7 +53,7 @@ func (s *Store) TasksCreate(ctx context.Context, tasks []revisit.NewTask) ([]rev
 				continue
 			}
 			rows, _ = tx.Query(ctx, `INSERT INTO task (type, arguments, next_run, current_interval, status, policy, retries_left, priority)
-				VALUES ($1, $2::jsonb, $3, $4, $5, $6, $7, $8) RETURNING `+taskColumns,
+				VALUES ($1, $2::jsonb, $3, $4, $5, $6, $7, $8) RETURNING `+tasksql.Columns,
 				t.Type, string(args[i]), t.NextRun, interval(t.CurrentInterval), t.Status, t.Policy, t.RetriesLeft, nullPriority(t.Priority))
 			if out[i], err = pgx.CollectExactlyOneRow(rows, scanTask); err != nil {
 				return err
@@ -104,7 +93,7 @@ var taskDialect = tasksql.Dialect{
 
 // TasksGet returns one page of the tasks f selects, in id order.
 func (s *Store) TasksGet(ctx context.Context, f revisit.TaskFilter) (revisit.TaskPage, error) {
-	q, args, limit, err := taskDialect.Search(taskColumns, f)
+	q, args, limit, err := taskDialect.Search(f)
 	if err != nil {
 		return revisit.TaskPage{}, err
 	}
@@ -153,7 +142,7 @@ func (s *Store) TasksPeekReady(ctx context.Context, p revisit.ReadyTasksParams) 
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	rows, _ := s.pool.Query(ctx, "SELECT "+taskColumns+" FROM task WHERE "+readyCondition(p), s.readyArgs(p)...)
+	rows, _ := s.pool.Query(ctx, "SELECT "+tasksql.Columns+" FROM task WHERE "+readyCondition(p), s.readyArgs(p)...)
 	ts, err := pgx.CollectRows(rows, scanTask)
 	if err != nil {
 		return nil, translate(wrap(err, "peek ready tasks of %s", p.Type))
@@ -171,7 +160,7 @@ func (s *Store) TasksGrabReady(ctx context.Context, p revisit.ReadyTasksParams) 
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		rows, _ := tx.Query(ctx, `WITH picked AS (SELECT id FROM task WHERE `+readyCondition(p)+` FOR UPDATE SKIP LOCKED)
 			UPDATE task t SET status = 'next_run_scheduled' FROM picked WHERE t.id = picked.id
-			RETURNING `+prefixed("t.", taskColumns), s.readyArgs(p)...)
+			RETURNING `+prefixed("t.", tasksql.Columns), s.readyArgs(p)...)
 		var err error
 		ts, err = pgx.CollectRows(rows, scanTask)
 		return err
@@ -188,7 +177,7 @@ func (s *Store) TasksGrabReady(ctx context.Context, p revisit.ReadyTasksParams) 
 func readyCondition(p revisit.ReadyTasksParams) string {
 	cond := "type = $1 AND status = 'next_run_not_scheduled' AND next_run <= $2 AND "
 	if p.Priority {
-		return cond + "priority IS NOT NULL ORDER BY " + priorityRank + ", next_run, id LIMIT $3"
+		return cond + "priority IS NOT NULL ORDER BY " + tasksql.PriorityRank + ", next_run, id LIMIT $3"
 	}
 	return cond + "priority IS NULL ORDER BY next_run, id LIMIT $3"
 }
@@ -269,7 +258,7 @@ func (s *Store) TaskRunsSchedule(ctx context.Context, runs []revisit.NewTaskRun)
 			SELECT task, backend_id, scheduled, confirmed, metadata, 'scheduled'
 			FROM unnest($1::bigint[], $2::text[], $3::timestamptz[], $4::timestamptz[], $5::jsonb[])
 				AS u(task, backend_id, scheduled, confirmed, metadata)
-			RETURNING `+taskRunColumns, taskIDs, backendIDs, scheduled, confirmed, metadata)
+			RETURNING `+tasksql.RunColumns, taskIDs, backendIDs, scheduled, confirmed, metadata)
 		got, err := pgx.CollectRows(rows, scanTaskRun)
 		if err != nil {
 			return err
@@ -407,7 +396,7 @@ func (s *Store) TaskRunEnd(ctx context.Context, e revisit.TaskRunEnd) (revisit.T
 
 // lockRun reads and locks the run of a backend id.
 func lockRun(ctx context.Context, tx pgx.Tx, backendID string) (revisit.TaskRun, error) {
-	rows, _ := tx.Query(ctx, "SELECT "+taskRunColumns+" FROM task_run WHERE backend_id = $1 FOR UPDATE", backendID)
+	rows, _ := tx.Query(ctx, "SELECT "+tasksql.RunColumns+" FROM task_run WHERE backend_id = $1 FOR UPDATE", backendID)
 	run, err := pgx.CollectExactlyOneRow(rows, scanTaskRun)
 	if err == pgx.ErrNoRows {
 		return run, &revisit.Error{Code: revisit.CodeNotFound, Field: "backend_id",
@@ -419,7 +408,7 @@ func lockRun(ctx context.Context, tx pgx.Tx, backendID string) (revisit.TaskRun,
 // endRun ends a locked run in flight and updates its task by the
 // end-of-run rules.
 func endRun(ctx context.Context, tx pgx.Tx, run revisit.TaskRun, e revisit.TaskRunEnd) (revisit.TaskRun, error) {
-	rows, _ := tx.Query(ctx, "SELECT "+taskColumns+" FROM task WHERE id = $1 FOR UPDATE", run.TaskID)
+	rows, _ := tx.Query(ctx, "SELECT "+tasksql.Columns+" FROM task WHERE id = $1 FOR UPDATE", run.TaskID)
 	task, err := pgx.CollectExactlyOneRow(rows, scanTask)
 	if err != nil {
 		return run, err
@@ -442,7 +431,7 @@ func endRun(ctx context.Context, tx pgx.Tx, run revisit.TaskRun, e revisit.TaskR
 
 // TaskRunsGet returns the runs of tasks, by task and run id.
 func (s *Store) TaskRunsGet(ctx context.Context, taskIDs []int64) ([]revisit.TaskRun, error) {
-	rows, _ := s.pool.Query(ctx, "SELECT "+taskRunColumns+" FROM task_run WHERE task = ANY($1) ORDER BY task, id", taskIDs)
+	rows, _ := s.pool.Query(ctx, "SELECT "+tasksql.RunColumns+" FROM task_run WHERE task = ANY($1) ORDER BY task, id", taskIDs)
 	runs, err := pgx.CollectRows(rows, scanTaskRun)
 	if err != nil {
 		return nil, translate(wrap(err, "get task runs"))
@@ -463,12 +452,12 @@ func (s *Store) TaskRunsEndWedged(ctx context.Context, now time.Time) ([]revisit
 		var page []revisit.TaskRun
 		err := s.inTx(ctx, func(tx pgx.Tx) error {
 			page = page[:0]
-			rows, _ := tx.Query(ctx, "SELECT "+prefixed("r.", taskRunColumns)+` FROM task_run r
+			rows, _ := tx.Query(ctx, "SELECT "+prefixed("r.", tasksql.RunColumns)+` FROM task_run r
 				JOIN task t ON t.id = r.task JOIN task_type tt ON tt.type = t.type
 				WHERE r.status IN ('scheduled', 'started')
 				AND coalesce(r.started, r.scheduled) + coalesce(tt.run_timeout, $2) < $1
 				ORDER BY r.id LIMIT $3 FOR UPDATE OF r SKIP LOCKED`,
-				now, interval(revisit.DefaultRunTimeout), wedgedPage)
+				now, interval(revisit.DefaultRunTimeout), tasksql.WedgedPage)
 			runs, err := pgx.CollectRows(rows, scanTaskRun)
 			if err != nil {
 				return err
@@ -486,7 +475,7 @@ func (s *Store) TaskRunsEndWedged(ctx context.Context, now time.Time) ([]revisit
 			return ended, translate(wrap(err, "end wedged task runs"))
 		}
 		ended = append(ended, page...)
-		if len(page) < wedgedPage {
+		if len(page) < tasksql.WedgedPage {
 			return ended, nil
 		}
 	}
@@ -498,7 +487,7 @@ func (s *Store) TaskRunsArchivable(ctx context.Context, f revisit.ArchiveFilter)
 	if err != nil {
 		return revisit.TaskRunPage{}, err
 	}
-	rows, _ := s.pool.Query(ctx, "SELECT "+taskRunColumns+" FROM task_run WHERE ended < $1 AND id > $2 ORDER BY id LIMIT $3",
+	rows, _ := s.pool.Query(ctx, "SELECT "+tasksql.RunColumns+" FROM task_run WHERE ended < $1 AND id > $2 ORDER BY id LIMIT $3",
 		f.Before, after, limit+1)
 	runs, err := pgx.CollectRows(rows, scanTaskRun)
 	if err != nil {
@@ -523,7 +512,7 @@ func (s *Store) TasksArchivable(ctx context.Context, f revisit.ArchiveFilter) (r
 	if err != nil {
 		return revisit.TaskPage{}, err
 	}
-	rows, _ := s.pool.Query(ctx, "SELECT "+taskColumns+` FROM task t
+	rows, _ := s.pool.Query(ctx, "SELECT "+tasksql.Columns+` FROM task t
 		WHERE policy = 'oneshot' AND status IN ('completed', 'disabled') AND next_run < $1 AND id > $2
 		AND NOT EXISTS (SELECT 1 FROM task_run r WHERE r.task = t.id AND (r.ended IS NULL OR r.ended >= $1))
 		ORDER BY id LIMIT $3`, f.Before, after, limit+1)

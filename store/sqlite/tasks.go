@@ -12,17 +12,6 @@ import (
 	"github.com/revisit-sched/revisit/store/internal/tasksql"
 )
 
-const (
-	taskColumns    = "id, type, arguments, next_run, current_interval, status, policy, retries_left, priority"
-	taskRunColumns = "id, task, backend_id, scheduled, confirmed, started, ended, metadata, status"
-	// activeTask selects the tasks that may still run.
-	activeTask = "status IN ('next_run_not_scheduled', 'next_run_scheduled')"
-	// priorityRank orders priorities high, normal, low.
-	priorityRank = "(CASE priority WHEN 'high' THEN 0 WHEN 'normal' THEN 1 ELSE 2 END)"
-	// wedgedPage bounds the runs TaskRunsEndWedged ends per transaction.
-	wedgedPage = 500
-)
-
 // TasksCreate creates tasks, returning the active identical task instead of
 // a duplicate; the single writer makes de-duplication race-free.
 func (s *Store) TasksCreate(ctx context.Context, tasks []revisit.NewTask) ([]revisit.Task, error) {
@@ -40,7 +29,7 @@ func (s *Store) TasksCreate(ctx context.Context, tasks []revisit.NewTask) ([]rev
 			return err
 		}
 		for i, t := range ts {
-			found, err := scanTasks(tx.QueryContext(ctx, "SELECT "+taskColumns+" FROM task WHERE type = ?1 AND "+activeTask+
+			found, err := scanTasks(tx.QueryContext(ctx, "SELECT "+tasksql.Columns+" FROM task WHERE type = ?1 AND "+tasksql.Active+
 				` AND arguments = ?2 AND policy = ?3 AND priority IS ?4 AND (policy = 'recurring' OR next_run = ?5)
 				ORDER BY id LIMIT 1`, t.Type, string(args[i]), string(t.Policy), priorityOrNull(t.Priority), micro(t.NextRun)))
 			if err != nil {
@@ -102,7 +91,7 @@ var taskDialect = tasksql.Dialect{
 
 // TasksGet returns one page of the tasks f selects, in id order.
 func (s *Store) TasksGet(ctx context.Context, f revisit.TaskFilter) (revisit.TaskPage, error) {
-	q, args, limit, err := taskDialect.Search(taskColumns, f)
+	q, args, limit, err := taskDialect.Search(f)
 	if err != nil {
 		return revisit.TaskPage{}, err
 	}
@@ -150,7 +139,7 @@ func (s *Store) TasksPeekReady(ctx context.Context, p revisit.ReadyTasksParams) 
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	ts, err := scanTasks(s.r.QueryContext(ctx, "SELECT "+taskColumns+" FROM task WHERE "+readyCondition(p), s.readyArgs(p)...))
+	ts, err := scanTasks(s.r.QueryContext(ctx, "SELECT "+tasksql.Columns+" FROM task WHERE "+readyCondition(p), s.readyArgs(p)...))
 	if err != nil {
 		return nil, translate("peek ready tasks of "+p.Type, err)
 	}
@@ -166,7 +155,7 @@ func (s *Store) TasksGrabReady(ctx context.Context, p revisit.ReadyTasksParams) 
 	var ts []revisit.Task
 	err := s.write(ctx, "grab ready tasks of "+p.Type, func(tx *sql.Tx) error {
 		var err error
-		if ts, err = scanTasks(tx.QueryContext(ctx, "SELECT "+taskColumns+" FROM task WHERE "+readyCondition(p), s.readyArgs(p)...)); err != nil {
+		if ts, err = scanTasks(tx.QueryContext(ctx, "SELECT "+tasksql.Columns+" FROM task WHERE "+readyCondition(p), s.readyArgs(p)...)); err != nil {
 			return err
 		}
 		ids := make([]int64, len(ts))
@@ -188,7 +177,7 @@ func (s *Store) TasksGrabReady(ctx context.Context, p revisit.ReadyTasksParams) 
 func readyCondition(p revisit.ReadyTasksParams) string {
 	cond := "type = ?1 AND status = 'next_run_not_scheduled' AND next_run <= ?2 AND "
 	if p.Priority {
-		return cond + "priority IS NOT NULL ORDER BY " + priorityRank + ", next_run, id LIMIT ?3"
+		return cond + "priority IS NOT NULL ORDER BY " + tasksql.PriorityRank + ", next_run, id LIMIT ?3"
 	}
 	return cond + "priority IS NULL ORDER BY next_run, id LIMIT ?3"
 }
@@ -260,7 +249,7 @@ func (s *Store) TaskRunsSchedule(ctx context.Context, runs []revisit.NewTaskRun)
 				confirmed = &scheduled
 			}
 			got, err := scanTaskRuns(tx.QueryContext(ctx, `INSERT INTO task_run (task, backend_id, scheduled, confirmed, metadata, status)
-				VALUES (?, ?, ?, ?, ?, 'scheduled') RETURNING `+taskRunColumns,
+				VALUES (?, ?, ?, ?, ?, 'scheduled') RETURNING `+tasksql.RunColumns,
 				r.TaskID, r.BackendID, micro(scheduled), microPtr(confirmed), string(metadata[i])))
 			if err != nil {
 				return err
@@ -381,7 +370,7 @@ func (s *Store) TaskRunEnd(ctx context.Context, e revisit.TaskRunEnd) (revisit.T
 
 // runByBackendID reads the run of a backend id.
 func runByBackendID(ctx context.Context, tx *sql.Tx, backendID string) (revisit.TaskRun, error) {
-	runs, err := scanTaskRuns(tx.QueryContext(ctx, "SELECT "+taskRunColumns+" FROM task_run WHERE backend_id = ?", backendID))
+	runs, err := scanTaskRuns(tx.QueryContext(ctx, "SELECT "+tasksql.RunColumns+" FROM task_run WHERE backend_id = ?", backendID))
 	if err != nil {
 		return revisit.TaskRun{}, err
 	}
@@ -394,7 +383,7 @@ func runByBackendID(ctx context.Context, tx *sql.Tx, backendID string) (revisit.
 
 // endRun ends a run in flight and updates its task by the end-of-run rules.
 func (s *Store) endRun(ctx context.Context, tx *sql.Tx, run revisit.TaskRun, e revisit.TaskRunEnd) (revisit.TaskRun, error) {
-	tasks, err := scanTasks(tx.QueryContext(ctx, "SELECT "+taskColumns+" FROM task WHERE id = ?", run.TaskID))
+	tasks, err := scanTasks(tx.QueryContext(ctx, "SELECT "+tasksql.Columns+" FROM task WHERE id = ?", run.TaskID))
 	if err != nil {
 		return run, err
 	}
@@ -423,7 +412,7 @@ func (s *Store) endRun(ctx context.Context, tx *sql.Tx, run revisit.TaskRun, e r
 
 // TaskRunsGet returns the runs of tasks, by task and run id.
 func (s *Store) TaskRunsGet(ctx context.Context, taskIDs []int64) ([]revisit.TaskRun, error) {
-	runs, err := scanTaskRuns(s.r.QueryContext(ctx, "SELECT "+taskRunColumns+
+	runs, err := scanTaskRuns(s.r.QueryContext(ctx, "SELECT "+tasksql.RunColumns+
 		" FROM task_run WHERE task IN (SELECT value FROM json_each(?)) ORDER BY task, id", jsonArray(taskIDs)))
 	if err != nil {
 		return nil, translate("get task runs", err)
@@ -443,11 +432,11 @@ func (s *Store) TaskRunsEndWedged(ctx context.Context, now time.Time) ([]revisit
 		var page []revisit.TaskRun
 		err := s.write(ctx, "end wedged task runs", func(tx *sql.Tx) error {
 			page = page[:0]
-			runs, err := scanTaskRuns(tx.QueryContext(ctx, "SELECT r."+strings.ReplaceAll(taskRunColumns, ", ", ", r.")+` FROM task_run r
+			runs, err := scanTaskRuns(tx.QueryContext(ctx, "SELECT r."+strings.ReplaceAll(tasksql.RunColumns, ", ", ", r.")+` FROM task_run r
 				JOIN task t ON t.id = r.task JOIN task_type tt ON tt.type = t.type
 				WHERE r.status IN ('scheduled', 'started')
 				AND coalesce(r.started, r.scheduled) + coalesce(tt.run_timeout, ?2) < ?1
-				ORDER BY r.id LIMIT ?3`, micro(now), revisit.DefaultRunTimeout.Microseconds(), wedgedPage))
+				ORDER BY r.id LIMIT ?3`, micro(now), revisit.DefaultRunTimeout.Microseconds(), tasksql.WedgedPage))
 			if err != nil {
 				return err
 			}
@@ -463,7 +452,7 @@ func (s *Store) TaskRunsEndWedged(ctx context.Context, now time.Time) ([]revisit
 			return ended, err
 		}
 		ended = append(ended, page...)
-		if len(page) < wedgedPage {
+		if len(page) < tasksql.WedgedPage {
 			return ended, nil
 		}
 	}
@@ -475,7 +464,7 @@ func (s *Store) TaskRunsArchivable(ctx context.Context, f revisit.ArchiveFilter)
 	if err != nil {
 		return revisit.TaskRunPage{}, err
 	}
-	runs, err := scanTaskRuns(s.r.QueryContext(ctx, "SELECT "+taskRunColumns+
+	runs, err := scanTaskRuns(s.r.QueryContext(ctx, "SELECT "+tasksql.RunColumns+
 		" FROM task_run WHERE ended < ? AND id > ? ORDER BY id LIMIT ?", micro(f.Before), after, limit+1))
 	if err != nil {
 		return revisit.TaskRunPage{}, translate("archivable task runs", err)
@@ -496,7 +485,7 @@ func (s *Store) TasksArchivable(ctx context.Context, f revisit.ArchiveFilter) (r
 	if err != nil {
 		return revisit.TaskPage{}, err
 	}
-	ts, err := scanTasks(s.r.QueryContext(ctx, "SELECT "+taskColumns+` FROM task t
+	ts, err := scanTasks(s.r.QueryContext(ctx, "SELECT "+tasksql.Columns+` FROM task t
 		WHERE policy = 'oneshot' AND status IN ('completed', 'disabled') AND next_run < ?1 AND id > ?2
 		AND NOT EXISTS (SELECT 1 FROM task_run r WHERE r.task = t.id AND (r.ended IS NULL OR r.ended >= ?1))
 		ORDER BY id LIMIT ?3`, micro(f.Before), after, limit+1))
@@ -565,7 +554,7 @@ func scanIDs(rows *sql.Rows, err error) ([]int64, error) {
 	return ids, rows.Err()
 }
 
-// scanTasks reads a query returning taskColumns.
+// scanTasks reads a query returning tasksql.Columns.
 func scanTasks(rows *sql.Rows, err error) ([]revisit.Task, error) {
 	if err != nil {
 		return nil, err
@@ -592,7 +581,7 @@ func scanTasks(rows *sql.Rows, err error) ([]revisit.Task, error) {
 	return ts, rows.Err()
 }
 
-// scanTaskRuns reads a query returning taskRunColumns.
+// scanTaskRuns reads a query returning tasksql.RunColumns.
 func scanTaskRuns(rows *sql.Rows, err error) ([]revisit.TaskRun, error) {
 	if err != nil {
 		return nil, err

@@ -10,6 +10,20 @@ import (
 	"github.com/revisit-sched/revisit/store/internal/batch"
 )
 
+// The SQL both stores share for tasks and task runs.
+const (
+	// Columns are the task columns the stores scan, in order.
+	Columns = "id, type, arguments, next_run, current_interval, status, policy, retries_left, priority"
+	// RunColumns are the task run columns the stores scan, in order.
+	RunColumns = "id, task, backend_id, scheduled, confirmed, started, ended, metadata, status"
+	// Active selects the tasks that may still run.
+	Active = "status IN ('next_run_not_scheduled', 'next_run_scheduled')"
+	// PriorityRank orders priorities high, normal, low.
+	PriorityRank = "(CASE priority WHEN 'high' THEN 0 WHEN 'normal' THEN 1 ELSE 2 END)"
+	// WedgedPage bounds the runs TaskRunsEndWedged ends per transaction.
+	WedgedPage = 500
+)
+
 // Dialect is what differs between the SQL engines.
 type Dialect struct {
 	// Placeholder returns the n-th (1-based) bind parameter.
@@ -27,10 +41,10 @@ type Dialect struct {
 }
 
 // Search checks f and renders the query of one page of the tasks it
-// selects, in id order; columns are the task columns the store scans. The
+// selects, in id order, returning Columns. The
 // query returns one row more than the page's limit, so that the caller
 // knows whether a page follows (batch.TaskPage).
-func (d Dialect) Search(columns string, f revisit.TaskFilter) (query string, args []any, limit int, err error) {
+func (d Dialect) Search(f revisit.TaskFilter) (query string, args []any, limit int, err error) {
 	if err := f.Validate(); err != nil {
 		return "", nil, 0, err
 	}
@@ -64,7 +78,7 @@ func (d Dialect) Search(columns string, f revisit.TaskFilter) (query string, arg
 	if f.NextRunBefore != nil {
 		where = append(where, "next_run < "+arg(d.Time(*f.NextRunBefore)))
 	}
-	query = "SELECT " + columns + " FROM task WHERE " + strings.Join(where, " AND ") +
+	query = "SELECT " + Columns + " FROM task WHERE " + strings.Join(where, " AND ") +
 		" ORDER BY id LIMIT " + arg(limit+1)
 	return query, args, limit, nil
 }
