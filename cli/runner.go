@@ -17,6 +17,7 @@ func (a *app) runnerCommand() *cobra.Command {
 		types        []string
 		prefix       string
 		poll, grace  time.Duration
+		leaseTTL     time.Duration
 		wedgedPeriod time.Duration
 		metricsAddr  string
 	)
@@ -50,7 +51,7 @@ archiving them first to retention.archive_dir/tasks-YYYY-MM-DD.jsonl (as
 			return a.runRoleCommand(cmd, metricsAddr, func(c config.Config, st store.Store, b broker.Broker,
 				reg *prometheus.Registry) ([]role, error) {
 				r, err := runner.New(st, b, runner.Config{TaskTypes: types, PriorityQueuePrefix: prefix,
-					PollInterval: poll, GracePeriod: grace, WedgedCheckInterval: wedgedPeriod,
+					PollInterval: poll, GracePeriod: grace, WedgedCheckInterval: wedgedPeriod, LeaseTTL: leaseTTL,
 					Logger: a.log.With("role", "runner"), Now: a.now, Metrics: runner.NewMetrics(reg)})
 				if err != nil {
 					return nil, usageError{err}
@@ -68,6 +69,7 @@ archiving them first to retention.archive_dir/tasks-YYYY-MM-DD.jsonl (as
 	f.StringVar(&prefix, "priority-queue-prefix", runner.DefaultPriorityQueuePrefix, "`prefix` of the backend name that names the queue of priority tasks")
 	f.DurationVar(&poll, "poll-interval", 10*time.Second, "wait after a round that found the queue full or few tasks due")
 	f.DurationVar(&grace, "grace-period", 30*time.Second, "how long the round in flight may take to finish once interrupted")
+	f.DurationVar(&leaseTTL, "lease-ttl", 15*time.Second, "how long a task type's lease lasts unless renewed: a dead runner's task types are taken over within it")
 	f.DurationVar(&wedgedPeriod, "wedged-check-interval", 5*time.Minute, "period of the check that ends as lost the runs silent beyond their type's run_timeout")
 	f.StringVar(&metricsAddr, "metrics-listen", "", "serve Prometheus metrics at http://`ADDRESS`/metrics")
 	return cmd

@@ -58,7 +58,8 @@ func TestRunnerKillNine(t *testing.T) {
 	}
 	cfg := filepath.Join(t.TempDir(), "revisit.yaml")
 	require.NoError(t, os.WriteFile(cfg, fmt.Appendf(nil, "store: %q\nbroker: %q\n", storeURL, celerytest.URL()), 0o600))
-	args := []string{"--config", cfg, "runner", "--task-type", taskType, "--poll-interval", "100ms", "--grace-period", "10s"}
+	args := []string{"--config", cfg, "runner", "--task-type", taskType, "--poll-interval", "100ms", "--grace-period", "10s",
+		"--lease-ttl", "300ms"}
 
 	// Each runner is killed at a random instant of its first second and a
 	// half of work (rounds of up to 10,000 tasks take about that long), so

@@ -34,11 +34,15 @@ type loop struct {
 	// (unconfirmed runs, tasks claimed without a run): the recovery runs
 	// again before the next round.
 	dirty bool
+	// lease names the task type's lease; owning says this process holds
+	// it.
+	lease  string
+	owning bool
 }
 
 func newLoop(r *Runner, taskType string) *loop {
 	return &loop{r: r, taskType: taskType, name: "dispatch:" + taskType, log: r.log.With("task_type", taskType),
-		backoff: supervise.Backoff{Max: r.cfg.DependencyBackoff}}
+		backoff: supervise.Backoff{Max: r.cfg.DependencyBackoff}, lease: "runner:" + taskType}
 }
 
 // run is the loop's supervise.Loop: it recovers what a crash left (runs
@@ -46,11 +50,15 @@ func newLoop(r *Runner, taskType string) *loop {
 // rounds until stop is done, recovering again after a round that may have
 // left some.
 func (l *loop) run(stop, hard context.Context, healthy func()) error {
-	l.dirty = true
+	defer l.resign()
 	for stop.Err() == nil {
 		var wait time.Duration
-		var err error
-		if l.dirty {
+		err := l.hold(hard)
+		if err == nil && !l.owning {
+			supervise.Sleep(stop, l.r.cfg.LeaseTTL/3)
+			continue
+		}
+		if err == nil && l.dirty {
 			if err = l.recover(hard); err == nil {
 				l.dirty = false
 			}
@@ -71,6 +79,38 @@ func (l *loop) run(stop, hard context.Context, healthy func()) error {
 		supervise.Sleep(stop, wait)
 	}
 	return nil
+}
+
+// hold takes or renews the task type's lease. On taking it, the loop
+// recovers what a crashed or stopped holder left before its first round.
+func (l *loop) hold(ctx context.Context) error {
+	lease, err := l.r.store.LeaseAcquire(ctx, l.lease, l.r.cfg.Owner, l.r.cfg.LeaseTTL)
+	if err != nil {
+		return fmt.Errorf("lease %s: %w", l.lease, err)
+	}
+	was := l.owning
+	l.owning = lease.Owner == l.r.cfg.Owner
+	switch {
+	case l.owning && !was:
+		l.dirty = true
+		l.log.Info("dispatching task type", "owner", l.r.cfg.Owner)
+	case !l.owning && was:
+		l.log.Warn("lease lost: another runner dispatches this task type now", "owner", lease.Owner)
+	}
+	return nil
+}
+
+// resign releases the lease, so that another runner takes over at once.
+func (l *loop) resign() {
+	if !l.owning {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := l.r.store.LeaseRelease(ctx, l.lease, l.r.cfg.Owner); err != nil {
+		l.log.Warn("cannot release the lease; it expires by itself", "err", err)
+	}
+	l.owning = false
 }
 
 // waited records a skipped round and returns how long to wait: doubling

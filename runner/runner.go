@@ -27,11 +27,13 @@
 // nothing is lost, and at most the batch in flight at the crash (one
 // round, MaxPerRound messages at most) is in the queue twice; the events
 // of a duplicate whose run was removed match no run and change nothing.
-// This recovery assumes one runner process per task type: there is no
-// lease, and a second process would remove the runs of the other's round
-// in flight (dispatching them twice), or make due again the tasks it just
-// grabbed. The wedged-run rule below remains the backstop for runs in
-// flight that no recovery removes.
+// Each task type is dispatched by the runner that holds its lease
+// (runner:<type> in the store, renewed every round): several runners share
+// the task types, and a runner that takes a lease over (its holder
+// stopped, or died and its lease expired) recovers first. The recovery of
+// a holder that was only paused beyond its lease can still dispatch the
+// batch it had in flight twice, never more. The wedged-run rule below
+// remains the backstop for runs in flight that no recovery removes.
 //
 // A message the broker does not confirm ends its run as lost, with the
 // broker's reason in the run's metadata: the task is retried after its
@@ -78,6 +80,9 @@ type Store interface {
 	TaskTypeGet(ctx context.Context, name string) (revisit.TaskType, error)
 	// TaskTypeList returns every task type, by name.
 	TaskTypeList(ctx context.Context) ([]revisit.TaskType, error)
+	// LeaseAcquire and LeaseRelease hold the task types' leases.
+	LeaseAcquire(ctx context.Context, name, owner string, ttl time.Duration) (revisit.Lease, error)
+	LeaseRelease(ctx context.Context, name, owner string) error
 }
 
 // Config configures a Runner; zero fields take their defaults.
@@ -114,6 +119,14 @@ type Config struct {
 	UnhealthyAfter int
 	// Origin is the sender named in messages; default revisit@host.
 	Origin string
+	// Owner names this process in the task types' leases; default
+	// host:pid:random. A task type is dispatched by the process that holds
+	// its lease (runner:<type>), so several runners share the task types
+	// without undoing each other's rounds.
+	Owner string
+	// LeaseTTL is how long a task type's lease lasts unless renewed
+	// (15 s): a dead runner's task types are taken over within it.
+	LeaseTTL time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Logger receives one line per round that dispatched and the loops'
@@ -134,7 +147,7 @@ func (c Config) Validate() error {
 	}
 	for name, d := range map[string]time.Duration{"poll interval": c.PollInterval, "round jitter": c.RoundJitter,
 		"dependency backoff": c.DependencyBackoff, "wedged check interval": c.WedgedCheckInterval,
-		"grace period": c.GracePeriod, "restart min": c.RestartMin} {
+		"grace period": c.GracePeriod, "restart min": c.RestartMin, "lease ttl": c.LeaseTTL} {
 		if d < 0 {
 			return fmt.Errorf("%s %s is negative", name, d)
 		}
@@ -165,9 +178,13 @@ func (c Config) withDefaults() Config {
 	set(&c.DependencyBackoff, time.Minute)
 	set(&c.WedgedCheckInterval, 5*time.Minute)
 	set(&c.GracePeriod, 30*time.Second)
+	set(&c.LeaseTTL, 15*time.Second)
+	host, _ := os.Hostname()
 	if c.Origin == "" {
-		host, _ := os.Hostname()
 		c.Origin = "revisit@" + host
+	}
+	if c.Owner == "" {
+		c.Owner = fmt.Sprintf("%s:%d:%04x", host, os.Getpid(), rand.N(0x10000))
 	}
 	if c.Now == nil {
 		c.Now = time.Now

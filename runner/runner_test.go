@@ -375,3 +375,38 @@ func value(t *testing.T, c prometheus.Metric) float64 {
 	}
 	return m.Gauge.GetValue()
 }
+
+// Two runners on one store: one dispatches a task type, the other stands
+// by, and takes over when the first stops.
+func TestOneRunnerPerTaskTypeAndTakeover(t *testing.T) {
+	teststore.Engines(t, func(t *testing.T, st store.Store) {
+		addType(t, st, 1000)
+		addTasks(t, st, 20, revisit.TaskOneshot, revisit.PriorityNone)
+		ba, bb := newFakeBroker(), newFakeBroker()
+		cfgA, cfgB := testConfig(), testConfig()
+		cfgA.Owner, cfgB.Owner = "a", "b"
+		cfgA.LeaseTTL, cfgB.LeaseTTL = 300*time.Millisecond, 300*time.Millisecond
+		a, b := newRunner(t, st, ba, cfgA), newRunner(t, st, bb, cfgB)
+		ctxA, stopA := context.WithCancel(context.Background())
+		ctxB, stopB := context.WithCancel(context.Background())
+		doneA, doneB := make(chan error, 1), make(chan error, 1)
+		go func() { doneA <- a.Run(ctxA) }()
+		waitFor(t, 5*time.Second, "a to dispatch", func() bool { return len(ba.queue(listerBackend)) == 20 })
+		go func() { doneB <- b.Run(ctxB) }()
+		defer func() { stopB(); require.NoError(t, <-doneB) }()
+		addTasks(t, st, 5, revisit.TaskOneshot, revisit.PriorityHigh) // a's, while it holds the lease
+		waitFor(t, 5*time.Second, "a to dispatch the new tasks", func() bool {
+			return len(ba.queue(DefaultPriorityQueuePrefix+listerBackend)) == 5
+		})
+		require.Empty(t, bb.queue(listerBackend), "b stands by")
+		require.Empty(t, bb.queue(DefaultPriorityQueuePrefix+listerBackend))
+
+		stopA()
+		require.NoError(t, <-doneA)
+		addTasks(t, st, 3, revisit.TaskOneshot, revisit.PriorityLow)
+		waitFor(t, 5*time.Second, "b to take over", func() bool {
+			return len(bb.queue(DefaultPriorityQueuePrefix+listerBackend)) == 3
+		})
+		require.Equal(t, 20, len(ba.queue(listerBackend)), "nothing dispatched twice")
+	})
+}
