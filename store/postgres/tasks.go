@@ -142,7 +142,7 @@ func (s *Store) TasksPeekReady(ctx context.Context, p revisit.ReadyTasksParams) 
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	rows, _ := s.pool.Query(ctx, "SELECT "+tasksql.Columns+" FROM task WHERE "+readyCondition(p), s.readyArgs(p)...)
+	rows, _ := s.pool.Query(ctx, "SELECT "+tasksql.Columns+" FROM task WHERE "+taskDialect.Ready(p), taskDialect.ReadyArgs(p, s.now())...)
 	ts, err := pgx.CollectRows(rows, scanTask)
 	if err != nil {
 		return nil, translate(wrap(err, "peek ready tasks of %s", p.Type))
@@ -158,9 +158,9 @@ func (s *Store) TasksGrabReady(ctx context.Context, p revisit.ReadyTasksParams) 
 	}
 	var ts []revisit.Task
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		rows, _ := tx.Query(ctx, `WITH picked AS (SELECT id FROM task WHERE `+readyCondition(p)+` FOR UPDATE SKIP LOCKED)
+		rows, _ := tx.Query(ctx, `WITH picked AS (SELECT id FROM task WHERE `+taskDialect.Ready(p)+` FOR UPDATE SKIP LOCKED)
 			UPDATE task t SET status = 'next_run_scheduled' FROM picked WHERE t.id = picked.id
-			RETURNING `+prefixed("t.", tasksql.Columns), s.readyArgs(p)...)
+			RETURNING `+prefixed("t.", tasksql.Columns), taskDialect.ReadyArgs(p, s.now())...)
 		var err error
 		ts, err = pgx.CollectRows(rows, scanTask)
 		return err
@@ -170,24 +170,6 @@ func (s *Store) TasksGrabReady(ctx context.Context, p revisit.ReadyTasksParams) 
 	}
 	batch.SortReady(ts)
 	return ts, nil
-}
-
-// readyCondition is the WHERE clause, order and limit of ready tasks, on
-// the arguments readyArgs returns.
-func readyCondition(p revisit.ReadyTasksParams) string {
-	cond := "type = $1 AND status = 'next_run_not_scheduled' AND next_run <= $2 AND "
-	if p.Priority {
-		return cond + "priority IS NOT NULL ORDER BY " + tasksql.PriorityRank + ", next_run, id LIMIT $3"
-	}
-	return cond + "priority IS NULL ORDER BY next_run, id LIMIT $3"
-}
-
-func (s *Store) readyArgs(p revisit.ReadyTasksParams) []any {
-	now := p.Now
-	if now.IsZero() {
-		now = s.now()
-	}
-	return []any{p.Type, now, p.Limit}
 }
 
 // prefixed qualifies each of a list of columns with prefix.

@@ -139,7 +139,7 @@ func (s *Store) TasksPeekReady(ctx context.Context, p revisit.ReadyTasksParams) 
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	ts, err := scanTasks(s.r.QueryContext(ctx, "SELECT "+tasksql.Columns+" FROM task WHERE "+readyCondition(p), s.readyArgs(p)...))
+	ts, err := scanTasks(s.r.QueryContext(ctx, "SELECT "+tasksql.Columns+" FROM task WHERE "+taskDialect.Ready(p), taskDialect.ReadyArgs(p, s.now())...))
 	if err != nil {
 		return nil, translate("peek ready tasks of "+p.Type, err)
 	}
@@ -155,7 +155,7 @@ func (s *Store) TasksGrabReady(ctx context.Context, p revisit.ReadyTasksParams) 
 	var ts []revisit.Task
 	err := s.write(ctx, "grab ready tasks of "+p.Type, func(tx *sql.Tx) error {
 		var err error
-		if ts, err = scanTasks(tx.QueryContext(ctx, "SELECT "+tasksql.Columns+" FROM task WHERE "+readyCondition(p), s.readyArgs(p)...)); err != nil {
+		if ts, err = scanTasks(tx.QueryContext(ctx, "SELECT "+tasksql.Columns+" FROM task WHERE "+taskDialect.Ready(p), taskDialect.ReadyArgs(p, s.now())...)); err != nil {
 			return err
 		}
 		ids := make([]int64, len(ts))
@@ -170,24 +170,6 @@ func (s *Store) TasksGrabReady(ctx context.Context, p revisit.ReadyTasksParams) 
 		return nil, err
 	}
 	return ts, nil
-}
-
-// readyCondition is the WHERE clause, order and limit of ready tasks, on
-// the arguments readyArgs returns.
-func readyCondition(p revisit.ReadyTasksParams) string {
-	cond := "type = ?1 AND status = 'next_run_not_scheduled' AND next_run <= ?2 AND "
-	if p.Priority {
-		return cond + "priority IS NOT NULL ORDER BY " + tasksql.PriorityRank + ", next_run, id LIMIT ?3"
-	}
-	return cond + "priority IS NULL ORDER BY next_run, id LIMIT ?3"
-}
-
-func (s *Store) readyArgs(p revisit.ReadyTasksParams) []any {
-	now := p.Now
-	if now.IsZero() {
-		now = s.now()
-	}
-	return []any{p.Type, micro(now), p.Limit}
 }
 
 // TasksMarkScheduled marks scheduled the tasks of unfinished runs.

@@ -82,3 +82,25 @@ func (d Dialect) Search(f revisit.TaskFilter) (query string, args []any, limit i
 		" ORDER BY id LIMIT " + arg(limit+1)
 	return query, args, limit, nil
 }
+
+// Ready renders the WHERE clause, order and limit of the ready tasks of
+// p, on the arguments ReadyArgs returns: due, not scheduled, with a
+// priority (high, normal, low, then oldest next_run) or without one
+// (oldest next_run first).
+func (d Dialect) Ready(p revisit.ReadyTasksParams) string {
+	cond := "type = " + d.Placeholder(1) + " AND status = 'next_run_not_scheduled' AND next_run <= " +
+		d.Placeholder(2) + " AND "
+	if p.Priority {
+		return cond + "priority IS NOT NULL ORDER BY " + PriorityRank + ", next_run, id LIMIT " + d.Placeholder(3)
+	}
+	return cond + "priority IS NULL ORDER BY next_run, id LIMIT " + d.Placeholder(3)
+}
+
+// ReadyArgs returns the arguments of Ready's clause; now stands for a
+// zero p.Now.
+func (d Dialect) ReadyArgs(p revisit.ReadyTasksParams, now time.Time) []any {
+	if !p.Now.IsZero() {
+		now = p.Now
+	}
+	return []any{p.Type, d.Time(now), p.Limit}
+}
