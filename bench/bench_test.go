@@ -57,16 +57,14 @@ func TestRunStoreOnSQLite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !rep.Loaded || len(rep.Grabs) != 36 || rep.RecordPS <= 0 {
+	if !rep.Loaded || len(rep.Grabs) != 54 || rep.RecordPS <= 0 {
 		t.Fatalf("report: %+v", rep)
 	}
-	for _, l := range rep.Grabs[:2] { // git oldest_scheduled_first: select only, then select and mark
-		if l.Returned != 50 || l.P50 <= 0 {
-			t.Fatalf("git oldest_scheduled_first: %+v", l)
+	modes := []bench.GrabMode{bench.SelectOnly, bench.Visited, bench.BackToBack}
+	for i, l := range rep.Grabs[:3] { // git oldest_scheduled_first in each mode
+		if l.Returned != 50 || l.P50 <= 0 || l.Mode != modes[i] {
+			t.Fatalf("git oldest_scheduled_first, mode %s: %+v", modes[i], l)
 		}
-	}
-	if !rep.Grabs[0].SelectOnly || rep.Grabs[1].SelectOnly {
-		t.Fatal("each case is timed select only, then select and mark")
 	}
 	again, err := bench.RunStore(ctx, cfg)
 	if err != nil || again.Loaded {

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/feedback"
 	"github.com/revisit-sched/revisit/store"
 )
 
@@ -33,11 +34,28 @@ type StoreConfig struct {
 	Progress io.Writer
 }
 
+// GrabMode is how a run of timed grabs follows one another.
+type GrabMode string
+
+// The grab modes, in the order RunStore measures them.
+const (
+	// SelectOnly grabs are dry runs: the selection alone, nothing marked.
+	SelectOnly GrabMode = "select_only"
+	// Visited grabs select and mark, and the visits of each grab's origins
+	// (successful) are processed before the next grab, untimed: the steady
+	// state of the orchestrator, where results keep arriving, and what P1
+	// targets.
+	Visited GrabMode = "visited"
+	// BackToBack grabs select and mark with no result between them: each
+	// steps over every origin the earlier grabs picked (still in their
+	// cooldown), the worst case.
+	BackToBack GrabMode = "back_to_back"
+)
+
 // Latency summarizes timed calls.
 type Latency struct {
-	Case string `json:"case"`
-	// SelectOnly marks dry runs: the selection alone, nothing marked.
-	SelectOnly bool          `json:"select_only"`
+	Case       string        `json:"case"`
+	Mode       GrabMode      `json:"mode"`
 	Calls      int           `json:"calls"`
 	Returned   int           `json:"returned_per_call"`
 	P50        time.Duration `json:"p50_ns"`
@@ -154,8 +172,8 @@ func RunStore(ctx context.Context, cfg StoreConfig) (StoreReport, error) {
 	rep.Loaded, rep.LoadPS = se.loaded, se.loadPS
 	for _, c := range grabCases(se.a) {
 		progress(cfg.Progress, "grab %s", c.name)
-		for _, selectOnly := range []bool{true, false} {
-			lat, err := timeGrabs(ctx, se, c, se.now, cfg.Grabs, cfg.Count, selectOnly)
+		for _, mode := range []GrabMode{SelectOnly, Visited, BackToBack} {
+			lat, err := timeGrabs(ctx, se, c, se.now, cfg.Grabs, cfg.Count, mode)
 			if err != nil {
 				return rep, err
 			}
@@ -233,15 +251,21 @@ func grabCases(a revisit.Lister) []grabCase {
 	return cs
 }
 
-// timeGrabs times n grabs (select and mark, committed) of count origins.
-// timeGrabs times n grabs of count origins: select and mark, committed,
-// or with selectOnly dry runs, which mark nothing.
-func timeGrabs(ctx context.Context, s store.Store, c grabCase, now time.Time, n, count int, selectOnly bool) (Latency, error) {
+// timeGrabs times n grabs of count origins in the given mode. Visited and
+// back-to-back grabs start a day after the run's present, so that the
+// earlier modes' picks are out of their absolute cooldown again.
+func timeGrabs(ctx context.Context, s store.Store, c grabCase, now time.Time, n, count int, mode GrabMode) (Latency, error) {
+	if mode != SelectOnly {
+		now = now.Add(day)
+	}
+	if mode == BackToBack {
+		now = now.Add(day)
+	}
 	times := make([]time.Duration, 0, n)
 	returned := 0
 	for i := range n {
 		p := revisit.GrabParams{VisitType: c.visitType, Count: count, Policy: c.policy,
-			Now: now.Add(time.Duration(i) * time.Second), DryRun: selectOnly}
+			Now: now.Add(time.Duration(i) * time.Second), DryRun: mode == SelectOnly}
 		if c.lister != nil {
 			p.ListerID = &c.lister.ID
 		}
@@ -252,10 +276,27 @@ func timeGrabs(ctx context.Context, s store.Store, c grabCase, now time.Time, n,
 		}
 		times = append(times, time.Since(start))
 		returned += len(got)
+		if mode == Visited {
+			if err := visit(ctx, s, got, p.Now); err != nil {
+				return Latency{}, fmt.Errorf("%s: %w", c.name, err)
+			}
+		}
 	}
 	slices.Sort(times)
-	return Latency{Case: c.name, SelectOnly: selectOnly, Calls: n, Returned: returned / max(n, 1),
+	return Latency{Case: c.name, Mode: mode, Calls: n, Returned: returned / max(n, 1),
 		P50: times[len(times)/2], P99: times[min(len(times)-1, len(times)*99/100)], Max: times[len(times)-1]}, nil
+}
+
+// visit processes a successful visit of each origin, a millisecond after
+// they were grabbed at now, as result processing would.
+func visit(ctx context.Context, s store.Store, origins []revisit.ListedOrigin, now time.Time) error {
+	batch := make([]feedback.VisitStatus, len(origins))
+	for i, o := range origins {
+		batch[i] = feedback.VisitStatus{Origin: o.URL, VisitType: o.VisitType, Status: feedback.StatusFull,
+			Date: now.Add(time.Millisecond), Snapshot: []byte(o.URL)[:min(20, len(o.URL))]}
+	}
+	_, err := feedback.Process(ctx, s, batch, func() float64 { return 0.5 })
+	return err
 }
 
 // timeRecord measures recording batches of 1000 origins, half of them new

@@ -266,9 +266,13 @@ Use an empty store: the run adds origins and marks visits.`,
 			target := bench.GrabTargetFor(url)
 			rw := a.rows(cols("measure", "calls", "returned", "p50_ms", "p99_ms", "max_ms", "target", "met"))
 			for _, l := range rep.Grabs {
+				// The target is for select and mark in the steady state.
 				measure, name, met := "grab "+l.Case, target.Name, any(target.Met(l))
-				if l.SelectOnly { // the targets are for select and mark
+				switch l.Mode {
+				case bench.SelectOnly:
 					measure, name, met = "select only: "+l.Case, "", ""
+				case bench.BackToBack:
+					measure, name, met = "grab, no results between: "+l.Case, "", ""
 				}
 				if err := rw.Row(measure, l.Calls, l.Returned, ms(l.P50), ms(l.P99), ms(l.Max), name, met); err != nil {
 					return err

@@ -58,9 +58,60 @@ func propertyGrab(t *testing.T, newStore NewStore) {
 		vt := fmt.Sprintf("prop%d", w)
 		buildWorld(t, s, o, rng, clock, listers, vt, w%2 == 0)
 		for op := range 14 {
+			switch rng.IntN(4) {
+			case 0: // folding marks changes no grab
+				_, err := s.GrabMarksFold(ctx, vt, clock.Now().Add(time.Duration(rng.IntN(80)-40)*24*time.Hour), 1+rng.IntN(10))
+				require.NoError(t, err)
+			case 1:
+				writeResults(t, s, o, rng, clock, vt)
+			}
 			checkGrab(t, s, o, rng, clock, listers, vt, fmt.Sprintf("world %d op %d", w, op))
 		}
 	}
+}
+
+// writeResults writes visit results for a few origins of the visit type as
+// result processing does: read the stats, change the visit fields, write
+// them back (which folds their grab marks).
+func writeResults(t *testing.T, s store.Store, o *oracle, rng *rand.Rand, clock *Clock, vt string) {
+	ctx := context.Background()
+	var keys []revisit.OriginKey
+	for _, r := range o.rows {
+		if r.VisitType == vt && rng.IntN(4) == 0 {
+			keys = append(keys, r.Key())
+		}
+	}
+	got, err := s.VisitStatsGet(ctx, keys)
+	require.NoError(t, err)
+	read := map[revisit.OriginKey]revisit.VisitStats{}
+	for _, st := range got {
+		read[st.Key()] = st
+	}
+	var stats []revisit.VisitStats
+	for _, k := range keys {
+		st, ok := read[k]
+		if !ok {
+			st = revisit.NewVisitStats(k)
+		}
+		if want := o.stats[k]; !timesEqual(st.LastScheduled, want.LastScheduled) {
+			t.Fatalf("%s: last_scheduled %v, oracle %v", k.URL, st.LastScheduled, want.LastScheduled)
+		}
+		visit := clock.Now().Add(-time.Duration(rng.IntN(40)) * 6 * time.Hour)
+		status := []revisit.VisitStatus{revisit.VisitSuccessful, revisit.VisitFailed, revisit.VisitNotFound}[rng.IntN(3)]
+		st.LastVisit, st.LastVisitStatus = &visit, &status
+		if status == revisit.VisitSuccessful {
+			st.LastSuccessful, st.LastSnapshot = &visit, []byte{1}
+		}
+		stats = append(stats, st)
+	}
+	require.NoError(t, s.VisitStatsUpsert(ctx, stats))
+	for _, st := range stats {
+		o.stats[st.Key()] = st
+	}
+}
+
+func timesEqual(a, b *time.Time) bool {
+	return (a == nil) == (b == nil) && (a == nil || a.Equal(*b))
 }
 
 // buildWorld records origins and stats of one visit type in the store and
