@@ -285,21 +285,9 @@ func (l *loop) round(ctx context.Context) (time.Duration, error) {
 	return l.jitter(), nil
 }
 
-// Grab marks older than foldMarksAfter are folded, at most foldMarksBatch
-// a round: the marks of visits whose result never came (a result folds its
-// visit's mark), which would otherwise slow the policies ordered by
-// last_scheduled.
-const (
-	foldMarksAfter = time.Hour
-	foldMarksBatch = 1000
-)
-
-// expire marks lost the visits without result within the timeout, forgets
-// those lost for longer than the lost retention and folds old grab marks.
+// expire marks lost the visits without result within the timeout, and
+// forgets those lost for longer than the lost retention.
 func (l *loop) expire(ctx context.Context) error {
-	if _, err := l.o.store.GrabMarksFold(ctx, l.visitType, time.Now().Add(-foldMarksAfter), foldMarksBatch); err != nil {
-		return fmt.Errorf("fold old grab marks: %w", err)
-	}
 	deadline := time.Now().Add(-l.o.timeout(l.visitType))
 	if _, err := l.o.store.VisitsForgetLost(ctx, l.visitType, deadline.Add(-l.o.cfg.LostRetention)); err != nil {
 		return fmt.Errorf("forget old lost visits: %w", err)

@@ -76,13 +76,6 @@ type Store interface {
 	// scheduled at p.Now in the same atomic step. Concurrent callers never
 	// receive the same origin.
 	GrabNextVisits(ctx context.Context, p revisit.GrabParams) ([]revisit.ListedOrigin, error)
-	// GrabMarksFold folds at most limit grab marks of the visit type made
-	// before `before` into the origins' visit stats and listed rows, and
-	// returns how many it folded. A grab records last_scheduled as a mark,
-	// which the visit's result folds (docs/store.md); this folds the marks
-	// of grabs whose result never came. Folding never changes what a grab
-	// or VisitStatsGet returns.
-	GrabMarksFold(ctx context.Context, visitType string, before time.Time, limit int) (int, error)
 
 	// MetricsUpdate recomputes and stores the scheduler metrics of one
 	// lister (nil: all) at now, and returns them.

@@ -18,7 +18,7 @@ var dialect = grabsql.Dialect{
 	IsDistinctFrom: "IS DISTINCT FROM",
 	NullsFirst:     func(col string) string { return col + " NULLS FIRST" },
 	NullsLast:      func(col string) string { return col + " NULLS LAST" },
-	Lag:            "(lo.last_update - lo.last_successful)",
+	Lag:            "(last_update - last_successful)",
 	Random:         "random()",
 	Time:           func(t time.Time) any { return t },
 }
@@ -101,44 +101,26 @@ func listerLabel(p revisit.GrabParams) string {
 }
 
 // markScheduled sets last_scheduled = max(existing, now) on the picked
-// origins by upserting their grab marks, and for origins_without_last_update
-// raises the queue position, all in one round trip.
+// origins' stats and listed rows, and for origins_without_last_update raises
+// the queue position, all in one round trip.
 func markScheduled(ctx context.Context, tx pgx.Tx, p revisit.GrabParams, now time.Time, picked []grabsql.Candidate) error {
 	urls := make([]string, len(picked))
-	marks := make([]time.Time, len(picked))
 	for i, c := range picked {
-		urls[i], marks[i] = c.Origin.URL, grabsql.Mark(c, now)
+		urls[i] = c.Origin.URL
 	}
 	b := &pgx.Batch{}
-	b.Queue(`INSERT INTO grab_mark AS m (visit_type, url, scheduled_at)
-		SELECT $2, url, at FROM unnest($1::text[], $3::timestamptz[]) AS u(url, at)
-		ON CONFLICT (visit_type, url) DO UPDATE SET scheduled_at = GREATEST(m.scheduled_at, EXCLUDED.scheduled_at)`,
-		urls, p.VisitType, marks)
+	b.Queue(`
+		WITH up AS (
+			INSERT INTO visit_stats AS vs (url, visit_type, last_scheduled)
+			SELECT url, $2, $3 FROM unnest($1::text[]) AS u(url)
+			ON CONFLICT (url, visit_type) DO UPDATE SET last_scheduled = GREATEST(vs.last_scheduled, EXCLUDED.last_scheduled)
+			RETURNING url, visit_type, last_successful, last_visit, last_visit_status, last_scheduled, next_visit_queue_position
+		)`+syncListedOrigins, urls, p.VisitType, now)
 	if pos, ok := grabsql.MaxQueuePosition(picked); ok && p.Policy == revisit.OriginsWithoutLastUpdate {
 		b.Queue(`INSERT INTO queue_position AS qp (visit_type, position) VALUES ($1, $2)
 			ON CONFLICT (visit_type) DO UPDATE SET position = GREATEST(qp.position, EXCLUDED.position)`, p.VisitType, pos)
 	}
 	return tx.SendBatch(ctx, b).Close()
-}
-
-// GrabMarksFold folds the visit type's grab marks older than before, at
-// most limit of them, into visit_stats and listed_origin.
-func (s *Store) GrabMarksFold(ctx context.Context, visitType string, before time.Time, limit int) (int, error) {
-	var n int
-	err := s.pool.QueryRow(ctx, `
-		WITH m AS (
-			DELETE FROM grab_mark WHERE (visit_type, url) IN (
-				SELECT visit_type, url FROM grab_mark WHERE visit_type = $1 AND scheduled_at < $2
-				ORDER BY scheduled_at LIMIT $3 FOR UPDATE SKIP LOCKED)
-			RETURNING url, visit_type, scheduled_at),
-		up AS (
-			INSERT INTO visit_stats AS vs (url, visit_type, last_scheduled)
-			SELECT url, visit_type, scheduled_at FROM m
-			ON CONFLICT (url, visit_type) DO UPDATE SET last_scheduled = GREATEST(vs.last_scheduled, EXCLUDED.last_scheduled)
-			RETURNING url, visit_type, last_successful, last_visit, last_visit_status, last_scheduled, next_visit_queue_position),
-		synced AS (`+syncListedOrigins+` RETURNING 1)
-		SELECT count(*) FROM m`, visitType, revisit.Microsecond(before), limit).Scan(&n)
-	return n, translate(wrap(err, "fold %s grab marks", visitType))
 }
 
 // scanCandidate scans a row of grabsql.Columns.

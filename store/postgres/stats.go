@@ -9,7 +9,6 @@ import (
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/store/internal/batch"
-	"github.com/revisit-sched/revisit/store/internal/grabsql"
 )
 
 const statsColumns = "url, visit_type, last_successful, last_visit, last_visit_status, last_scheduled, " +
@@ -26,29 +25,21 @@ const syncListedOrigins = `
 		AND (lo.last_successful, lo.last_visit, lo.last_visit_status, lo.last_scheduled, lo.next_visit_queue_position)
 		IS DISTINCT FROM (up.last_successful, up.last_visit, up.last_visit_status, up.last_scheduled, up.next_visit_queue_position)`
 
-// VisitStatsGet returns the stats that exist among keys, with the
-// effective last_scheduled: an origin grabbed but without stats has a row
-// holding its grab mark and the defaults.
+// VisitStatsGet returns the stats that exist among keys.
 func (s *Store) VisitStatsGet(ctx context.Context, keys []revisit.OriginKey) ([]revisit.VisitStats, error) {
 	urls, types := make([]string, len(keys)), make([]string, len(keys))
 	for i, k := range keys {
 		urls[i], types[i] = k.URL, k.VisitType
 	}
-	rows, _ := s.pool.Query(ctx, `SELECT k.url, k.visit_type, vs.last_successful, vs.last_visit, vs.last_visit_status,
-			`+grabsql.Effective("vs")+`, vs.last_snapshot, vs.next_visit_queue_position,
-			COALESCE(vs.next_position_offset, $3), COALESCE(vs.successive_visits, $4)
-		FROM (SELECT DISTINCT * FROM unnest($1::text[], $2::text[]) AS k(url, visit_type)) AS k
-		LEFT JOIN visit_stats AS vs ON vs.url = k.url AND vs.visit_type = k.visit_type
-		LEFT JOIN grab_mark AS m ON m.url = k.url AND m.visit_type = k.visit_type
-		WHERE vs.url IS NOT NULL OR m.url IS NOT NULL
-		ORDER BY k.url, k.visit_type`, urls, types, revisit.DefaultNextPositionOffset, revisit.DefaultSuccessiveVisits)
+	rows, _ := s.pool.Query(ctx, `SELECT `+statsColumns+` FROM visit_stats
+		WHERE (url, visit_type) IN (SELECT * FROM unnest($1::text[], $2::text[]))
+		ORDER BY url, visit_type`, urls, types)
 	stats, err := pgx.CollectRows(rows, scanStats)
 	return stats, translate(wrap(err, "get visit stats"))
 }
 
 // VisitStatsUpsert writes stats, never overwriting a value with null, and
-// copies them onto the listed origins in the same statement. A written
-// last_scheduled replaces the origin's grab mark.
+// copies them onto the listed origins in the same statement.
 func (s *Store) VisitStatsUpsert(ctx context.Context, stats []revisit.VisitStats) error {
 	stats, err := batch.VisitStats(stats)
 	if err != nil || len(stats) == 0 {
@@ -90,10 +81,6 @@ func (s *Store) VisitStatsUpsert(ctx context.Context, stats []revisit.VisitStats
 					next_position_offset = EXCLUDED.next_position_offset,
 					successive_visits = EXCLUDED.successive_visits
 				RETURNING url, visit_type, last_successful, last_visit, last_visit_status, last_scheduled, next_visit_queue_position
-			),
-			unmarked AS (
-				DELETE FROM grab_mark AS m USING unnest($1::text[], $2::text[], $6::timestamptz[]) AS w(url, visit_type, last_scheduled)
-				WHERE m.url = w.url AND m.visit_type = w.visit_type AND w.last_scheduled IS NOT NULL
 			)`+syncListedOrigins,
 			urls, types, successful, visit, status, scheduled, snapshots, positions, offsets, successive)
 		return err

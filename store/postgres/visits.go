@@ -17,19 +17,8 @@ const visitColumns = "id, url, visit_type, lister_id, policy, state, scheduled_a
 // restoreEligibility ends a statement whose CTE "gone" returns (url,
 // visit_type, scheduled_at, prev_scheduled) of released or lost visits: it
 // gives their origins back the last_scheduled they had before the visit,
-// unless a later grab scheduled them again, and counts the visits. The
-// visit's mark is restored if not folded yet, the folded value otherwise.
+// unless a later grab scheduled them again, and counts the visits.
 const restoreEligibility = `,
-	remarked AS (
-		UPDATE grab_mark AS m SET scheduled_at = g.prev_scheduled FROM gone AS g
-		WHERE m.url = g.url AND m.visit_type = g.visit_type AND m.scheduled_at = g.scheduled_at
-			AND g.prev_scheduled IS NOT NULL
-		RETURNING 1),
-	unmarked AS (
-		DELETE FROM grab_mark AS m USING gone AS g
-		WHERE m.url = g.url AND m.visit_type = g.visit_type AND m.scheduled_at = g.scheduled_at
-			AND g.prev_scheduled IS NULL
-		RETURNING 1),
 	stats AS (
 		UPDATE visit_stats AS s SET last_scheduled = g.prev_scheduled FROM gone AS g
 		WHERE s.url = g.url AND s.visit_type = g.visit_type AND s.last_scheduled = g.scheduled_at

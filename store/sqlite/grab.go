@@ -20,28 +20,21 @@ var dialect = grabsql.Dialect{
 	IsDistinctFrom: "IS NOT",
 	NullsFirst:     func(col string) string { return col },
 	NullsLast:      func(col string) string { return "(" + col + " IS NULL), " + col },
-	Lag:            "(lo.last_update - lo.last_successful)",
+	Lag:            "(last_update - last_successful)",
 	Random:         "((random() & 9223372036854775807) / 9223372036854775808.0)",
 	Time:           func(t time.Time) any { return micro(t) },
 }
 
-// markGrabbed upserts the grab marks of visit type ?1 in ?2, a JSON array
-// of [url, time] pairs, never moving a mark back.
-const markGrabbed = `INSERT INTO grab_mark (visit_type, url, scheduled_at)
-SELECT ?1, value ->> 0, value ->> 1 FROM json_each(?2) WHERE true
-ON CONFLICT (visit_type, url) DO UPDATE SET scheduled_at = max(scheduled_at, excluded.scheduled_at)`
+// markStats sets last_scheduled = max(existing, now) on the visit stats of
+// the URLs in ?3 (a JSON array) of visit type ?2, creating missing rows.
+const markStats = `INSERT INTO visit_stats (url, visit_type, last_scheduled)
+SELECT value, ?2, ?1 FROM json_each(?3) WHERE true
+ON CONFLICT (url, visit_type) DO UPDATE SET
+	last_scheduled = max(COALESCE(visit_stats.last_scheduled, excluded.last_scheduled), excluded.last_scheduled)`
 
-// Folding: oldMarks reads the marks of visit type ?1 older than ?2, at most
-// ?3 of them; foldStats and foldListed move one (?1 url, ?2 visit type, ?3
-// time) into visit_stats and the stats copy of its listed rows, and
-// dropMark deletes it.
-const (
-	oldMarks  = `SELECT url, scheduled_at FROM grab_mark WHERE visit_type = ?1 AND scheduled_at < ?2 ORDER BY scheduled_at LIMIT ?3`
-	foldStats = `INSERT INTO visit_stats (url, visit_type, last_scheduled) VALUES (?1, ?2, ?3)
-ON CONFLICT (url, visit_type) DO UPDATE SET last_scheduled = max(COALESCE(last_scheduled, excluded.last_scheduled), excluded.last_scheduled)`
-	foldListed = `UPDATE listed_origin SET last_scheduled = max(COALESCE(last_scheduled, ?3), ?3) WHERE url = ?1 AND visit_type = ?2`
-	dropMark   = `DELETE FROM grab_mark WHERE url = ?1 AND visit_type = ?2`
-)
+// markListed does the same on the stats copy of every listed row.
+const markListed = `UPDATE listed_origin SET last_scheduled = max(COALESCE(last_scheduled, ?1), ?1)
+WHERE visit_type = ?2 AND url IN (SELECT value FROM json_each(?3))`
 
 // raiseQueuePosition raises a visit type's queue position, never lowering it.
 const raiseQueuePosition = `INSERT INTO queue_position (visit_type, position) VALUES (?1, ?2)
@@ -95,7 +88,11 @@ func (s *Store) grab(ctx context.Context, tx *sql.Tx, p revisit.GrabParams, cool
 	if err != nil || p.DryRun || len(picked) == 0 {
 		return picked, err
 	}
-	return picked, s.mark(ctx, tx, p, picked)
+	urls := make([]string, len(picked))
+	for i, c := range picked {
+		urls[i] = c.Origin.URL
+	}
+	return picked, s.mark(ctx, tx, p, p.Now, urls, picked)
 }
 
 // resolveLister fills the lister filter of params from p: by id, or by name
@@ -127,20 +124,20 @@ func resolveLister(ctx context.Context, tx *sql.Tx, p revisit.GrabParams, params
 	return nil
 }
 
-// mark records that the picked origins are scheduled at p.Now in their
-// grab marks, and raises the queue position for
-// origins_without_last_update.
-func (s *Store) mark(ctx context.Context, tx *sql.Tx, p revisit.GrabParams, picked []grabsql.Candidate) error {
-	marks := make([][2]any, len(picked))
-	for i, c := range picked {
-		marks[i] = [2]any{c.Origin.URL, micro(grabsql.Mark(c, p.Now))}
-	}
-	st, err := s.stmt(ctx, tx, markGrabbed)
-	if err != nil {
-		return err
-	}
-	if _, err := st.ExecContext(ctx, p.VisitType, jsonArray(marks)); err != nil {
-		return err
+// mark records that the picked origins (of URLs urls) are scheduled at now,
+// on visit_stats and on the stats copy of their listed rows, and raises the
+// queue position for origins_without_last_update.
+func (s *Store) mark(ctx context.Context, tx *sql.Tx, p revisit.GrabParams, now time.Time,
+	urls []string, picked []grabsql.Candidate) error {
+	list := jsonArray(urls)
+	for _, q := range []string{markStats, markListed} {
+		st, err := s.stmt(ctx, tx, q)
+		if err != nil {
+			return err
+		}
+		if _, err := st.ExecContext(ctx, micro(now), p.VisitType, list); err != nil {
+			return err
+		}
 	}
 	if p.Policy != revisit.OriginsWithoutLastUpdate {
 		return nil
@@ -149,52 +146,6 @@ func (s *Store) mark(ctx context.Context, tx *sql.Tx, p revisit.GrabParams, pick
 	if !ok {
 		return nil
 	}
-	_, err = tx.ExecContext(ctx, raiseQueuePosition, p.VisitType, pos)
+	_, err := tx.ExecContext(ctx, raiseQueuePosition, p.VisitType, pos)
 	return err
-}
-
-// GrabMarksFold folds the visit type's grab marks older than before, at
-// most limit of them, into visit_stats and listed_origin.
-func (s *Store) GrabMarksFold(ctx context.Context, visitType string, before time.Time, limit int) (int, error) {
-	type mark struct {
-		url       string
-		scheduled int64
-	}
-	var n int
-	err := s.write(ctx, "fold "+visitType+" grab marks", func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, oldMarks, visitType, micro(before), limit)
-		if err != nil {
-			return err
-		}
-		var marks []mark
-		for rows.Next() {
-			var m mark
-			if err := rows.Scan(&m.url, &m.scheduled); err != nil {
-				rows.Close()
-				return err
-			}
-			marks = append(marks, m)
-		}
-		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-			return err
-		}
-		for _, q := range []string{foldStats, foldListed, dropMark} {
-			st, err := s.stmt(ctx, tx, q)
-			if err != nil {
-				return err
-			}
-			for _, m := range marks {
-				args := []any{m.url, visitType, m.scheduled}
-				if q == dropMark {
-					args = args[:2]
-				}
-				if _, err := st.ExecContext(ctx, args...); err != nil {
-					return err
-				}
-			}
-		}
-		n = len(marks)
-		return nil
-	})
-	return n, err
 }

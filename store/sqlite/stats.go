@@ -7,7 +7,6 @@ import (
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/store/internal/batch"
-	"github.com/revisit-sched/revisit/store/internal/grabsql"
 )
 
 const statsColumns = "url, visit_type, last_successful, last_visit, last_visit_status, last_scheduled, " +
@@ -34,9 +33,7 @@ const copyStats = `UPDATE listed_origin SET last_successful = ?3, last_visit = ?
 WHERE url = ?1 AND visit_type = ?2`
 
 // VisitStatsGet returns the stats that exist among keys, in the order of
-// their first occurrence in keys, with the effective last_scheduled: an
-// origin grabbed but without stats has a row holding its grab mark and the
-// defaults.
+// their first occurrence in keys.
 func (s *Store) VisitStatsGet(ctx context.Context, keys []revisit.OriginKey) ([]revisit.VisitStats, error) {
 	out := []revisit.VisitStats{}
 	if len(keys) == 0 {
@@ -50,15 +47,14 @@ func (s *Store) VisitStatsGet(ctx context.Context, keys []revisit.OriginKey) ([]
 			pairs = append(pairs, [2]string{k.URL, k.VisitType})
 		}
 	}
-	// The key list is the outer loop: primary-key lookups per key.
-	rows, err := s.r.QueryContext(ctx, `SELECT k.value ->> 0, k.value ->> 1, s.last_successful, s.last_visit,
-		s.last_visit_status, `+grabsql.Effective("s")+`, s.last_snapshot,
-		s.next_visit_queue_position, COALESCE(s.next_position_offset, ?2), COALESCE(s.successive_visits, ?3)
-		FROM json_each(?1) AS k
-		LEFT JOIN visit_stats AS s ON s.url = k.value ->> 0 AND s.visit_type = k.value ->> 1
-		LEFT JOIN grab_mark AS m ON m.visit_type = k.value ->> 1 AND m.url = k.value ->> 0
-		WHERE s.url IS NOT NULL OR m.url IS NOT NULL
-		ORDER BY k.key`, jsonArray(pairs), revisit.DefaultNextPositionOffset, revisit.DefaultSuccessiveVisits)
+	// CROSS JOIN keeps the key list as the outer loop: one primary-key
+	// lookup per key.
+	rows, err := s.r.QueryContext(ctx, `SELECT s.url, s.visit_type, s.last_successful, s.last_visit,
+		s.last_visit_status, s.last_scheduled, s.last_snapshot, s.next_visit_queue_position,
+		s.next_position_offset, s.successive_visits
+		FROM json_each(?) AS k CROSS JOIN visit_stats AS s
+		WHERE s.url = k.value ->> 0 AND s.visit_type = k.value ->> 1
+		ORDER BY k.key`, jsonArray(pairs))
 	if err != nil {
 		return nil, translate("get visit stats", err)
 	}
@@ -83,8 +79,7 @@ func (s *Store) VisitStatsGet(ctx context.Context, keys []revisit.OriginKey) ([]
 }
 
 // VisitStatsUpsert writes stats in one transaction; a null (nil) field never
-// overwrites a stored value, the integer fields always do. A written
-// last_scheduled replaces the origin's grab mark. The stats copy of
+// overwrites a stored value, the integer fields always do. The stats copy of
 // every listed row of each origin is updated in the same transaction.
 func (s *Store) VisitStatsUpsert(ctx context.Context, stats []revisit.VisitStats) error {
 	stats, err := batch.VisitStats(stats)
@@ -97,10 +92,6 @@ func (s *Store) VisitStatsUpsert(ctx context.Context, stats []revisit.VisitStats
 			return err
 		}
 		cp, err := s.stmt(ctx, tx, copyStats)
-		if err != nil {
-			return err
-		}
-		unmark, err := s.stmt(ctx, tx, dropMark)
 		if err != nil {
 			return err
 		}
@@ -118,11 +109,6 @@ func (s *Store) VisitStatsUpsert(ctx context.Context, stats []revisit.VisitStats
 			}
 			if _, err := cp.ExecContext(ctx, v.URL, v.VisitType, c[0], c[1], c[2], c[3], c[4]); err != nil {
 				return err
-			}
-			if v.LastScheduled != nil {
-				if _, err := unmark.ExecContext(ctx, v.URL, v.VisitType); err != nil {
-					return err
-				}
 			}
 		}
 		return nil

@@ -18,14 +18,8 @@ const visitColumns = "id, url, visit_type, lister_id, policy, state, scheduled_a
 // The statements that give a released or lost visit's origin back the
 // last_scheduled it had before the visit, unless a later grab scheduled it
 // again: ?1 url, ?2 visit type, ?3 the visit's scheduled_at, ?4 the
-// previous last_scheduled. The visit's grab mark is restored (dropped when
-// there was no previous value) if not folded yet, the folded value
-// otherwise.
+// previous last_scheduled.
 const (
-	restoreMark = `UPDATE grab_mark SET scheduled_at = ?4
-		WHERE url = ?1 AND visit_type = ?2 AND scheduled_at = ?3 AND ?4 IS NOT NULL`
-	restoreNoMark = `DELETE FROM grab_mark
-		WHERE url = ?1 AND visit_type = ?2 AND scheduled_at = ?3 AND ?4 IS NULL`
 	restoreStats = `UPDATE visit_stats SET last_scheduled = ?4
 		WHERE url = ?1 AND visit_type = ?2 AND last_scheduled = ?3`
 	restoreListed = `UPDATE listed_origin SET last_scheduled = ?4
@@ -151,7 +145,7 @@ func (s *Store) restore(ctx context.Context, op, change string, args ...any) (in
 		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 			return err
 		}
-		for _, q := range []string{restoreMark, restoreNoMark, restoreStats, restoreListed} {
+		for _, q := range []string{restoreStats, restoreListed} {
 			st, err := s.stmt(ctx, tx, q)
 			if err != nil {
 				return err

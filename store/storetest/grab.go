@@ -261,43 +261,6 @@ func init() {
 		requireTimePtr(t, tp(f.clock.Now()), f.lastScheduled("a", "git"), "marked at the store's clock")
 	})
 
-	register("Grab/MarksFold", func(t *testing.T, newStore NewStore) {
-		f := newFixture(t, newStore)
-		ls := []revisit.Lister{f.lister("gitlab", "gitlab.com")}
-		early := atp(-30 * day)
-		f.load(ls, false, row{name: "a"}, row{name: "b", scheduled: early}, row{name: "c"}, row{name: "d"})
-		p := revisit.GrabParams{VisitType: "git", Count: 2, Policy: revisit.OldestScheduledFirst, Now: base}
-		require.Equal(t, []string{"a", "c"}, f.grabNames(p))
-		p.Now = base.Add(time.Hour)
-		require.Equal(t, []string{"d", "b"}, f.grabNames(p))
-		order := revisit.GrabParams{VisitType: "git", Count: 10, Policy: revisit.OldestScheduledFirst,
-			Now: base.Add(2 * time.Hour), Cooldowns: noCooldowns(), DryRun: true}
-		before := f.grabNames(order)
-		require.Equal(t, []string{"a", "c", "b", "d"}, before, "marked origins move by their mark, ties by id")
-
-		n, err := f.s.GrabMarksFold(f.ctx, "git", base.Add(time.Hour), 10)
-		require.NoError(t, err)
-		require.Equal(t, 2, n, "only the marks made before the bound")
-		n, err = f.s.GrabMarksFold(f.ctx, "git", base.Add(2*time.Hour), 1)
-		require.NoError(t, err)
-		require.Equal(t, 1, n, "at most limit")
-		require.Equal(t, before, f.grabNames(order), "folding changes no order")
-		requireTimePtr(t, &base, f.lastScheduled("a", "git"))
-		requireTimePtr(t, tp(base.Add(time.Hour)), f.lastScheduled("b", "git"))
-		n, err = f.s.GrabMarksFold(f.ctx, "git", base.Add(2*time.Hour), 10)
-		require.NoError(t, err)
-		require.Equal(t, 1, n)
-		n, err = f.s.GrabMarksFold(f.ctx, "git", base.Add(2*time.Hour), 10)
-		require.NoError(t, err)
-		require.Zero(t, n, "nothing left to fold")
-		require.Equal(t, before, f.grabNames(order))
-		for _, name := range []string{"c", "d"} {
-			require.NotNil(t, f.lastScheduled(name, "git"))
-		}
-		p.Now = base.Add(3 * time.Hour)
-		require.Empty(t, f.grabNames(p), "the folded marks keep their cooldowns")
-	})
-
 	register("Grab/MarkingNeverGoesBackwards", func(t *testing.T, newStore NewStore) {
 		f := newFixture(t, newStore)
 		ls := []revisit.Lister{f.lister("gitlab", "gitlab.com")}

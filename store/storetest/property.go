@@ -58,11 +58,7 @@ func propertyGrab(t *testing.T, newStore NewStore) {
 		vt := fmt.Sprintf("prop%d", w)
 		buildWorld(t, s, o, rng, clock, listers, vt, w%2 == 0)
 		for op := range 14 {
-			switch rng.IntN(4) {
-			case 0: // folding marks changes no grab
-				_, err := s.GrabMarksFold(ctx, vt, clock.Now().Add(time.Duration(rng.IntN(80)-40)*24*time.Hour), 1+rng.IntN(10))
-				require.NoError(t, err)
-			case 1:
+			if rng.IntN(4) == 0 {
 				writeResults(t, s, o, rng, clock, vt)
 			}
 			checkGrab(t, s, o, rng, clock, listers, vt, fmt.Sprintf("world %d op %d", w, op))
@@ -72,7 +68,7 @@ func propertyGrab(t *testing.T, newStore NewStore) {
 
 // writeResults writes visit results for a few origins of the visit type as
 // result processing does: read the stats, change the visit fields, write
-// them back (which folds their grab marks).
+// them back.
 func writeResults(t *testing.T, s store.Store, o *oracle, rng *rand.Rand, clock *Clock, vt string) {
 	ctx := context.Background()
 	var keys []revisit.OriginKey

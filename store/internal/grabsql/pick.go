@@ -46,16 +46,6 @@ func Pick(count int, fetch func(limit int) ([]Candidate, error)) ([]Candidate, e
 	}
 }
 
-// Mark returns the grab mark of a candidate grabbed at now: max(its
-// last_scheduled, now), so that a mark is never earlier than the folded
-// value it hides.
-func Mark(c Candidate, now time.Time) time.Time {
-	if c.LastScheduled != nil && c.LastScheduled.After(now) {
-		return *c.LastScheduled
-	}
-	return now
-}
-
 // MaxQueuePosition returns the largest known queue position among cs.
 func MaxQueuePosition(cs []Candidate) (int64, bool) {
 	var best int64
