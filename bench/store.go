@@ -351,7 +351,8 @@ func GrabTargetFor(url string) GrabTarget {
 
 // Met reports whether a latency meets the target.
 func (t GrabTarget) Met(l Latency) bool {
-	return l.P50 <= t.P50 && (t.P99 == 0 || l.P99 <= t.P99)
+	// A case with nothing left to grab proves nothing.
+	return l.Returned > 0 && l.P50 <= t.P50 && (t.P99 == 0 || l.P99 <= t.P99)
 }
 
 // RecordTarget is P3, in origins/s.
