@@ -54,13 +54,13 @@ const (
 
 // Latency summarizes timed calls.
 type Latency struct {
-	Case       string        `json:"case"`
-	Mode       GrabMode      `json:"mode"`
-	Calls      int           `json:"calls"`
-	Returned   int           `json:"returned_per_call"`
-	P50        time.Duration `json:"p50_ns"`
-	P99        time.Duration `json:"p99_ns"`
-	Max        time.Duration `json:"max_ns"`
+	Case     string        `json:"case"`
+	Mode     GrabMode      `json:"mode"`
+	Calls    int           `json:"calls"`
+	Returned int           `json:"returned_per_call"`
+	P50      time.Duration `json:"p50_ns"`
+	P99      time.Duration `json:"p99_ns"`
+	Max      time.Duration `json:"max_ns"`
 }
 
 // StoreReport is what RunStore measured.
