@@ -251,15 +251,15 @@ func grabCases(a revisit.Lister) []grabCase {
 	return cs
 }
 
-// timeGrabs times n grabs of count origins in the given mode. Visited and
-// back-to-back grabs start a day after the run's present, so that the
-// earlier modes' picks are out of their absolute cooldown again.
+// timeGrabs times n grabs of count origins in the given mode. Each mode
+// starts a day after the one before, so that the earlier modes' picks are
+// out of their absolute cooldown again.
 func timeGrabs(ctx context.Context, s store.Store, c grabCase, now time.Time, n, count int, mode GrabMode) (Latency, error) {
-	if mode != SelectOnly {
+	switch mode {
+	case Visited:
 		now = now.Add(day)
-	}
-	if mode == BackToBack {
-		now = now.Add(day)
+	case BackToBack:
+		now = now.Add(2 * day)
 	}
 	times := make([]time.Duration, 0, n)
 	returned := 0

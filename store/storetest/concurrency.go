@@ -65,7 +65,7 @@ func init() {
 		}
 		require.Len(t, owner, total, "every eligible origin returned once")
 		for _, o := range batch {
-			requireTimePtr(t, &base, f.lastScheduled(names([]revisit.ListedOrigin{o})[0], "git"))
+			requireTimePtr(t, &base, f.stats(names([]revisit.ListedOrigin{o})[0], "git").LastScheduled)
 		}
 	})
 }

@@ -239,8 +239,8 @@ func init() {
 		f.load(ls, false, row{name: "a"}, row{name: "b"}, row{name: "c"}, row{name: "a", vt: "hg"})
 		p := revisit.GrabParams{VisitType: "git", Count: 2, Policy: revisit.OldestScheduledFirst, Now: base}
 		require.Equal(t, []string{"a", "b"}, f.grabNames(p))
-		requireTimePtr(t, &base, f.lastScheduled("a", "git"))
-		requireTimePtr(t, &base, f.lastScheduled("b", "git"))
+		requireTimePtr(t, &base, f.stats("a", "git").LastScheduled)
+		requireTimePtr(t, &base, f.stats("b", "git").LastScheduled)
 		if s := f.stats("c", "git"); s != nil {
 			require.Nil(t, s.LastScheduled, "c not marked")
 		}
@@ -250,7 +250,7 @@ func init() {
 		p.Count = 10
 		p.Now = base.Add(time.Hour)
 		require.Equal(t, []string{"c"}, f.grabNames(p), "a and b are in their cooldown")
-		requireTimePtr(t, tp(base.Add(time.Hour)), f.lastScheduled("c", "git"))
+		requireTimePtr(t, tp(base.Add(time.Hour)), f.stats("c", "git").LastScheduled)
 		require.Empty(t, f.grabNames(p))
 
 		// Now zero: the store's clock.
@@ -258,7 +258,7 @@ func init() {
 		got := f.grabNames(revisit.GrabParams{VisitType: "git", Count: 1, Policy: revisit.OldestScheduledFirst,
 			Cooldowns: noCooldowns()})
 		require.Equal(t, []string{"a"}, got)
-		requireTimePtr(t, tp(f.clock.Now()), f.lastScheduled("a", "git"), "marked at the store's clock")
+		requireTimePtr(t, tp(f.clock.Now()), f.stats("a", "git").LastScheduled, "marked at the store's clock")
 	})
 
 	register("Grab/MarkingNeverGoesBackwards", func(t *testing.T, newStore NewStore) {
@@ -268,7 +268,7 @@ func init() {
 		f.load(ls, false, row{name: "a", scheduled: &future})
 		require.Equal(t, []string{"a"}, f.grabNames(revisit.GrabParams{VisitType: "git", Count: 10,
 			Policy: revisit.OldestScheduledFirst, Now: base, Cooldowns: noCooldowns()}))
-		requireTimePtr(t, &future, f.lastScheduled("a", "git"), "max(existing, now)")
+		requireTimePtr(t, &future, f.stats("a", "git").LastScheduled, "max(existing, now)")
 		// The grab's own copy kept the later time too: the absolute cooldown
 		// counts from it.
 		abs := &revisit.Cooldowns{Absolute: 12 * time.Hour}
@@ -288,7 +288,7 @@ func init() {
 		if s := f.stats("a", "git"); s != nil {
 			require.Nil(t, s.LastScheduled)
 		}
-		require.Nil(t, f.lastScheduled("b", "git"))
+		require.Nil(t, f.stats("b", "git").LastScheduled)
 		require.Equal(t, []string{"a", "b"}, f.grabNames(p))
 		p.DryRun = false
 		require.Equal(t, []string{"a", "b"}, f.grabNames(p))
@@ -371,7 +371,7 @@ func init() {
 		got := f.grab(p)
 		require.Equal(t, []string{"b", "c"}, names(got))
 		require.False(t, got[0].Enabled)
-		requireTimePtr(t, &base, f.lastScheduled("b", "git"), "grabbing disabled origins marks them")
+		requireTimePtr(t, &base, f.stats("b", "git").LastScheduled, "grabbing disabled origins marks them")
 		require.Empty(t, f.grabNames(p))
 	})
 
@@ -484,7 +484,7 @@ func init() {
 		got = f.grab(p)
 		require.Equal(t, []string{"shared", "solo", "solo2"}, names(got))
 		require.Equal(t, ls[1].ID, got[0].ListerID, "the row listed first")
-		requireTimePtr(t, &base, f.lastScheduled("shared", "git"))
+		requireTimePtr(t, &base, f.stats("shared", "git").LastScheduled)
 
 		// Both rows are marked: neither lister's filter returns it again.
 		for i := range ls {

@@ -117,16 +117,6 @@ func (f *fixture) stats(name, visitType string) *revisit.VisitStats {
 	return &got[0]
 }
 
-// lastScheduled returns the origin's last_scheduled, nil if it has no
-// stats at all.
-func (f *fixture) lastScheduled(name, visitType string) *time.Time {
-	f.t.Helper()
-	if s := f.stats(name, visitType); s != nil {
-		return s.LastScheduled
-	}
-	return nil
-}
-
 // all returns every listed origin matching flt, walking every page.
 func (f *fixture) all(flt revisit.ListedOriginFilter) []revisit.ListedOrigin {
 	f.t.Helper()

@@ -78,7 +78,7 @@ func init() {
 			require.Equal(t, "test", v.Owner)
 			requireTime(t, base, v.ScheduledAt)
 		}
-		requireTimePtr(t, &base, f.lastScheduled("o0", "git"), "dispatch marks like a grab")
+		requireTimePtr(t, &base, f.stats("o0", "git").LastScheduled, "dispatch marks like a grab")
 		require.Equal(t, revisit.VisitCounts{VisitType: "git", Pending: 2}, f.counts()["git"])
 		require.Equal(t, []string{"o2"}, visitNames(f.dispatch(5, nil)), "marked origins wait for the cooldown")
 
@@ -119,8 +119,8 @@ func init() {
 		require.NoError(t, err)
 		require.Equal(t, 2, n)
 		require.Empty(t, f.counts())
-		require.Nil(t, f.lastScheduled("o0", "git"), "o0 was never scheduled before")
-		requireTimePtr(t, atp(-30*day), f.lastScheduled("o1", "git"))
+		require.Nil(t, f.stats("o0", "git").LastScheduled, "o0 was never scheduled before")
+		requireTimePtr(t, atp(-30*day), f.stats("o1", "git").LastScheduled)
 		require.Equal(t, []string{"o0", "o1"}, f.grabNames(revisit.GrabParams{VisitType: "git", Count: 5,
 			Policy: revisit.OldestScheduledFirst, DryRun: true}), "both eligible again, in their old order")
 
@@ -142,7 +142,7 @@ func init() {
 		n, err := f.s.VisitsRelease(f.ctx, visitIDs(first))
 		require.NoError(t, err)
 		require.Equal(t, 1, n)
-		requireTimePtr(t, atp(time.Hour), f.lastScheduled("o0", "git"),
+		requireTimePtr(t, atp(time.Hour), f.stats("o0", "git").LastScheduled,
 			"releasing an older visit keeps the newer schedule")
 		require.Equal(t, revisit.VisitCounts{VisitType: "git", Pending: 1}, f.counts()["git"])
 	})
@@ -165,7 +165,7 @@ func init() {
 		c := f.counts()
 		require.Equal(t, revisit.VisitCounts{VisitType: "git", Sent: 2}, c["git"])
 		require.Equal(t, revisit.VisitCounts{VisitType: "hg", Pending: 1}, c["hg"])
-		require.Nil(t, f.lastScheduled("o2", "git"))
+		require.Nil(t, f.stats("o2", "git").LastScheduled)
 		require.Equal(t, []string{"o2"}, visitNames(f.dispatch(5, nil)), "the recovered origin is offered again")
 	})
 
@@ -183,8 +183,8 @@ func init() {
 		require.NoError(t, err)
 		require.Equal(t, 1, n)
 		require.Equal(t, revisit.VisitCounts{VisitType: "git", Sent: 1, Lost: 1}, f.counts()["git"])
-		require.Nil(t, f.lastScheduled("o0", "git"), "the lost visit's origin is eligible again")
-		requireTimePtr(t, &base, f.lastScheduled("o1", "git"))
+		require.Nil(t, f.stats("o0", "git").LastScheduled, "the lost visit's origin is eligible again")
+		requireTimePtr(t, &base, f.stats("o1", "git").LastScheduled)
 		n, err = f.s.VisitsExpire(f.ctx, "git", at(time.Hour))
 		require.NoError(t, err)
 		require.Zero(t, n, "a lost visit is not lost twice")
