@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -53,7 +54,10 @@ func (s *Store) GrabNextVisits(ctx context.Context, p revisit.GrabParams) ([]rev
 // grab takes the visit type's grab lock, selects the top p.Count eligible
 // origins of p (resolved) and, unless p.DryRun, marks them scheduled.
 func (s *Store) grab(ctx context.Context, tx pgx.Tx, p revisit.GrabParams, cooldowns revisit.Cooldowns) ([]grabsql.Candidate, error) {
-	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", "revisit.grab:"+p.VisitType); err != nil {
+	if err := lockGrabs(ctx, tx, p.VisitType); err != nil {
+		return nil, err
+	}
+	if err := requeue(ctx, tx, p.VisitType, p.Now, cooldowns); err != nil {
 		return nil, err
 	}
 	q, err := s.grabQuery(ctx, tx, p, p.Now, cooldowns)
@@ -100,9 +104,11 @@ func listerLabel(p revisit.GrabParams) string {
 	return p.ListerName + "/" + p.ListerInstanceName
 }
 
-// markScheduled sets last_scheduled = max(existing, now) on the picked
-// origins' stats and listed rows, and for origins_without_last_update raises
-// the queue position, all in one round trip.
+// markScheduled moves the picked origins' listed rows (of every lister) to
+// listed_origin_pending with last_scheduled = max(existing, now), and for
+// origins_without_last_update raises the queue position, in one round trip.
+// visit_stats keeps its last_scheduled until the origin comes back
+// (docs/store.md, "Pending origins").
 func markScheduled(ctx context.Context, tx pgx.Tx, p revisit.GrabParams, now time.Time, picked []grabsql.Candidate) error {
 	urls := make([]string, len(picked))
 	for i, c := range picked {
@@ -110,17 +116,46 @@ func markScheduled(ctx context.Context, tx pgx.Tx, p revisit.GrabParams, now tim
 	}
 	b := &pgx.Batch{}
 	b.Queue(`
-		WITH up AS (
-			INSERT INTO visit_stats AS vs (url, visit_type, last_scheduled)
-			SELECT url, $2, $3 FROM unnest($1::text[]) AS u(url)
-			ON CONFLICT (url, visit_type) DO UPDATE SET last_scheduled = GREATEST(vs.last_scheduled, EXCLUDED.last_scheduled)
-			RETURNING url, visit_type, last_successful, last_visit, last_visit_status, last_scheduled, next_visit_queue_position
-		)`+syncListedOrigins, urls, p.VisitType, now)
+		WITH moved AS (
+			DELETE FROM listed_origin WHERE visit_type = $2 AND url = ANY($1::text[]) RETURNING *
+		)
+		INSERT INTO listed_origin_pending (`+listedColumns+`)
+		SELECT `+strings.Replace(listedColumns, "last_scheduled", "GREATEST(last_scheduled, $3)", 1)+` FROM moved`,
+		urls, p.VisitType, now)
 	if pos, ok := grabsql.MaxQueuePosition(picked); ok && p.Policy == revisit.OriginsWithoutLastUpdate {
 		b.Queue(`INSERT INTO queue_position AS qp (visit_type, position) VALUES ($1, $2)
 			ON CONFLICT (visit_type) DO UPDATE SET position = GREATEST(qp.position, EXCLUDED.position)`, p.VisitType, pos)
 	}
 	return tx.SendBatch(ctx, b).Close()
+}
+
+// requeue moves back to listed_origin the pending origins of a visit type
+// that the scheduled and absolute cooldowns c at now would let a grab
+// return, folding their last_scheduled into visit_stats, so that the
+// candidate query, which reads listed_origin only, stays exact. With the
+// default cooldowns it finds nothing: results and lost visits bring
+// origins back long before.
+func requeue(ctx context.Context, tx pgx.Tx, visitType string, now time.Time, c revisit.Cooldowns) error {
+	args := []any{visitType}
+	where := []string{"visit_type = $1"}
+	if c.Scheduled > 0 {
+		args = append(args, now.Add(-c.Scheduled))
+		where = append(where, fmt.Sprintf("(last_scheduled < $%d OR last_scheduled < last_visit)", len(args)))
+	}
+	if c.Absolute > 0 {
+		args = append(args, now.Add(-c.Absolute))
+		where = append(where, fmt.Sprintf("last_scheduled < $%d", len(args)))
+	}
+	_, err := tx.Exec(ctx, `
+		WITH back AS (
+			DELETE FROM listed_origin_pending WHERE `+strings.Join(where, " AND ")+` RETURNING *
+		), folded AS (
+			INSERT INTO visit_stats AS vs (url, visit_type, last_scheduled)
+			SELECT url, visit_type, max(last_scheduled) FROM back GROUP BY url, visit_type
+			ON CONFLICT (url, visit_type) DO UPDATE SET last_scheduled = GREATEST(vs.last_scheduled, EXCLUDED.last_scheduled)
+		)
+		INSERT INTO listed_origin (`+listedColumns+`) OVERRIDING SYSTEM VALUE SELECT `+listedColumns+` FROM back`, args...)
+	return err
 }
 
 // scanCandidate scans a row of grabsql.Columns.

@@ -13,7 +13,7 @@ import (
 const metricsColumns = "lister_id, visit_type, last_update, origins_known, origins_enabled, " +
 	"origins_never_visited, origins_with_pending_changes"
 
-// MetricsUpdate recomputes the scheduler metrics from listed_origin (which
+// MetricsUpdate recomputes the scheduler metrics from listed_origin_all (which
 // carries the stats the figures need) and stores them.
 func (s *Store) MetricsUpdate(ctx context.Context, listerID *uuid.UUID, now time.Time) ([]revisit.SchedulerMetrics, error) {
 	rows, _ := s.pool.Query(ctx, `
@@ -23,7 +23,7 @@ func (s *Store) MetricsUpdate(ctx context.Context, listerID *uuid.UUID, now time
 			count(*) FILTER (WHERE enabled),
 			count(*) FILTER (WHERE enabled AND last_successful IS NULL),
 			count(*) FILTER (WHERE enabled AND last_update > last_successful)
-		FROM listed_origin WHERE $1::uuid IS NULL OR lister_id = $1
+		FROM listed_origin_all WHERE $1::uuid IS NULL OR lister_id = $1
 		GROUP BY lister_id, visit_type
 		ON CONFLICT (lister_id, visit_type) DO UPDATE SET last_update = EXCLUDED.last_update,
 			origins_known = EXCLUDED.origins_known, origins_enabled = EXCLUDED.origins_enabled,

@@ -57,25 +57,41 @@ func (s *Store) ListedOriginsRecord(ctx context.Context, origins []revisit.Liste
 		if err := checkListers(ctx, tx, origins); err != nil {
 			return err
 		}
+		if err := shareGrabLocks(ctx, tx, types); err != nil {
+			return err
+		}
+		// Pending rows are updated where they sit; a new row of an origin
+		// pending under another lister takes that grab's last_scheduled.
 		return tx.QueryRow(ctx, `
 			WITH b AS (
 				SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::bool[],
 					$6::timestamptz[], $7::bool[], $8::text[])
 					AS b(lister_id, url, visit_type, extra, enabled, last_update, is_fork, forked_from_url)
+			), pend AS (
+				UPDATE listed_origin_pending p SET extra_loader_arguments = b.extra::jsonb, enabled = b.enabled,
+					last_seen = $9, last_update = b.last_update, is_fork = b.is_fork, forked_from_url = b.forked_from_url
+				FROM b WHERE p.lister_id = b.lister_id AND p.url = b.url AND p.visit_type = b.visit_type
+				RETURNING p.lister_id, p.url, p.visit_type
 			), up AS (
 				INSERT INTO listed_origin AS lo (`+originColumns+`,
 					last_successful, last_visit, last_visit_status, last_scheduled, next_visit_queue_position)
 				SELECT b.lister_id, b.url, b.visit_type, b.extra::jsonb, b.enabled, $9, $9,
 					b.last_update, b.is_fork, b.forked_from_url,
-					vs.last_successful, vs.last_visit, vs.last_visit_status, vs.last_scheduled, vs.next_visit_queue_position
+					vs.last_successful, vs.last_visit, vs.last_visit_status,
+					GREATEST(vs.last_scheduled, (SELECT max(p.last_scheduled) FROM listed_origin_pending p
+						WHERE p.url = b.url AND p.visit_type = b.visit_type)),
+					vs.next_visit_queue_position
 				FROM b LEFT JOIN visit_stats vs ON vs.url = b.url AND vs.visit_type = b.visit_type
+				WHERE NOT EXISTS (SELECT FROM pend
+					WHERE pend.lister_id = b.lister_id AND pend.url = b.url AND pend.visit_type = b.visit_type)
 				ON CONFLICT (lister_id, url, visit_type) DO UPDATE SET
 					extra_loader_arguments = EXCLUDED.extra_loader_arguments, enabled = EXCLUDED.enabled,
 					last_seen = EXCLUDED.last_seen, last_update = EXCLUDED.last_update,
 					is_fork = EXCLUDED.is_fork, forked_from_url = EXCLUDED.forked_from_url
 				RETURNING xmax = 0 AS inserted
 			)
-			SELECT count(*) FILTER (WHERE inserted), count(*) FILTER (WHERE NOT inserted) FROM up`,
+			SELECT count(*) FILTER (WHERE inserted), count(*) FILTER (WHERE NOT inserted) + (SELECT count(*) FROM pend)
+			FROM up`,
 			listers, urls, types, extras, enabled, updates, forks, forkURLs, s.now()).Scan(&res.Inserted, &res.Updated)
 	})
 	return res, translate(wrap(err, "record %d listed origins", n))
@@ -126,7 +142,7 @@ func (s *Store) ListedOriginsGet(ctx context.Context, f revisit.ListedOriginFilt
 		}
 		where = append(where, fmt.Sprintf("(lister_id, url, visit_type) > (%s, %s, %s)", arg(k.ListerID), arg(k.URL), arg(k.VisitType)))
 	}
-	sql := "SELECT " + originColumns + " FROM listed_origin"
+	sql := "SELECT " + originColumns + " FROM listed_origin_all"
 	if len(where) > 0 {
 		sql += " WHERE " + strings.Join(where, " AND ")
 	}
@@ -169,9 +185,9 @@ func (s *Store) ListerVisitTypes(ctx context.Context, listerID uuid.UUID) ([]str
 	// A loose index scan: one probe of the primary key per visit type.
 	rows, _ := s.pool.Query(ctx, `
 		WITH RECURSIVE vt(visit_type) AS (
-			SELECT min(visit_type) FROM listed_origin WHERE lister_id = $1
+			SELECT min(visit_type) FROM listed_origin_all WHERE lister_id = $1
 			UNION ALL
-			SELECT (SELECT min(visit_type) FROM listed_origin WHERE lister_id = $1 AND visit_type > vt.visit_type)
+			SELECT (SELECT min(visit_type) FROM listed_origin_all WHERE lister_id = $1 AND visit_type > vt.visit_type)
 			FROM vt WHERE vt.visit_type IS NOT NULL
 		)
 		SELECT visit_type FROM vt WHERE visit_type IS NOT NULL`, listerID)
@@ -185,10 +201,13 @@ func (s *Store) ListedOriginsDisable(ctx context.Context, keys []revisit.OriginK
 	for i, k := range keys {
 		urls[i], types[i] = k.URL, k.VisitType
 	}
-	tag, err := s.pool.Exec(ctx, `UPDATE listed_origin SET enabled = false
-		WHERE enabled AND (url, visit_type) IN (SELECT * FROM unnest($1::text[], $2::text[]))`, urls, types)
-	if err != nil {
-		return 0, translate(wrap(err, "disable %d origins", len(keys)))
-	}
-	return int(tag.RowsAffected()), nil
+	var n int
+	err := s.pool.QueryRow(ctx, `
+		WITH k AS (SELECT * FROM unnest($1::text[], $2::text[]) AS k(url, visit_type)),
+		listed AS (UPDATE listed_origin SET enabled = false
+			WHERE enabled AND (url, visit_type) IN (SELECT * FROM k) RETURNING 1),
+		pending AS (UPDATE listed_origin_pending SET enabled = false
+			WHERE enabled AND (url, visit_type) IN (SELECT * FROM k) RETURNING 1)
+		SELECT (SELECT count(*) FROM listed) + (SELECT count(*) FROM pending)`, urls, types).Scan(&n)
+	return n, translate(wrap(err, "disable %d origins", len(keys)))
 }

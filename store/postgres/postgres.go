@@ -168,6 +168,6 @@ func isUniqueViolation(err error) bool {
 
 // Analyze refreshes the planner statistics of the tables grabs read.
 func (s *Store) Analyze(ctx context.Context) error {
-	_, err := s.pool.Exec(ctx, "ANALYZE listed_origin, visit_stats, lister")
+	_, err := s.pool.Exec(ctx, "ANALYZE listed_origin, listed_origin_pending, visit_stats, lister")
 	return translate(wrap(err, "analyze"))
 }

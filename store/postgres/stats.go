@@ -14,32 +14,32 @@ import (
 const statsColumns = "url, visit_type, last_successful, last_visit, last_visit_status, last_scheduled, " +
 	"last_snapshot, next_visit_queue_position, next_position_offset, successive_visits"
 
-// syncListedOrigins copies the stats columns that the policies read from
-// visit_stats rows (the statement's "up" CTE) onto their listed origins.
-const syncListedOrigins = `
-	UPDATE listed_origin lo SET last_successful = up.last_successful, last_visit = up.last_visit,
-		last_visit_status = up.last_visit_status, last_scheduled = up.last_scheduled,
-		next_visit_queue_position = up.next_visit_queue_position
-	FROM up
-	WHERE lo.url = up.url AND lo.visit_type = up.visit_type
-		AND (lo.last_successful, lo.last_visit, lo.last_visit_status, lo.last_scheduled, lo.next_visit_queue_position)
-		IS DISTINCT FROM (up.last_successful, up.last_visit, up.last_visit_status, up.last_scheduled, up.next_visit_queue_position)`
-
-// VisitStatsGet returns the stats that exist among keys.
+// VisitStatsGet returns the stats that exist among keys; a pending origin's
+// last_scheduled is the one its grab set (docs/store.md, "Pending origins").
 func (s *Store) VisitStatsGet(ctx context.Context, keys []revisit.OriginKey) ([]revisit.VisitStats, error) {
 	urls, types := make([]string, len(keys)), make([]string, len(keys))
 	for i, k := range keys {
 		urls[i], types[i] = k.URL, k.VisitType
 	}
-	rows, _ := s.pool.Query(ctx, `SELECT `+statsColumns+` FROM visit_stats
-		WHERE (url, visit_type) IN (SELECT * FROM unnest($1::text[], $2::text[]))
-		ORDER BY url, visit_type`, urls, types)
+	rows, _ := s.pool.Query(ctx, `
+		SELECT k.url, k.visit_type, vs.last_successful, vs.last_visit, vs.last_visit_status,
+			GREATEST(vs.last_scheduled, m.last_scheduled), vs.last_snapshot, vs.next_visit_queue_position,
+			COALESCE(vs.next_position_offset, $3), COALESCE(vs.successive_visits, $4)
+		FROM (SELECT DISTINCT * FROM unnest($1::text[], $2::text[]) AS k(url, visit_type)) AS k
+		LEFT JOIN visit_stats vs ON vs.url = k.url AND vs.visit_type = k.visit_type
+		LEFT JOIN LATERAL (SELECT max(p.last_scheduled) AS last_scheduled FROM listed_origin_pending p
+			WHERE p.url = k.url AND p.visit_type = k.visit_type) AS m ON true
+		WHERE vs.url IS NOT NULL OR m.last_scheduled IS NOT NULL
+		ORDER BY k.url, k.visit_type`,
+		urls, types, revisit.DefaultNextPositionOffset, revisit.DefaultSuccessiveVisits)
 	stats, err := pgx.CollectRows(rows, scanStats)
 	return stats, translate(wrap(err, "get visit stats"))
 }
 
 // VisitStatsUpsert writes stats, never overwriting a value with null, and
-// copies them onto the listed origins in the same statement.
+// copies them onto the listed origins in the same statement; pending
+// origins among them come back to listed_origin, their grab's
+// last_scheduled folded into the stats.
 func (s *Store) VisitStatsUpsert(ctx context.Context, stats []revisit.VisitStats) error {
 	stats, err := batch.VisitStats(stats)
 	if err != nil || len(stats) == 0 {
@@ -66,11 +66,25 @@ func (s *Store) VisitStatsUpsert(ctx context.Context, stats []revisit.VisitStats
 		offsets[i], successive[i] = int32(st.NextPositionOffset), int32(st.SuccessiveVisits)
 	}
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		if err := shareGrabLocks(ctx, tx, types); err != nil {
+			return err
+		}
 		_, err := tx.Exec(ctx, `
-			WITH up AS (
-				INSERT INTO visit_stats AS vs (`+statsColumns+`)
+			WITH input AS (
 				SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::timestamptz[], $5::text[],
 					$6::timestamptz[], $7::bytea[], $8::int8[], $9::int4[], $10::int4[])
+					AS i(`+statsColumns+`)
+			), back AS (
+				DELETE FROM listed_origin_pending p USING input i
+				WHERE p.url = i.url AND p.visit_type = i.visit_type RETURNING p.*
+			), marks AS (
+				SELECT url, visit_type, max(last_scheduled) AS last_scheduled FROM back GROUP BY url, visit_type
+			), up AS (
+				INSERT INTO visit_stats AS vs (`+statsColumns+`)
+				SELECT i.url, i.visit_type, i.last_successful, i.last_visit, i.last_visit_status,
+					GREATEST(i.last_scheduled, m.last_scheduled), i.last_snapshot, i.next_visit_queue_position,
+					i.next_position_offset, i.successive_visits
+				FROM input i LEFT JOIN marks m ON m.url = i.url AND m.visit_type = i.visit_type
 				ON CONFLICT (url, visit_type) DO UPDATE SET
 					last_successful = COALESCE(EXCLUDED.last_successful, vs.last_successful),
 					last_visit = COALESCE(EXCLUDED.last_visit, vs.last_visit),
@@ -81,7 +95,20 @@ func (s *Store) VisitStatsUpsert(ctx context.Context, stats []revisit.VisitStats
 					next_position_offset = EXCLUDED.next_position_offset,
 					successive_visits = EXCLUDED.successive_visits
 				RETURNING url, visit_type, last_successful, last_visit, last_visit_status, last_scheduled, next_visit_queue_position
-			)`+syncListedOrigins,
+			), returned AS (
+				INSERT INTO listed_origin (`+listedColumns+`) OVERRIDING SYSTEM VALUE
+				SELECT b.id, b.lister_id, b.url, b.visit_type, b.extra_loader_arguments, b.enabled, b.first_seen,
+					b.last_seen, b.last_update, b.is_fork, b.forked_from_url, up.last_successful, up.last_visit,
+					up.last_visit_status, up.last_scheduled, up.next_visit_queue_position
+				FROM back b JOIN up ON up.url = b.url AND up.visit_type = b.visit_type
+			)
+			UPDATE listed_origin lo SET last_successful = up.last_successful, last_visit = up.last_visit,
+				last_visit_status = up.last_visit_status, last_scheduled = up.last_scheduled,
+				next_visit_queue_position = up.next_visit_queue_position
+			FROM up
+			WHERE lo.url = up.url AND lo.visit_type = up.visit_type
+				AND (lo.last_successful, lo.last_visit, lo.last_visit_status, lo.last_scheduled, lo.next_visit_queue_position)
+				IS DISTINCT FROM (up.last_successful, up.last_visit, up.last_visit_status, up.last_scheduled, up.next_visit_queue_position)`,
 			urls, types, successful, visit, status, scheduled, snapshots, positions, offsets, successive)
 		return err
 	})

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -17,8 +18,20 @@ const visitColumns = "id, url, visit_type, lister_id, policy, state, scheduled_a
 // restoreEligibility ends a statement whose CTE "gone" returns (url,
 // visit_type, scheduled_at, prev_scheduled) of released or lost visits: it
 // gives their origins back the last_scheduled they had before the visit,
-// unless a later grab scheduled them again, and counts the visits.
-const restoreEligibility = `,
+// unless a later grab scheduled them again, and counts the visits. Origins
+// still pending come back to listed_origin (docs/store.md).
+var restoreEligibility = `,
+	back AS (
+		DELETE FROM listed_origin_pending p USING gone AS g
+		WHERE p.url = g.url AND p.visit_type = g.visit_type AND p.last_scheduled = g.scheduled_at
+		RETURNING p.*, g.prev_scheduled),
+	returned AS (
+		INSERT INTO listed_origin (` + listedColumns + `) OVERRIDING SYSTEM VALUE
+		SELECT ` + restoredColumns + ` FROM back),
+	known AS (
+		INSERT INTO visit_stats (url, visit_type, last_scheduled)
+		SELECT DISTINCT ON (url, visit_type) url, visit_type, prev_scheduled FROM back
+		ON CONFLICT (url, visit_type) DO NOTHING),
 	stats AS (
 		UPDATE visit_stats AS s SET last_scheduled = g.prev_scheduled FROM gone AS g
 		WHERE s.url = g.url AND s.visit_type = g.visit_type AND s.last_scheduled = g.scheduled_at
@@ -28,6 +41,10 @@ const restoreEligibility = `,
 		WHERE l.url = g.url AND l.visit_type = g.visit_type AND l.last_scheduled = g.scheduled_at
 		RETURNING 1)
 	SELECT count(*) FROM gone`
+
+// restoredColumns are listedColumns with the last_scheduled of before the
+// visit.
+var restoredColumns = strings.Replace(listedColumns, "last_scheduled", "prev_scheduled", 1)
 
 // VisitsDispatch grabs, marks and records pending visits in one transaction.
 func (s *Store) VisitsDispatch(ctx context.Context, p revisit.DispatchParams) ([]revisit.Visit, error) {
