@@ -29,10 +29,10 @@ CREATE TABLE listed_origin_pending (
     last_visit_status         text,
     last_scheduled            timestamptz NOT NULL,
     next_visit_queue_position bigint,
-    PRIMARY KEY (lister_id, url, visit_type)
+    -- The key in this order also finds an origin's rows of every lister.
+    PRIMARY KEY (url, visit_type, lister_id)
 );
 
-CREATE INDEX listed_origin_pending_origin ON listed_origin_pending (url, visit_type);
 -- Pending origins whose cooldowns end first (the grab's requeue step).
 CREATE INDEX listed_origin_pending_scheduled ON listed_origin_pending (visit_type, last_scheduled);
 -- Pending origins visited after their mark (a clock set back): eligible at
