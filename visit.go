@@ -2,6 +2,8 @@ package revisit
 
 import (
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // VisitState is where a dispatched visit stands (semantics.md §6).
@@ -43,6 +45,12 @@ type Visit struct {
 
 // Key returns the visit's (url, visit_type).
 func (v Visit) Key() OriginKey { return OriginKey{URL: v.Origin.URL, VisitType: v.Origin.VisitType} }
+
+// NewVisitID returns the id of a new visit, which is also its message id:
+// a time-ordered UUID (version 7), so that the stores append the ids of a
+// round at the end of their indexes instead of at random places.
+// It panics only if the system's random source fails, as uuid.New does.
+func NewVisitID() uuid.UUID { return uuid.Must(uuid.NewV7()) }
 
 // DispatchParams are the inputs of a store's VisitsDispatch.
 type DispatchParams struct {

@@ -73,7 +73,7 @@ func (s *Store) VisitsDispatch(ctx context.Context, p revisit.DispatchParams) ([
 		listers := make([]uuid.UUID, len(picked))
 		prev := make([]*time.Time, len(picked))
 		for i, c := range picked {
-			ids[i], urls[i], listers[i], prev[i] = uuid.New(), c.Origin.URL, c.Origin.ListerID, c.LastScheduled
+			ids[i], urls[i], listers[i], prev[i] = revisit.NewVisitID(), c.Origin.URL, c.Origin.ListerID, c.LastScheduled
 			visits[i] = revisit.Visit{ID: ids[i].String(), Origin: c.Origin, Policy: g.Policy,
 				State: revisit.VisitPending, ScheduledAt: g.Now, Owner: p.Owner}
 		}

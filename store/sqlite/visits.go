@@ -6,8 +6,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/store/internal/batch"
 )
@@ -55,7 +53,7 @@ func (s *Store) VisitsDispatch(ctx context.Context, p revisit.DispatchParams) ([
 		}
 		visits = make([]revisit.Visit, len(picked))
 		for i, c := range picked {
-			v := revisit.Visit{ID: uuid.NewString(), Origin: c.Origin, Policy: g.Policy,
+			v := revisit.Visit{ID: revisit.NewVisitID().String(), Origin: c.Origin, Policy: g.Policy,
 				State: revisit.VisitPending, ScheduledAt: g.Now, Owner: p.Owner}
 			if _, err := insert.ExecContext(ctx, v.ID, c.Origin.URL, g.VisitType, c.Origin.ListerID.String(),
 				string(g.Policy), micro(g.Now), microPtr(c.LastScheduled), p.Owner); err != nil {
