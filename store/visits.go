@@ -21,7 +21,8 @@ type VisitStore interface {
 	// that lease, unexpired at the grab's now; ErrConflict otherwise.
 	VisitsDispatch(ctx context.Context, p revisit.DispatchParams) ([]revisit.Visit, error)
 	// VisitsSent marks pending visits sent at `at` (their messages were
-	// confirmed) and returns how many it changed; unknown ids are ignored.
+	// confirmed), or at their scheduled time if `at` is earlier, and returns
+	// how many it changed; unknown ids are ignored.
 	VisitsSent(ctx context.Context, ids []string, at time.Time) (int, error)
 	// VisitsRelease forgets pending visits whose messages were not
 	// delivered and makes their origins eligible again; it returns how many

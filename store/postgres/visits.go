@@ -107,7 +107,7 @@ func checkLease(ctx context.Context, tx pgx.Tx, name, owner string, now time.Tim
 
 // VisitsSent marks pending visits sent.
 func (s *Store) VisitsSent(ctx context.Context, ids []string, at time.Time) (int, error) {
-	tag, err := s.pool.Exec(ctx, `UPDATE visit_in_flight SET state = 'sent', sent_at = $2
+	tag, err := s.pool.Exec(ctx, `UPDATE visit_in_flight SET state = 'sent', sent_at = GREATEST($2, scheduled_at)
 		WHERE id = ANY($1) AND state = 'pending'`, batch.MessageIDs(ids), revisit.Microsecond(at))
 	if err != nil {
 		return 0, translate(wrap(err, "mark %d visits sent", len(ids)))
@@ -130,7 +130,8 @@ func (s *Store) VisitsRecover(ctx context.Context, visitType string) (int, error
 // VisitsExpire marks lost the visits sent before `before`.
 func (s *Store) VisitsExpire(ctx context.Context, visitType string, before time.Time) (int, error) {
 	return s.restore(ctx, "expire "+visitType+" visits",
-		`UPDATE visit_in_flight SET state = 'lost' WHERE visit_type = $1 AND state = 'sent' AND sent_at < $2`,
+		`UPDATE visit_in_flight SET state = 'lost'
+			WHERE visit_type = $1 AND scheduled_at < $2 AND state = 'sent' AND sent_at < $2`,
 		visitType, revisit.Microsecond(before))
 }
 
@@ -153,7 +154,8 @@ func (s *Store) VisitsGet(ctx context.Context, ids []string) ([]revisit.Visit, e
 
 // VisitsForgetLost deletes the lost visits sent before `before`.
 func (s *Store) VisitsForgetLost(ctx context.Context, visitType string, before time.Time) (int, error) {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM visit_in_flight WHERE visit_type = $1 AND state = 'lost' AND sent_at < $2`,
+	tag, err := s.pool.Exec(ctx, `DELETE FROM visit_in_flight
+		WHERE visit_type = $1 AND scheduled_at < $2 AND state = 'lost' AND sent_at < $2`,
 		visitType, revisit.Microsecond(before))
 	if err != nil {
 		return 0, translate(wrap(err, "forget lost %s visits", visitType))

@@ -87,7 +87,7 @@ func checkLease(ctx context.Context, tx *sql.Tx, name, owner string, now time.Ti
 func (s *Store) VisitsSent(ctx context.Context, ids []string, at time.Time) (int, error) {
 	var n int64
 	err := s.write(ctx, "mark visits sent", func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE visit_in_flight SET state = 'sent', sent_at = ?2
+		res, err := tx.ExecContext(ctx, `UPDATE visit_in_flight SET state = 'sent', sent_at = max(?2, scheduled_at)
 			WHERE id IN (SELECT value FROM json_each(?1)) AND state = 'pending'`,
 			jsonArray(batch.MessageIDs(ids)), micro(at))
 		if err != nil {
@@ -114,7 +114,7 @@ func (s *Store) VisitsRecover(ctx context.Context, visitType string) (int, error
 // VisitsExpire marks lost the visits sent before `before`.
 func (s *Store) VisitsExpire(ctx context.Context, visitType string, before time.Time) (int, error) {
 	return s.restore(ctx, "expire "+visitType+" visits", `UPDATE visit_in_flight SET state = 'lost'
-		WHERE visit_type = ?1 AND state = 'sent' AND sent_at < ?2`, visitType, micro(before))
+		WHERE visit_type = ?1 AND scheduled_at < ?2 AND state = 'sent' AND sent_at < ?2`, visitType, micro(before))
 }
 
 // restore runs change, a DELETE or UPDATE of visit_in_flight, and gives the
@@ -172,7 +172,7 @@ func (s *Store) VisitsForgetLost(ctx context.Context, visitType string, before t
 	var n int64
 	err := s.write(ctx, "forget lost "+visitType+" visits", func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM visit_in_flight
-			WHERE visit_type = ?1 AND state = 'lost' AND sent_at < ?2`, visitType, micro(before))
+			WHERE visit_type = ?1 AND scheduled_at < ?2 AND state = 'lost' AND sent_at < ?2`, visitType, micro(before))
 		if err != nil {
 			return err
 		}

@@ -91,6 +91,26 @@ func init() {
 		require.Equal(t, revisit.VisitCounts{VisitType: "git", Pending: 1, Sent: 2}, f.counts()["git"])
 	})
 
+	register("Visits/NeverSentBeforeScheduled", func(t *testing.T, newStore NewStore) {
+		f := newFixture(t, newStore)
+		f.gitOrigins(1)
+		f.clock.Set(at(time.Hour))
+		vs := f.dispatch(1, nil)
+		n, err := f.s.VisitsSent(f.ctx, visitIDs(vs), base)
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+		got, err := f.s.VisitsGet(f.ctx, visitIDs(vs))
+		require.NoError(t, err)
+		require.Len(t, got, 1)
+		requireTimePtr(t, atp(time.Hour), got[0].SentAt, "a visit is sent no earlier than it is scheduled")
+		n, err = f.s.VisitsExpire(f.ctx, "git", at(time.Hour))
+		require.NoError(t, err)
+		require.Zero(t, n, "sent at the bound: not lost")
+		n, err = f.s.VisitsExpire(f.ctx, "git", at(time.Hour+time.Microsecond))
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+	})
+
 	register("Visits/DispatchValidates", func(t *testing.T, newStore NewStore) {
 		f := newFixture(t, newStore)
 		f.gitOrigins(1)
