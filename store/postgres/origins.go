@@ -78,8 +78,7 @@ func (s *Store) ListedOriginsRecord(ctx context.Context, origins []revisit.Liste
 				SELECT b.lister_id, b.url, b.visit_type, b.extra::jsonb, b.enabled, $9, $9,
 					b.last_update, b.is_fork, b.forked_from_url,
 					vs.last_successful, vs.last_visit, vs.last_visit_status,
-					GREATEST(vs.last_scheduled, (SELECT max(p.last_scheduled) FROM listed_origin_pending p
-						WHERE p.url = b.url AND p.visit_type = b.visit_type)),
+					GREATEST(vs.last_scheduled, (`+pendingMark("b")+`)),
 					vs.next_visit_queue_position
 				FROM b LEFT JOIN visit_stats vs ON vs.url = b.url AND vs.visit_type = b.visit_type
 				WHERE NOT EXISTS (SELECT FROM pend

@@ -39,3 +39,13 @@ func shareGrabLocks(ctx context.Context, tx pgx.Tx, visitTypes []string) error {
 	}
 	return nil
 }
+
+// pendingMark renders a query of the last_scheduled of the origin
+// (alias.url, alias.visit_type) while it is pending: no row otherwise. The
+// GROUP BY keeps the planner on the key: without it, max() may be rewritten
+// into a backward scan of listed_origin_pending_scheduled filtered by URL,
+// which walks every pending origin of the visit type.
+func pendingMark(alias string) string {
+	return "SELECT max(p.last_scheduled) FROM listed_origin_pending p WHERE p.url = " + alias +
+		".url AND p.visit_type = " + alias + ".visit_type GROUP BY p.url"
+}

@@ -48,6 +48,12 @@ func Open(ctx context.Context, url string, opts store.Options) (*Store, error) {
 	// Plan each grab for its actual parameters: a generic plan cannot know
 	// which partial index a LIMIT and the cooldown bounds make best.
 	cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_custom_plan"
+	// No JIT: revisit's statements touch a few thousand rows each, and the
+	// planner's estimates on a 10M-row table push some of them over the JIT
+	// threshold, where compiling took 1.5 s of a 60 ms batch insert here.
+	if _, set := cfg.ConnConfig.RuntimeParams["jit"]; !set {
+		cfg.ConnConfig.RuntimeParams["jit"] = "off"
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, translate(fmt.Errorf("postgres: connect: %w", err))

@@ -27,8 +27,7 @@ func (s *Store) VisitStatsGet(ctx context.Context, keys []revisit.OriginKey) ([]
 			COALESCE(vs.next_position_offset, $3), COALESCE(vs.successive_visits, $4)
 		FROM (SELECT DISTINCT * FROM unnest($1::text[], $2::text[]) AS k(url, visit_type)) AS k
 		LEFT JOIN visit_stats vs ON vs.url = k.url AND vs.visit_type = k.visit_type
-		LEFT JOIN LATERAL (SELECT max(p.last_scheduled) AS last_scheduled FROM listed_origin_pending p
-			WHERE p.url = k.url AND p.visit_type = k.visit_type) AS m ON true
+		LEFT JOIN LATERAL (`+pendingMark("k")+`) AS m(last_scheduled) ON true
 		WHERE vs.url IS NOT NULL OR m.last_scheduled IS NOT NULL
 		ORDER BY k.url, k.visit_type`,
 		urls, types, revisit.DefaultNextPositionOffset, revisit.DefaultSuccessiveVisits)
