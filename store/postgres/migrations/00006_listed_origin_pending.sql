@@ -12,26 +12,11 @@
 -- back). listed_origin_all is every listed origin, wherever it sits.
 
 -- +goose Up
-CREATE TABLE listed_origin_pending (
-    id                        bigint NOT NULL,
-    lister_id                 uuid NOT NULL,
-    url                       text COLLATE "C" NOT NULL,
-    visit_type                text COLLATE "C" NOT NULL,
-    extra_loader_arguments    jsonb NOT NULL DEFAULT '{}',
-    enabled                   boolean NOT NULL DEFAULT true,
-    first_seen                timestamptz NOT NULL,
-    last_seen                 timestamptz NOT NULL,
-    last_update               timestamptz,
-    is_fork                   boolean,
-    forked_from_url           text,
-    last_successful           timestamptz,
-    last_visit                timestamptz,
-    last_visit_status         text,
-    last_scheduled            timestamptz NOT NULL,
-    next_visit_queue_position bigint,
-    -- The key in this order also finds an origin's rows of every lister.
-    PRIMARY KEY (url, visit_type, lister_id)
-);
+-- The same columns in the same order (moves copy whole rows), without
+-- listed_origin's identity: a row keeps its id wherever it sits.
+CREATE TABLE listed_origin_pending (LIKE listed_origin INCLUDING DEFAULTS);
+-- The key in this order also finds an origin's rows of every lister.
+ALTER TABLE listed_origin_pending ADD PRIMARY KEY (url, visit_type, lister_id);
 
 -- Pending origins whose cooldowns end first (the grab's requeue step).
 CREATE INDEX listed_origin_pending_scheduled ON listed_origin_pending (visit_type, last_scheduled);
