@@ -120,7 +120,7 @@ func markScheduled(ctx context.Context, tx pgx.Tx, p revisit.GrabParams, now tim
 			DELETE FROM listed_origin WHERE visit_type = $2 AND url = ANY($1::text[]) RETURNING *
 		)
 		INSERT INTO listed_origin_pending (`+listedColumns+`)
-		SELECT `+strings.Replace(listedColumns, "last_scheduled", "GREATEST(last_scheduled, $3)", 1)+` FROM moved`,
+		SELECT `+listedColumnsWith("GREATEST(last_scheduled, $3)")+` FROM moved`,
 		urls, p.VisitType, now)
 	if pos, ok := grabsql.MaxQueuePosition(picked); ok && p.Policy == revisit.OriginsWithoutLastUpdate {
 		b.Queue(`INSERT INTO queue_position AS qp (visit_type, position) VALUES ($1, $2)

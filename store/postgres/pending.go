@@ -9,9 +9,16 @@ import (
 
 // listedColumns are every column of listed_origin, and of
 // listed_origin_pending, in table order.
-const listedColumns = "id, lister_id, url, visit_type, extra_loader_arguments, enabled, first_seen, last_seen, " +
-	"last_update, is_fork, forked_from_url, last_successful, last_visit, last_visit_status, last_scheduled, " +
-	"next_visit_queue_position"
+var listedColumns = listedColumnsWith("last_scheduled")
+
+// listedColumnsWith returns listedColumns with lastScheduled, an
+// expression, in place of the last_scheduled column: moves between the two
+// tables copy whole rows but set the mark.
+func listedColumnsWith(lastScheduled string) string {
+	return "id, lister_id, url, visit_type, extra_loader_arguments, enabled, first_seen, last_seen, " +
+		"last_update, is_fork, forked_from_url, last_successful, last_visit, last_visit_status, " +
+		lastScheduled + ", next_visit_queue_position"
+}
 
 // grabLockKey is the advisory lock key of a visit type's grabs.
 const grabLockKey = "hashtextextended('revisit.grab:' || $1, 0)"

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -44,7 +43,7 @@ var restoreEligibility = `,
 
 // restoredColumns are listedColumns with the last_scheduled of before the
 // visit.
-var restoredColumns = strings.Replace(listedColumns, "last_scheduled", "prev_scheduled", 1)
+var restoredColumns = listedColumnsWith("prev_scheduled")
 
 // VisitsDispatch grabs, marks and records pending visits in one transaction.
 func (s *Store) VisitsDispatch(ctx context.Context, p revisit.DispatchParams) ([]revisit.Visit, error) {
