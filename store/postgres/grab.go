@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/store/internal/grabsql"
@@ -22,6 +23,15 @@ var dialect = grabsql.Dialect{
 	Lag:            "(last_update - last_successful)",
 	Random:         "random()",
 	Time:           func(t time.Time) any { return t },
+	RowColumns:     "ctid, shared",
+}
+
+// candidate is a row of the candidate query with its address, by which a
+// grab moves it, and whether other listers list its origin too.
+type candidate struct {
+	grabsql.Candidate
+	ctid   pgtype.TID
+	shared bool
 }
 
 // GrabNextVisits selects the top eligible origins of a policy and marks them
@@ -31,7 +41,7 @@ func (s *Store) GrabNextVisits(ctx context.Context, p revisit.GrabParams) ([]rev
 	if err != nil {
 		return nil, err
 	}
-	var picked []grabsql.Candidate
+	var picked []candidate
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		// A mark lost in a database crash only offers its origins again,
 		// which the orchestrator tolerates anyway: skip the commit's fsync.
@@ -53,7 +63,7 @@ func (s *Store) GrabNextVisits(ctx context.Context, p revisit.GrabParams) ([]rev
 
 // grab takes the visit type's grab lock, selects the top p.Count eligible
 // origins of p (resolved) and, unless p.DryRun, marks them scheduled.
-func (s *Store) grab(ctx context.Context, tx pgx.Tx, p revisit.GrabParams, cooldowns revisit.Cooldowns) ([]grabsql.Candidate, error) {
+func (s *Store) grab(ctx context.Context, tx pgx.Tx, p revisit.GrabParams, cooldowns revisit.Cooldowns) ([]candidate, error) {
 	if err := lockGrabs(ctx, tx, p.VisitType); err != nil {
 		return nil, err
 	}
@@ -64,7 +74,7 @@ func (s *Store) grab(ctx context.Context, tx pgx.Tx, p revisit.GrabParams, coold
 	if err != nil {
 		return nil, err
 	}
-	picked, err := grabsql.Pick(p.Count, func(limit int) ([]grabsql.Candidate, error) {
+	picked, err := grabsql.Pick(p.Count, func(limit int) ([]candidate, error) {
 		rows, _ := tx.Query(ctx, q.SQL, append(q.Args, limit)...)
 		return pgx.CollectRows(rows, scanCandidate)
 	})
@@ -109,19 +119,39 @@ func listerLabel(p revisit.GrabParams) string {
 // origins_without_last_update raises the queue position, in one round trip.
 // visit_stats keeps its last_scheduled until the origin comes back
 // (docs/store.md, "Pending origins").
-func markScheduled(ctx context.Context, tx pgx.Tx, p revisit.GrabParams, now time.Time, picked []grabsql.Candidate) error {
-	urls := make([]string, len(picked))
+//
+// A picked row is found by the address the candidate query read, under the
+// grab lock that keeps recording and results out; the origin's other rows
+// are looked up by URL only when it is shared, or when its row has moved
+// (a concurrent disable: it takes no grab lock).
+func markScheduled(ctx context.Context, tx pgx.Tx, p revisit.GrabParams, now time.Time, picked []candidate) error {
+	var (
+		tids   = make([]pgtype.TID, len(picked))
+		urls   = make([]string, len(picked))
+		shared = make([]bool, len(picked))
+	)
 	for i, c := range picked {
-		urls[i] = c.Origin.URL
+		tids[i], urls[i], shared[i] = c.ctid, c.Origin.URL, c.shared
 	}
 	b := &pgx.Batch{}
 	b.Queue(`
-		WITH moved AS (
-			DELETE FROM listed_origin WHERE visit_type = $2 AND url = ANY($1::text[]) RETURNING *
+		WITH picked AS (
+			SELECT * FROM unnest($1::tid[], $2::text[], $3::bool[]) AS p(tid, url, shared)
+		), by_row AS (
+			DELETE FROM listed_origin
+			WHERE ctid = ANY($1::tid[]) AND visit_type = $4 AND url = ANY($2::text[]) RETURNING *
+		), by_url AS (
+			DELETE FROM listed_origin
+			WHERE visit_type = $4 AND ctid <> ALL($1::tid[]) AND url IN (
+				SELECT p.url FROM picked p
+				WHERE p.shared OR NOT EXISTS (SELECT FROM by_row r WHERE r.url = p.url))
+			RETURNING *
 		)
 		INSERT INTO listed_origin_pending (`+listedColumns+`)
-		SELECT `+listedColumnsWith("GREATEST(last_scheduled, $3)")+` FROM moved`,
-		urls, p.VisitType, now)
+		SELECT `+listedColumnsWith("GREATEST(last_scheduled, $5)")+` FROM by_row
+		UNION ALL
+		SELECT `+listedColumnsWith("GREATEST(last_scheduled, $5)")+` FROM by_url`,
+		tids, urls, shared, p.VisitType, now)
 	if pos, ok := grabsql.MaxQueuePosition(picked); ok && p.Policy == revisit.OriginsWithoutLastUpdate {
 		b.Queue(`INSERT INTO queue_position AS qp (visit_type, position) VALUES ($1, $2)
 			ON CONFLICT (visit_type) DO UPDATE SET position = GREATEST(qp.position, EXCLUDED.position)`, p.VisitType, pos)
@@ -158,10 +188,10 @@ func requeue(ctx context.Context, tx pgx.Tx, visitType string, now time.Time, c 
 	return err
 }
 
-// scanCandidate scans a row of grabsql.Columns.
-func scanCandidate(row pgx.CollectableRow) (grabsql.Candidate, error) {
-	var c grabsql.Candidate
-	dests := append(originDests(&c.Origin), &c.QueuePosition, &c.LastScheduled)
+// scanCandidate scans a row of grabsql.Columns and dialect.RowColumns.
+func scanCandidate(row pgx.CollectableRow) (candidate, error) {
+	var c candidate
+	dests := append(originDests(&c.Origin), &c.QueuePosition, &c.LastScheduled, &c.ctid, &c.shared)
 	err := row.Scan(dests...)
 	normalizeOrigin(&c.Origin)
 	c.LastScheduled = utcPtr(c.LastScheduled)

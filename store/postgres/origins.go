@@ -61,33 +61,51 @@ func (s *Store) ListedOriginsRecord(ctx context.Context, origins []revisit.Liste
 			return err
 		}
 		// Pending rows are updated where they sit; a new row of an origin
-		// pending under another lister takes that grab's last_scheduled.
+		// pending under another lister takes that grab's last_scheduled. The
+		// rows of origins that several listers list are flagged shared
+		// (markScheduled).
 		return tx.QueryRow(ctx, `
 			WITH b AS (
 				SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::bool[],
 					$6::timestamptz[], $7::bool[], $8::text[])
 					AS b(lister_id, url, visit_type, extra, enabled, last_update, is_fork, forked_from_url)
+			), multi AS (
+				SELECT DISTINCT b.url, b.visit_type FROM b
+				WHERE EXISTS (SELECT FROM listed_origin_all o
+						WHERE o.url = b.url AND o.visit_type = b.visit_type AND o.lister_id <> b.lister_id)
+					OR EXISTS (SELECT FROM b o
+						WHERE o.url = b.url AND o.visit_type = b.visit_type AND o.lister_id <> b.lister_id)
 			), pend AS (
 				UPDATE listed_origin_pending p SET extra_loader_arguments = b.extra::jsonb, enabled = b.enabled,
-					last_seen = $9, last_update = b.last_update, is_fork = b.is_fork, forked_from_url = b.forked_from_url
+					last_seen = $9, last_update = b.last_update, is_fork = b.is_fork, forked_from_url = b.forked_from_url,
+					shared = p.shared OR (p.url, p.visit_type) IN (SELECT * FROM multi)
 				FROM b WHERE p.lister_id = b.lister_id AND p.url = b.url AND p.visit_type = b.visit_type
 				RETURNING p.lister_id, p.url, p.visit_type
 			), up AS (
 				INSERT INTO listed_origin AS lo (`+originColumns+`,
-					last_successful, last_visit, last_visit_status, last_scheduled, next_visit_queue_position)
+					last_successful, last_visit, last_visit_status, last_scheduled, next_visit_queue_position, shared)
 				SELECT b.lister_id, b.url, b.visit_type, b.extra::jsonb, b.enabled, $9, $9,
 					b.last_update, b.is_fork, b.forked_from_url,
 					vs.last_successful, vs.last_visit, vs.last_visit_status,
 					GREATEST(vs.last_scheduled, (`+pendingMark("b")+`)),
-					vs.next_visit_queue_position
+					vs.next_visit_queue_position, (b.url, b.visit_type) IN (SELECT * FROM multi)
 				FROM b LEFT JOIN visit_stats vs ON vs.url = b.url AND vs.visit_type = b.visit_type
 				WHERE NOT EXISTS (SELECT FROM pend
 					WHERE pend.lister_id = b.lister_id AND pend.url = b.url AND pend.visit_type = b.visit_type)
 				ON CONFLICT (lister_id, url, visit_type) DO UPDATE SET
 					extra_loader_arguments = EXCLUDED.extra_loader_arguments, enabled = EXCLUDED.enabled,
 					last_seen = EXCLUDED.last_seen, last_update = EXCLUDED.last_update,
-					is_fork = EXCLUDED.is_fork, forked_from_url = EXCLUDED.forked_from_url
+					is_fork = EXCLUDED.is_fork, forked_from_url = EXCLUDED.forked_from_url,
+					shared = lo.shared OR EXCLUDED.shared
 				RETURNING xmax = 0 AS inserted
+			), others AS (
+				UPDATE listed_origin o SET shared = true FROM multi m
+				WHERE o.url = m.url AND o.visit_type = m.visit_type AND NOT o.shared AND NOT EXISTS (SELECT FROM b
+					WHERE b.lister_id = o.lister_id AND b.url = o.url AND b.visit_type = o.visit_type)
+			), others_pending AS (
+				UPDATE listed_origin_pending o SET shared = true FROM multi m
+				WHERE o.url = m.url AND o.visit_type = m.visit_type AND NOT o.shared AND NOT EXISTS (SELECT FROM b
+					WHERE b.lister_id = o.lister_id AND b.url = o.url AND b.visit_type = o.visit_type)
 			)
 			SELECT count(*) FILTER (WHERE inserted), count(*) FILTER (WHERE NOT inserted) + (SELECT count(*) FROM pend)
 			FROM up`,

@@ -17,7 +17,7 @@ var listedColumns = listedColumnsWith("last_scheduled")
 func listedColumnsWith(lastScheduled string) string {
 	return "id, lister_id, url, visit_type, extra_loader_arguments, enabled, first_seen, last_seen, " +
 		"last_update, is_fork, forked_from_url, last_successful, last_visit, last_visit_status, " +
-		lastScheduled + ", next_visit_queue_position"
+		lastScheduled + ", next_visit_queue_position, shared"
 }
 
 // grabLockKey is the advisory lock key of a visit type's grabs.

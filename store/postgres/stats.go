@@ -98,7 +98,7 @@ func (s *Store) VisitStatsUpsert(ctx context.Context, stats []revisit.VisitStats
 				INSERT INTO listed_origin (`+listedColumns+`) OVERRIDING SYSTEM VALUE
 				SELECT b.id, b.lister_id, b.url, b.visit_type, b.extra_loader_arguments, b.enabled, b.first_seen,
 					b.last_seen, b.last_update, b.is_fork, b.forked_from_url, up.last_successful, up.last_visit,
-					up.last_visit_status, up.last_scheduled, up.next_visit_queue_position
+					up.last_visit_status, up.last_scheduled, up.next_visit_queue_position, b.shared
 				FROM back b JOIN up ON up.url = b.url AND up.visit_type = b.visit_type
 			)
 			UPDATE listed_origin lo SET last_successful = up.last_successful, last_visit = up.last_visit,

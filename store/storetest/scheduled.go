@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"sort"
 	"testing"
 	"time"
 
@@ -59,6 +60,38 @@ func init() {
 		require.Len(t, got, 1, "o2 and o1 were both scheduled; o1 has its result, o2 not")
 		require.Equal(t, url("o1"), got[0].URL)
 		require.Equal(t, a.ID, got[0].ListerID, "ties go to the row listed first")
+	})
+}
+
+// An origin that several listers list is grabbed once, whichever way its
+// rows were recorded (in one batch, one lister after the other), and none of
+// its rows is grabbed again while its visit is pending.
+func init() {
+	register("Scheduled/SharedOriginsMoveTogether", func(t *testing.T, newStore NewStore) {
+		f := newFixture(t, newStore)
+		a := f.lister("gitlab", "a")
+		b := f.lister("gitlab", "b")
+		f.record(origin(a.ID, "together", "git"), origin(b.ID, "together", "git"))
+		f.record(origin(a.ID, "later", "git"), origin(a.ID, "solo", "git"))
+		f.record(origin(b.ID, "later", "git"))
+		p := revisit.GrabParams{VisitType: "git", Count: 10, Policy: revisit.OldestScheduledFirst,
+			Cooldowns: &revisit.Cooldowns{Scheduled: day}}
+
+		for round := range 2 {
+			got := f.grabNames(p)
+			sort.Strings(got)
+			require.Equal(t, []string{"later", "solo", "together"}, got, "round %d: each origin once", round)
+			require.Empty(t, f.grabNames(p), "round %d: no row of a pending origin is left to grab", round)
+			require.Len(t, f.all(revisit.ListedOriginFilter{VisitType: "git"}), 5, "round %d: every row stays listed", round)
+
+			f.clock.Advance(time.Hour)
+			for _, name := range got {
+				f.upsert(revisit.VisitStats{URL: url(name), VisitType: "git", LastVisit: atp(f.clock.Now().Sub(base)),
+					LastVisitStatus: stp(revisit.VisitSuccessful), LastSuccessful: atp(f.clock.Now().Sub(base)),
+					NextPositionOffset: 4, SuccessiveVisits: 1})
+			}
+			f.clock.Advance(2 * day)
+		}
 	})
 }
 

@@ -28,6 +28,9 @@ type Dialect struct {
 	Random string
 	// Time converts a time to the engine's bind value.
 	Time func(time.Time) any
+	// RowColumns, when set, are more columns the candidate query returns
+	// after Columns, for the store's own use.
+	RowColumns string
 }
 
 // Columns are the listed_origin columns the candidate query returns, in order.
@@ -102,8 +105,12 @@ func (d Dialect) Build(p Params) (Query, error) {
 		where = append(where, d.Random+" < "+b.arg(p.Sample))
 	}
 	order = append(order, "id")
+	columns := Columns
+	if d.RowColumns != "" {
+		columns += ", " + d.RowColumns
+	}
 	sql := fmt.Sprintf("SELECT %s FROM listed_origin WHERE %s ORDER BY %s LIMIT %s",
-		Columns, strings.Join(where, " AND "), strings.Join(order, ", "), d.Placeholder(len(b.args)+1))
+		columns, strings.Join(where, " AND "), strings.Join(order, ", "), d.Placeholder(len(b.args)+1))
 	return Query{SQL: sql, Args: b.args}, nil
 }
 

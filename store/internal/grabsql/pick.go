@@ -15,25 +15,36 @@ type Candidate struct {
 	LastScheduled *time.Time
 }
 
+// Row is a row of the candidate query as a store scans it: a Candidate,
+// or a store's own type embedding one with more of the row (PostgreSQL
+// adds its address).
+type Row interface {
+	Base() Candidate
+}
+
+// Base returns c: a Candidate is a Row.
+func (c Candidate) Base() Candidate { return c }
+
 // Pick returns the first count candidates of distinct URLs in the order
 // fetch returns them (the policy's order), so that an origin listed by
 // several listers is returned once, from the lister whose row comes first.
 // fetch(limit) must return the first limit rows of the candidate query;
 // Pick widens the limit until it has count origins or the rows run out.
-func Pick(count int, fetch func(limit int) ([]Candidate, error)) ([]Candidate, error) {
+func Pick[R Row](count int, fetch func(limit int) ([]R, error)) ([]R, error) {
 	limit := count + count/8 + 16
 	for {
 		rows, err := fetch(limit)
 		if err != nil {
 			return nil, err
 		}
-		picked := make([]Candidate, 0, min(count, len(rows)))
+		picked := make([]R, 0, min(count, len(rows)))
 		seen := make(map[string]struct{}, len(rows))
 		for _, c := range rows {
-			if _, dup := seen[c.Origin.URL]; dup {
+			url := c.Base().Origin.URL
+			if _, dup := seen[url]; dup {
 				continue
 			}
-			seen[c.Origin.URL] = struct{}{}
+			seen[url] = struct{}{}
 			picked = append(picked, c)
 			if len(picked) == count {
 				return picked, nil
@@ -46,13 +57,13 @@ func Pick(count int, fetch func(limit int) ([]Candidate, error)) ([]Candidate, e
 	}
 }
 
-// MaxQueuePosition returns the largest known queue position among cs.
-func MaxQueuePosition(cs []Candidate) (int64, bool) {
+// MaxQueuePosition returns the largest known queue position among rows.
+func MaxQueuePosition[R Row](rows []R) (int64, bool) {
 	var best int64
 	found := false
-	for _, c := range cs {
-		if c.QueuePosition != nil && (!found || *c.QueuePosition > best) {
-			best, found = *c.QueuePosition, true
+	for _, r := range rows {
+		if pos := r.Base().QueuePosition; pos != nil && (!found || *pos > best) {
+			best, found = *pos, true
 		}
 	}
 	return best, found
