@@ -98,14 +98,14 @@ type session struct {
 	ds     Dataset
 	clk    *clock
 	a, b   revisit.Lister
-	now    time.Time // this run's present: 8 days after the previous run's
+	now    time.Time // this run's present: 10 days after the previous run's
 	loaded bool
 	loadPS float64
 }
 
 // openSession migrates and opens the store at url, loads the data set of n
 // origins unless a previous run left it there, refreshes the planner's
-// statistics, and starts a run 8 days after the previous one (past every
+// statistics, and starts a run 10 days after the previous one (past every
 // cooldown of the origins the previous run marked).
 func openSession(ctx context.Context, url string, n int, w io.Writer) (*session, error) {
 	se := &session{ds: NewDataset(n)}
@@ -151,7 +151,7 @@ func (se *session) start(ctx context.Context, w io.Writer) error {
 			return err
 		}
 	}
-	se.now = se.ds.Now.Add(time.Duration(state.Runs) * 8 * day)
+	se.now = se.ds.Now.Add(time.Duration(state.Runs) * 10 * day)
 	state.Runs++
 	se.a.CurrentState, _ = json.Marshal(state)
 	se.a, err = se.ListerUpdate(ctx, se.a)

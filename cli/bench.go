@@ -171,7 +171,7 @@ func (a *app) benchOrchestratorCommand() *cobra.Command {
 there), points load-git at a scratch durable queue of the configured broker,
 and runs the real orchestrator on git until --visits visits are published
 with confirms, sampling this process's memory. The scratch queue is deleted
-afterwards; the published origins stay marked (the next run, 8 days later
+afterwards; the published origins stay marked (the next run, 10 days later
 in the data set's time, finds them eligible again).`,
 		Args: exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
