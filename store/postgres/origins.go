@@ -70,11 +70,13 @@ func (s *Store) ListedOriginsRecord(ctx context.Context, origins []revisit.Liste
 					$6::timestamptz[], $7::bool[], $8::text[])
 					AS b(lister_id, url, visit_type, extra, enabled, last_update, is_fork, forked_from_url)
 			), multi AS (
+				-- CASE keeps the cheap probe first: the key the upsert
+				-- probes anyway, then, for new rows only, the origin.
 				SELECT b.url, b.visit_type FROM b
-				WHERE NOT EXISTS (SELECT FROM listed_origin_all o
-						WHERE o.lister_id = b.lister_id AND o.url = b.url AND o.visit_type = b.visit_type)
-					AND EXISTS (SELECT FROM listed_origin_all o
-						WHERE o.url = b.url AND o.visit_type = b.visit_type AND o.lister_id <> b.lister_id)
+				WHERE CASE WHEN EXISTS (SELECT FROM listed_origin_all o
+						WHERE o.lister_id = b.lister_id AND o.url = b.url AND o.visit_type = b.visit_type) THEN false
+					ELSE EXISTS (SELECT FROM listed_origin_all o
+						WHERE o.url = b.url AND o.visit_type = b.visit_type AND o.lister_id <> b.lister_id) END
 				UNION
 				SELECT url, visit_type FROM b GROUP BY url, visit_type HAVING count(*) > 1
 			), pend AS (
