@@ -23,6 +23,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"log/slog"
 	"math/rand/v2"
 	"net/url"
@@ -200,6 +201,7 @@ func (b *Broker) dialUntil(ctx context.Context) (*amqp091.Connection, error) {
 			Heartbeat:  10 * time.Second,
 			Locale:     "en_US",
 			Properties: amqp091.Table{"connection_name": "revisit"},
+			Dial:       dialCoalescing,
 		})
 		if err == nil {
 			if attempt > 1 {
@@ -222,6 +224,19 @@ func (b *Broker) dialUntil(ctx context.Context) (*amqp091.Connection, error) {
 			return nil, broker.ErrClosed
 		}
 	}
+}
+
+// dialTimeout bounds connecting to RabbitMQ (amqp091-go's default).
+const dialTimeout = 30 * time.Second
+
+// dialCoalescing dials as amqp091-go does and gathers the connection's
+// writes (coalescingConn).
+func dialCoalescing(network, addr string) (net.Conn, error) {
+	conn, err := amqp091.DefaultDial(dialTimeout)(network, addr)
+	if err != nil {
+		return nil, err
+	}
+	return newCoalescingConn(conn), nil
 }
 
 // supervise watches the connection and replaces it when it closes, until
