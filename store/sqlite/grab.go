@@ -14,7 +14,7 @@ import (
 // dialect renders grabsql's candidate query for SQLite and the indexes of
 // migrations/00001_schema.sql: SQLite sorts nulls first in ascending order,
 // and "nulls last" is the pair ((col IS NULL), col) that
-// listed_origin_stop_after_success indexes.
+// listed_origin_stop_after_success indexes. Marked rows are left out.
 var dialect = grabsql.Dialect{
 	Placeholder:    func(n int) string { return "?" + strconv.Itoa(n) },
 	IsDistinctFrom: "IS NOT",
@@ -23,18 +23,16 @@ var dialect = grabsql.Dialect{
 	Lag:            "(last_update - last_successful)",
 	Random:         "((random() & 9223372036854775807) / 9223372036854775808.0)",
 	Time:           func(t time.Time) any { return micro(t) },
+	Exclude:        "id NOT IN (SELECT id FROM listed_origin_mark)",
 }
 
-// markStats sets last_scheduled = max(existing, now) on the visit stats of
-// the URLs in ?3 (a JSON array) of visit type ?2, creating missing rows.
-const markStats = `INSERT INTO visit_stats (url, visit_type, last_scheduled)
-SELECT value, ?2, ?1 FROM json_each(?3) WHERE true
-ON CONFLICT (url, visit_type) DO UPDATE SET
-	last_scheduled = max(COALESCE(visit_stats.last_scheduled, excluded.last_scheduled), excluded.last_scheduled)`
-
-// markListed does the same on the stats copy of every listed row.
-const markListed = `UPDATE listed_origin SET last_scheduled = max(COALESCE(last_scheduled, ?1), ?1)
-WHERE visit_type = ?2 AND url IN (SELECT value FROM json_each(?3))`
+// setMarks marks every listed row of the picked origins: ?1 now, ?2 the
+// visit type, ?3 a JSON array of their URLs (docs/store.md, "Pending marks
+// (SQLite)").
+const setMarks = `INSERT INTO listed_origin_mark (id, url, visit_type, last_scheduled, last_visit)
+SELECT id, url, visit_type, ?1, last_visit FROM listed_origin
+WHERE visit_type = ?2 AND url IN (SELECT value FROM json_each(?3))
+ON CONFLICT (id) DO UPDATE SET last_scheduled = max(last_scheduled, excluded.last_scheduled)`
 
 // raiseQueuePosition raises a visit type's queue position, never lowering it.
 const raiseQueuePosition = `INSERT INTO queue_position (visit_type, position) VALUES (?1, ?2)
@@ -66,11 +64,17 @@ func (s *Store) GrabNextVisits(ctx context.Context, p revisit.GrabParams) ([]rev
 }
 
 // grab selects the top p.Count eligible origins of p (resolved) and, unless
-// p.DryRun, marks them scheduled, inside the write transaction tx.
+// p.DryRun, marks them scheduled, inside the write transaction tx. The
+// marks that p's cooldowns would let through are folded first, so that the
+// candidate query, which leaves marked origins out, stays exact.
 func (s *Store) grab(ctx context.Context, tx *sql.Tx, p revisit.GrabParams, cooldowns revisit.Cooldowns) ([]grabsql.Candidate, error) {
 	params := grabsql.Params{VisitType: p.VisitType, Policy: p.Policy, Now: p.Now, Disabled: p.Disabled,
 		Cooldowns: cooldowns, Sample: p.Sample}
 	if err := resolveLister(ctx, tx, p, &params); err != nil {
+		return nil, err
+	}
+	released, args := releasedMarks(p.VisitType, p.Now, cooldowns)
+	if err := s.foldMarks(ctx, tx, released, args...); err != nil {
 		return nil, err
 	}
 	q, err := dialect.Build(params)
@@ -88,11 +92,7 @@ func (s *Store) grab(ctx context.Context, tx *sql.Tx, p revisit.GrabParams, cool
 	if err != nil || p.DryRun || len(picked) == 0 {
 		return picked, err
 	}
-	urls := make([]string, len(picked))
-	for i, c := range picked {
-		urls[i] = c.Origin.URL
-	}
-	return picked, s.mark(ctx, tx, p, p.Now, urls, picked)
+	return picked, s.mark(ctx, tx, p, picked)
 }
 
 // resolveLister fills the lister filter of params from p: by id, or by name
@@ -124,20 +124,19 @@ func resolveLister(ctx context.Context, tx *sql.Tx, p revisit.GrabParams, params
 	return nil
 }
 
-// mark records that the picked origins (of URLs urls) are scheduled at now,
-// on visit_stats and on the stats copy of their listed rows, and raises the
-// queue position for origins_without_last_update.
-func (s *Store) mark(ctx context.Context, tx *sql.Tx, p revisit.GrabParams, now time.Time,
-	urls []string, picked []grabsql.Candidate) error {
-	list := jsonArray(urls)
-	for _, q := range []string{markStats, markListed} {
-		st, err := s.stmt(ctx, tx, q)
-		if err != nil {
-			return err
-		}
-		if _, err := st.ExecContext(ctx, micro(now), p.VisitType, list); err != nil {
-			return err
-		}
+// mark marks the picked origins' listed rows and raises the queue position
+// for origins_without_last_update.
+func (s *Store) mark(ctx context.Context, tx *sql.Tx, p revisit.GrabParams, picked []grabsql.Candidate) error {
+	urls := make([]string, len(picked))
+	for i, c := range picked {
+		urls[i] = c.Origin.URL
+	}
+	st, err := s.stmt(ctx, tx, setMarks)
+	if err != nil {
+		return err
+	}
+	if _, err := st.ExecContext(ctx, micro(p.Now), p.VisitType, jsonArray(urls)); err != nil {
+		return err
 	}
 	if p.Policy != revisit.OriginsWithoutLastUpdate {
 		return nil
@@ -146,6 +145,6 @@ func (s *Store) mark(ctx context.Context, tx *sql.Tx, p revisit.GrabParams, now 
 	if !ok {
 		return nil
 	}
-	_, err := tx.ExecContext(ctx, raiseQueuePosition, p.VisitType, pos)
+	_, err = tx.ExecContext(ctx, raiseQueuePosition, p.VisitType, pos)
 	return err
 }

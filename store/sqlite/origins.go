@@ -35,6 +35,13 @@ ON CONFLICT (lister_id, url, visit_type) DO UPDATE SET
 	forked_from_url = excluded.forked_from_url
 RETURNING id`
 
+// shareMark gives a new listed row (?1 its id, ?2 url, ?3 visit type) the
+// mark of its origin, when another lister's row of it is pending, so that
+// the origin is not offered twice.
+const shareMark = `INSERT INTO listed_origin_mark (id, url, visit_type, last_scheduled, last_visit)
+SELECT ?1, url, visit_type, last_scheduled, last_visit FROM listed_origin_mark INDEXED BY listed_origin_mark_origin
+WHERE url = ?2 AND visit_type = ?3 ORDER BY last_scheduled DESC LIMIT 1`
+
 // ListedOriginsRecord upserts a batch on (lister_id, url, visit_type), in one
 // transaction: inside the batch the last duplicate wins; a new row gets
 // first_seen = last_seen = now and the stats of its origin, an existing one
@@ -66,6 +73,10 @@ func (s *Store) ListedOriginsRecord(ctx context.Context, origins []revisit.Liste
 		if err != nil {
 			return err
 		}
+		share, err := s.stmt(ctx, tx, shareMark)
+		if err != nil {
+			return err
+		}
 		now := micro(s.now())
 		for i, o := range origins {
 			var id int64
@@ -75,6 +86,9 @@ func (s *Store) ListedOriginsRecord(ctx context.Context, origins []revisit.Liste
 			}
 			if id > maxID {
 				res.Inserted++
+				if _, err := share.ExecContext(ctx, id, o.URL, o.VisitType); err != nil {
+					return fmt.Errorf("origin %s (%s): %w", o.URL, o.VisitType, err)
+				}
 			} else {
 				res.Updated++
 			}

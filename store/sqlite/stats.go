@@ -33,7 +33,8 @@ const copyStats = `UPDATE listed_origin SET last_successful = ?3, last_visit = ?
 WHERE url = ?1 AND visit_type = ?2`
 
 // VisitStatsGet returns the stats that exist among keys, in the order of
-// their first occurrence in keys.
+// their first occurrence in keys; a pending origin's last_scheduled is its
+// mark (docs/store.md, "Pending marks (SQLite)").
 func (s *Store) VisitStatsGet(ctx context.Context, keys []revisit.OriginKey) ([]revisit.VisitStats, error) {
 	out := []revisit.VisitStats{}
 	if len(keys) == 0 {
@@ -47,14 +48,18 @@ func (s *Store) VisitStatsGet(ctx context.Context, keys []revisit.OriginKey) ([]
 			pairs = append(pairs, [2]string{k.URL, k.VisitType})
 		}
 	}
-	// CROSS JOIN keeps the key list as the outer loop: one primary-key
-	// lookup per key.
-	rows, err := s.r.QueryContext(ctx, `SELECT s.url, s.visit_type, s.last_successful, s.last_visit,
-		s.last_visit_status, s.last_scheduled, s.last_snapshot, s.next_visit_queue_position,
-		s.next_position_offset, s.successive_visits
-		FROM json_each(?) AS k CROSS JOIN visit_stats AS s
-		WHERE s.url = k.value ->> 0 AND s.visit_type = k.value ->> 1
-		ORDER BY k.key`, jsonArray(pairs))
+	// The key list is the outer loop (LEFT JOIN): one primary-key lookup
+	// per key in each table. A pending mark is the origin's last_scheduled.
+	rows, err := s.r.QueryContext(ctx, `SELECT k.value ->> 0, k.value ->> 1, s.last_successful, s.last_visit,
+		s.last_visit_status,
+		max(COALESCE(s.last_scheduled, k.mark), COALESCE(k.mark, s.last_scheduled)),
+		s.last_snapshot, s.next_visit_queue_position,
+		COALESCE(s.next_position_offset, ?2), COALESCE(s.successive_visits, ?3)
+		FROM (SELECT key, value, (SELECT max(m.last_scheduled) FROM listed_origin_mark AS m INDEXED BY listed_origin_mark_origin
+			WHERE m.url = value ->> 0 AND m.visit_type = value ->> 1) AS mark FROM json_each(?1)) AS k
+		LEFT JOIN visit_stats AS s ON s.url = k.value ->> 0 AND s.visit_type = k.value ->> 1
+		WHERE s.url IS NOT NULL OR k.mark IS NOT NULL
+		ORDER BY k.key`, jsonArray(pairs), revisit.DefaultNextPositionOffset, revisit.DefaultSuccessiveVisits)
 	if err != nil {
 		return nil, translate("get visit stats", err)
 	}
@@ -80,7 +85,8 @@ func (s *Store) VisitStatsGet(ctx context.Context, keys []revisit.OriginKey) ([]
 
 // VisitStatsUpsert writes stats in one transaction; a null (nil) field never
 // overwrites a stored value, the integer fields always do. The stats copy of
-// every listed row of each origin is updated in the same transaction.
+// every listed row of each origin is updated in the same transaction, and
+// an origin's pending mark is folded into the last_scheduled written.
 func (s *Store) VisitStatsUpsert(ctx context.Context, stats []revisit.VisitStats) error {
 	stats, err := batch.VisitStats(stats)
 	if err != nil || len(stats) == 0 {
@@ -95,15 +101,28 @@ func (s *Store) VisitStatsUpsert(ctx context.Context, stats []revisit.VisitStats
 		if err != nil {
 			return err
 		}
+		take, err := s.stmt(ctx, tx, takeMark)
+		if err != nil {
+			return err
+		}
 		for _, v := range stats {
 			var snapshot any
 			if v.LastSnapshot != nil {
 				snapshot = v.LastSnapshot
 			}
+			mark, err := takenMark(ctx, take, v.URL, v.VisitType)
+			if err != nil {
+				return err
+			}
+			var scheduled *int64
+			if v.LastScheduled != nil {
+				us := micro(*v.LastScheduled)
+				scheduled = &us
+			}
 			var c [5]any // the copied columns, as stored
 			if err := up.QueryRowContext(ctx, v.URL, v.VisitType,
 				microPtr(v.LastSuccessful), microPtr(v.LastVisit), strPtr(v.LastVisitStatus),
-				microPtr(v.LastScheduled), snapshot, int64Ptr(v.NextVisitQueuePosition),
+				laterMicro(scheduled, mark), snapshot, int64Ptr(v.NextVisitQueuePosition),
 				v.NextPositionOffset, v.SuccessiveVisits).Scan(&c[0], &c[1], &c[2], &c[3], &c[4]); err != nil {
 				return err
 			}

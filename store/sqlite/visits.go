@@ -15,8 +15,9 @@ const visitColumns = "id, url, visit_type, lister_id, policy, state, scheduled_a
 
 // The statements that give a released or lost visit's origin back the
 // last_scheduled it had before the visit, unless a later grab scheduled it
-// again: ?1 url, ?2 visit type, ?3 the visit's scheduled_at, ?4 the
-// previous last_scheduled.
+// again, when its mark has been folded (dropMark drops it otherwise): ?1
+// url, ?2 visit type, ?3 the visit's scheduled_at, ?4 the previous
+// last_scheduled.
 const (
 	restoreStats = `UPDATE visit_stats SET last_scheduled = ?4
 		WHERE url = ?1 AND visit_type = ?2 AND last_scheduled = ?3`
@@ -142,6 +143,29 @@ func (s *Store) restore(ctx context.Context, op, change string, args ...any) (in
 		}
 		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 			return err
+		}
+		drop, err := s.stmt(ctx, tx, dropMark)
+		if err != nil {
+			return err
+		}
+		known, err := s.stmt(ctx, tx, ensureStats)
+		if err != nil {
+			return err
+		}
+		for _, g := range all {
+			res, err := drop.ExecContext(ctx, g.url, g.visitType, g.scheduled)
+			if err != nil {
+				return err
+			}
+			if n, err := res.RowsAffected(); err != nil || n == 0 {
+				if err != nil {
+					return err
+				}
+				continue
+			}
+			if _, err := known.ExecContext(ctx, g.url, g.visitType, g.prev); err != nil {
+				return err
+			}
 		}
 		for _, q := range []string{restoreStats, restoreListed} {
 			st, err := s.stmt(ctx, tx, q)

@@ -31,6 +31,9 @@ type Dialect struct {
 	// RowColumns, when set, are more columns the candidate query returns
 	// after Columns, for the store's own use.
 	RowColumns string
+	// Exclude, when set, is one more condition every candidate row meets:
+	// how a store leaves out the origins it holds aside.
+	Exclude string
 }
 
 // Columns are the listed_origin columns the candidate query returns, in order.
@@ -101,6 +104,9 @@ func (d Dialect) Build(p Params) (Query, error) {
 		return Query{}, err
 	}
 	where = append(where, b.cooldowns(p.Now, p.Cooldowns)...)
+	if d.Exclude != "" {
+		where = append(where, d.Exclude)
+	}
 	if p.Sample > 0 {
 		where = append(where, d.Random+" < "+b.arg(p.Sample))
 	}
