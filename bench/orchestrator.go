@@ -86,6 +86,10 @@ func RunOrchestrator(ctx context.Context, cfg OrchestratorConfig) (OrchestratorR
 		return rep, err
 	}
 
+	if err := forgetVisits(ctx, se, "git"); err != nil {
+		return rep, err
+	}
+
 	reg := prometheus.NewRegistry()
 	o, err := orchestrator.New(se, cfg.Broker, orchestrator.Config{VisitTypes: []string{"git"},
 		MaxPerRound: cfg.MaxPerRound, RoundJitter: time.Millisecond, NoOriginsBackoff: time.Second,
@@ -126,6 +130,23 @@ func RunOrchestrator(ctx context.Context, cfg OrchestratorConfig) (OrchestratorR
 	rep.RSSEndMiB = rssMiB()
 	rep.Depth, err = cfg.Broker.Depth(ctx, queue)
 	return rep, err
+}
+
+// forgetVisits ends, untimed, the visits an earlier run left in flight
+// (its queue is gone): they are expired, which gives their origins their
+// eligibility back, and forgotten, so that every run starts with nothing
+// in flight instead of paying for the previous run's visits in its first
+// round.
+func forgetVisits(ctx context.Context, s store.Store, visitType string) error {
+	if _, err := s.VisitsRecover(ctx, visitType); err != nil {
+		return err
+	}
+	end := time.Now().AddDate(100, 0, 0)
+	if _, err := s.VisitsExpire(ctx, visitType, end); err != nil {
+		return err
+	}
+	_, err := s.VisitsForgetLost(ctx, visitType, end)
+	return err
 }
 
 // published reads revisit_visits_published_total from reg.

@@ -171,8 +171,9 @@ func (a *app) benchOrchestratorCommand() *cobra.Command {
 there), points load-git at a scratch durable queue of the configured broker,
 and runs the real orchestrator on git until --visits visits are published
 with confirms, sampling this process's memory. The scratch queue is deleted
-afterwards; the published origins stay marked (the next run, 10 days later
-in the data set's time, finds them eligible again).`,
+afterwards. A later run first ends, untimed, the visits an earlier run left
+in flight (expired, then forgotten), so that each run starts with nothing in
+flight.`,
 		Args: exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			n, err := bench.ParseSize(size)

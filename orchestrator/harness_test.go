@@ -40,6 +40,14 @@ type fakeBroker struct {
 
 func newFakeBroker() *fakeBroker { return &fakeBroker{queues: map[string][]celery.Message{}} }
 
+// newBlockedBroker returns a fake broker whose publishes wait until block
+// is closed.
+func newBlockedBroker() (b *fakeBroker, block chan struct{}) {
+	b, block = newFakeBroker(), make(chan struct{})
+	b.block = block
+	return b, block
+}
+
 func (b *fakeBroker) Publish(ctx context.Context, queue string, msgs []celery.Message) ([]broker.Publication, error) {
 	b.mu.Lock()
 	block := b.block

@@ -42,6 +42,23 @@ type loop struct {
 	listers map[uuid.UUID]revisit.Lister
 	// counted is when the in-flight records were last counted.
 	counted time.Time
+	// publishing is the previous round's batch, published while this
+	// round grabs; nil when none is.
+	publishing *publication
+}
+
+// publication is a round's batch being published in the background, so
+// that the broker's work overlaps the store's work of the next round.
+type publication struct {
+	done  chan struct{}
+	count int // messages: not in the queue's depth until confirmed
+	start time.Time
+	depth int64
+	attrs []any // the round's log fields
+
+	// Set before done closes.
+	confirmed, failed int
+	err               error
 }
 
 func newLoop(o *Orchestrator, visitType string) *loop {
@@ -66,7 +83,11 @@ func classify(err error) error {
 // finishes. healthy is called after every round that ran.
 func (l *loop) run(stop, hard context.Context, healthy func()) error {
 	defer l.resign()
+	defer l.finish()
 	for stop.Err() == nil {
+		if !l.owning || l.dirty {
+			l.finish()
+		}
 		if !l.owning {
 			if err := l.acquire(hard); err != nil {
 				var werr *supervise.WaitError
@@ -216,8 +237,43 @@ func (l *loop) resign() {
 	l.o.metrics.owner.WithLabelValues(l.visitType).Set(0)
 }
 
+// settle waits for the previous round's publication, logs that round and
+// returns its error: a publish that failed, or that no message was
+// confirmed.
+func (l *loop) settle() error {
+	p := l.publishing
+	if p == nil {
+		return nil
+	}
+	<-p.done
+	l.publishing = nil
+	if p.err != nil {
+		return p.err
+	}
+	m := l.o.metrics
+	m.roundSeconds.WithLabelValues(l.visitType).Observe(time.Since(p.start).Seconds())
+	m.depth.WithLabelValues(l.visitType).Set(float64(p.depth + int64(p.confirmed)))
+	l.log.Info("round", append(p.attrs, "published", p.confirmed, "failed", p.failed,
+		"duration", time.Since(p.start).Round(time.Millisecond))...)
+	if p.confirmed == 0 {
+		return &supervise.WaitError{Reason: "publish_failed", Err: fmt.Errorf("no message of %d confirmed by the broker", p.failed)}
+	}
+	return nil
+}
+
+// finish settles the previous round's publication before the loop does
+// anything else than a round (recovering, handing the lease over): an error
+// marks the loop dirty, so that what that round left pending is recovered.
+func (l *loop) finish() {
+	if err := l.settle(); err != nil {
+		l.dirty = true
+		l.log.Warn("the previous round's publication failed", "err", err)
+	}
+}
+
 // round runs one scheduling round and returns how long to wait before the
-// next one.
+// next one. It grabs while the previous round's batch is published, and
+// leaves its own batch publishing when it returns (settle waits for it).
 func (l *loop) round(ctx context.Context) (time.Duration, error) {
 	cfg, m := &l.o.cfg, l.o.metrics
 	start := time.Now()
@@ -245,14 +301,26 @@ func (l *loop) round(ctx context.Context) (time.Duration, error) {
 	}
 
 	// The threshold applies to the queue's free space; the per-round cap
-	// only bounds how much of it one round fills.
+	// only bounds how much of it one round fills. The previous round's
+	// messages still publishing count as taken; if that makes the queue
+	// look full, the round waits for them and measures again.
 	open := int64(maxLen) - depth
+	if l.publishing != nil {
+		open -= int64(l.publishing.count)
+	}
 	free := min(open, int64(cfg.MaxPerRound))
-	m.freeSlots.WithLabelValues(l.visitType).Set(float64(max(free, 0)))
 	if open <= 0 || float64(open) < float64(maxLen)*cfg.MinFreeRatio {
+		if l.publishing != nil {
+			if err := l.settle(); err != nil {
+				return 0, err
+			}
+			return l.round(ctx)
+		}
+		m.freeSlots.WithLabelValues(l.visitType).Set(0)
 		l.log.Debug("queue full", "queue", queue, "depth", depth, "max_queue_length", maxLen)
 		return cfg.QueueFullBackoff + l.jitter(), nil
 	}
+	m.freeSlots.WithLabelValues(l.visitType).Set(float64(free))
 
 	shares := l.o.Shares(l.visitType)
 	visits, fetched, dry, err := l.dispatch(ctx, int(free), shares)
@@ -260,28 +328,35 @@ func (l *loop) round(ctx context.Context) (time.Duration, error) {
 		l.release(visits, "dispatch failed")
 		return 0, err
 	}
+	l.checkShares(shares, fetched, dry)
 	if len(visits) == 0 {
+		if err := l.settle(); err != nil {
+			return 0, err
+		}
 		l.log.Info("round", "queue", queue, "depth", depth, "free", free, "published", 0)
 		return cfg.NoOriginsBackoff + l.jitter(), nil
 	}
 	rand.Shuffle(len(visits), func(i, j int) { visits[i], visits[j] = visits[j], visits[i] })
-
-	confirmed, failed, err := l.publish(ctx, tt, queue, visits)
+	msgs, err := l.messages(ctx, tt, visits)
 	if err != nil {
+		l.release(visits, "messages not built")
 		return 0, err
 	}
-	m.roundSeconds.WithLabelValues(l.visitType).Observe(time.Since(start).Seconds())
-	m.depth.WithLabelValues(l.visitType).Set(float64(depth + int64(confirmed)))
-	attrs := []any{"queue", queue, "depth", depth, "free", free, "published", confirmed, "failed", failed,
-		"duration", time.Since(start).Round(time.Millisecond)}
+	if err := l.settle(); err != nil {
+		l.release(visits, "the previous round's publication failed")
+		return 0, err
+	}
+
+	attrs := []any{"queue", queue, "depth", depth, "free", free}
 	for i, s := range shares {
 		attrs = append(attrs, string(s.Policy), fetched[i])
 	}
-	l.log.Info("round", attrs...)
-	l.checkShares(shares, fetched, dry)
-	if confirmed == 0 {
-		return 0, &supervise.WaitError{Reason: "publish_failed", Err: fmt.Errorf("no message of %d confirmed by the broker", failed)}
-	}
+	p := &publication{done: make(chan struct{}), count: len(msgs), start: start, depth: depth, attrs: attrs}
+	l.publishing = p
+	go func() {
+		defer close(p.done)
+		p.confirmed, p.failed, p.err = l.publish(ctx, queue, visits, msgs)
+	}()
 	return l.jitter(), nil
 }
 
@@ -347,14 +422,11 @@ func (l *loop) dispatch(ctx context.Context, free int, shares []Share) ([]revisi
 	return visits, fetched, dry, err
 }
 
-// publish sends one message per visit, marks the confirmed ones sent and
-// releases the others; it returns how many were confirmed and failed.
-func (l *loop) publish(ctx context.Context, tt revisit.TaskType, queue string, visits []revisit.Visit) (int, int, error) {
-	msgs, err := l.messages(ctx, tt, visits)
-	if err != nil {
-		l.release(visits, "messages not built")
-		return 0, 0, err
-	}
+// publish sends msgs, the message of each visit, marks the confirmed
+// visits sent and releases the others; it returns how many were confirmed
+// and failed. It runs beside the next round: it touches nothing of the
+// loop's but its metrics and logger.
+func (l *loop) publish(ctx context.Context, queue string, visits []revisit.Visit, msgs []celery.Message) (int, int, error) {
 	pubs, _ := l.o.broker.Publish(ctx, queue, msgs)
 	var sent, failed []string
 	var firstErr error

@@ -182,13 +182,40 @@ func TestOneOwnerPerVisitTypeAndTakeover(t *testing.T) {
 	})
 }
 
+// TestNextRoundGrabsWhileTheBatchPublishes checks the pipeline: while a
+// round's batch waits for the broker, the next round grabs its own, with
+// the unconfirmed messages counted against the queue's free space, and
+// publishes only once the first batch is settled.
+func TestNextRoundGrabsWhileTheBatchPublishes(t *testing.T) {
+	st := teststore.SQLite(t)
+	w := newWorld(t, st, 15)
+	w.add(neverVisited, 40)
+	b, block := newBlockedBroker()
+	cfg := testConfig("a")
+	cfg.MaxPerRound = 10
+	start(t, st, b, cfg)
+
+	require.Eventually(t, func() bool { return w.counts().Pending == 15 }, waitFor, tick,
+		"10 publishing, and the next round grabbed the 5 slots they leave")
+	time.Sleep(100 * time.Millisecond)
+	require.Equal(t, revisit.VisitCounts{VisitType: "git", Pending: 15}, w.counts(),
+		"nothing more until the first batch is settled")
+	require.Empty(t, b.published())
+
+	b.set(func(b *fakeBroker) { b.block = nil })
+	close(block)
+	require.Eventually(t, func() bool { return w.counts().Sent == 15 }, waitFor, tick)
+	time.Sleep(100 * time.Millisecond)
+	require.Len(t, b.published(), 15, "the queue is full")
+	require.Equal(t, int64(15), b.maxDepth, "the queue never exceeds max_queue_length")
+	require.Equal(t, revisit.VisitCounts{VisitType: "git", Sent: 15}, w.counts())
+}
+
 func TestStopFinishesTheRoundInFlight(t *testing.T) {
 	st := teststore.SQLite(t)
 	w := newWorld(t, st, 100)
 	w.add(neverVisited, 10)
-	b := newFakeBroker()
-	block := make(chan struct{})
-	b.set(func(b *fakeBroker) { b.block = block })
+	b, block := newBlockedBroker()
 	stop := start(t, st, b, testConfig("a"))
 	require.Eventually(t, func() bool { return w.counts().Pending == 10 }, waitFor, tick, "a round is publishing")
 	go func() {

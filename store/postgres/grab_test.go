@@ -9,9 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/revisit-sched/revisit"
-	"github.com/revisit-sched/revisit/store"
 	"github.com/revisit-sched/revisit/store/internal/grabsql"
-	"github.com/revisit-sched/revisit/store/postgres/pgtest"
 )
 
 // TestMarkScheduledChecksAddresses covers the picks whose address no longer
@@ -20,14 +18,7 @@ import (
 // stale address stays where it is.
 func TestMarkScheduledChecksAddresses(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, pgtest.URL(t), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if err := s.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	s := migrated(t)
 	l, err := s.ListerGetOrCreate(ctx, "gitlab", "")
 	if err != nil {
 		t.Fatal(err)

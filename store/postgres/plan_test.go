@@ -19,14 +19,7 @@ import (
 // no sort step (docs/store.md).
 func TestGrabPlans(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, pgtest.URL(t), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if err := s.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	s := migrated(t)
 	for _, c := range grabsql.PlanCases(uuid.New()) {
 		t.Run(c.Name, func(t *testing.T) {
 			plan := explain(t, ctx, s, c.Params)
@@ -38,6 +31,21 @@ func TestGrabPlans(t *testing.T) {
 			}
 		})
 	}
+}
+
+// migrated opens a store on a fresh schema and migrates it.
+func migrated(t *testing.T) *Store {
+	t.Helper()
+	ctx := context.Background()
+	s, err := Open(ctx, pgtest.URL(t), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 func explain(t *testing.T, ctx context.Context, s *Store, p grabsql.Params) string {
