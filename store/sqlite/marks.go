@@ -64,7 +64,7 @@ func (s *Store) foldMarks(ctx context.Context, tx *sql.Tx, query string, args ..
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil || len(marks) == 0 {
 		return err
 	}
-	for _, q := range []string{dropFolded, foldStats, foldListed} {
+	for _, q := range []string{dropMark, foldStats, foldListed} {
 		st, err := s.stmt(ctx, tx, q)
 		if err != nil {
 			return err
@@ -78,12 +78,10 @@ func (s *Store) foldMarks(ctx context.Context, tx *sql.Tx, query string, args ..
 	return nil
 }
 
-// dropFolded, foldStats and foldListed drop a mark (?1 url, ?2 visit type,
-// ?3 last_scheduled) and write it into visit_stats and onto the origin's
-// listed rows.
+// foldStats and foldListed write a mark (?1 url, ?2 visit type, ?3
+// last_scheduled) into visit_stats and onto the origin's listed rows.
 const (
-	dropFolded = `DELETE FROM listed_origin_mark INDEXED BY listed_origin_mark_origin WHERE url = ?1 AND visit_type = ?2 AND last_scheduled = ?3`
-	foldStats  = `INSERT INTO visit_stats (url, visit_type, last_scheduled) VALUES (?1, ?2, ?3)
+	foldStats = `INSERT INTO visit_stats (url, visit_type, last_scheduled) VALUES (?1, ?2, ?3)
 		ON CONFLICT (url, visit_type) DO UPDATE SET last_scheduled =
 			max(COALESCE(visit_stats.last_scheduled, excluded.last_scheduled), excluded.last_scheduled)`
 	foldListed = `UPDATE listed_origin SET last_scheduled = max(COALESCE(last_scheduled, ?3), ?3)
@@ -92,7 +90,8 @@ const (
 
 // takeMark drops an origin's marks and returns them: a result folds the
 // mark into the stats it writes.
-const takeMark = `DELETE FROM listed_origin_mark INDEXED BY listed_origin_mark_origin WHERE url = ?1 AND visit_type = ?2 RETURNING last_scheduled`
+const takeMark = `DELETE FROM listed_origin_mark WHERE id IN (
+	SELECT id FROM listed_origin WHERE url = ?1 AND visit_type = ?2) RETURNING last_scheduled`
 
 // takenMark runs takeMark, prepared as st: the latest mark, or nil.
 func takenMark(ctx context.Context, st *sql.Stmt, url, visitType string) (*int64, error) {
@@ -130,7 +129,8 @@ func laterMicro(a, b *int64) any {
 
 // dropMark drops the marks a visit set (?1 url, ?2 visit type, ?3 the
 // visit's scheduled_at), unless a later grab marked the origin again.
-const dropMark = `DELETE FROM listed_origin_mark INDEXED BY listed_origin_mark_origin WHERE url = ?1 AND visit_type = ?2 AND last_scheduled = ?3`
+const dropMark = `DELETE FROM listed_origin_mark WHERE id IN (
+	SELECT id FROM listed_origin WHERE url = ?1 AND visit_type = ?2) AND last_scheduled = ?3`
 
 // ensureStats gives an origin whose mark was dropped the stats row a grab
 // leaves, as on PostgreSQL: ?1 url, ?2 visit type, ?3 the last_scheduled of

@@ -39,8 +39,9 @@ RETURNING id`
 // mark of its origin, when another lister's row of it is pending, so that
 // the origin is not offered twice.
 const shareMark = `INSERT INTO listed_origin_mark (id, url, visit_type, last_scheduled, last_visit)
-SELECT ?1, url, visit_type, last_scheduled, last_visit FROM listed_origin_mark INDEXED BY listed_origin_mark_origin
-WHERE url = ?2 AND visit_type = ?3 ORDER BY last_scheduled DESC LIMIT 1`
+SELECT ?1, m.url, m.visit_type, m.last_scheduled, m.last_visit
+FROM listed_origin AS lo JOIN listed_origin_mark AS m ON m.id = lo.id
+WHERE lo.url = ?2 AND lo.visit_type = ?3 ORDER BY m.last_scheduled DESC LIMIT 1`
 
 // ListedOriginsRecord upserts a batch on (lister_id, url, visit_type), in one
 // transaction: inside the batch the last duplicate wins; a new row gets

@@ -55,8 +55,9 @@ func (s *Store) VisitStatsGet(ctx context.Context, keys []revisit.OriginKey) ([]
 		max(COALESCE(s.last_scheduled, k.mark), COALESCE(k.mark, s.last_scheduled)),
 		s.last_snapshot, s.next_visit_queue_position,
 		COALESCE(s.next_position_offset, ?2), COALESCE(s.successive_visits, ?3)
-		FROM (SELECT key, value, (SELECT max(m.last_scheduled) FROM listed_origin_mark AS m INDEXED BY listed_origin_mark_origin
-			WHERE m.url = value ->> 0 AND m.visit_type = value ->> 1) AS mark FROM json_each(?1)) AS k
+		FROM (SELECT key, value, (SELECT max(m.last_scheduled) FROM listed_origin AS lo
+			JOIN listed_origin_mark AS m ON m.id = lo.id
+			WHERE lo.url = value ->> 0 AND lo.visit_type = value ->> 1) AS mark FROM json_each(?1)) AS k
 		LEFT JOIN visit_stats AS s ON s.url = k.value ->> 0 AND s.visit_type = k.value ->> 1
 		WHERE s.url IS NOT NULL OR k.mark IS NOT NULL
 		ORDER BY k.key`, jsonArray(pairs), revisit.DefaultNextPositionOffset, revisit.DefaultSuccessiveVisits)

@@ -12,7 +12,9 @@
 CREATE TABLE listed_origin_mark (
     -- the marked listed row's id: candidate queries leave out the rows whose
     -- id is here, a lookup SQLite does straight in this table's b-tree.
-    -- A grab marks every listed row of a picked origin (all listers).
+    -- A grab marks every listed row of a picked origin (all listers); an
+    -- origin's marks are found through listed_origin's (url, visit_type)
+    -- index, so this table needs no index of its own on them.
     id             INTEGER PRIMARY KEY,
     url            TEXT NOT NULL,
     visit_type     TEXT NOT NULL,
@@ -23,8 +25,6 @@ CREATE TABLE listed_origin_mark (
     last_visit     INTEGER
 );
 
--- An origin's marks (results, released and lost visits, recording).
-CREATE INDEX listed_origin_mark_origin ON listed_origin_mark (url, visit_type);
 -- Marks whose cooldowns end first (the grab's fold step).
 CREATE INDEX listed_origin_mark_scheduled ON listed_origin_mark (visit_type, last_scheduled);
 CREATE INDEX listed_origin_mark_visited ON listed_origin_mark (visit_type)
