@@ -93,7 +93,7 @@ func RunOrchestrator(ctx context.Context, cfg OrchestratorConfig) (OrchestratorR
 	reg := prometheus.NewRegistry()
 	o, err := orchestrator.New(se, cfg.Broker, orchestrator.Config{VisitTypes: []string{"git"},
 		MaxPerRound: cfg.MaxPerRound, RoundJitter: time.Millisecond, NoOriginsBackoff: time.Second,
-		Owner: "bench", Metrics: orchestrator.NewMetrics(reg)})
+		Owner: "bench", Metrics: orchestrator.NewMetrics(reg), Clock: se.clk.Now})
 	if err != nil {
 		return rep, err
 	}

@@ -80,6 +80,10 @@ type Config struct {
 	// Metrics receives the Prometheus metrics; nil creates unregistered
 	// ones.
 	Metrics *Metrics
+	// Clock is the time of the visits' records, which must be the store's
+	// (store.Options.Clock): when visits are sent, and which are lost;
+	// nil is time.Now. Durations and waits use the real time.
+	Clock func() time.Time
 }
 
 // withDefaults returns c with zero fields set to their defaults.
@@ -119,6 +123,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Metrics == nil {
 		c.Metrics = NewMetrics(nil)
+	}
+	if c.Clock == nil {
+		c.Clock = time.Now
 	}
 	return c
 }

@@ -2,6 +2,8 @@ package orchestrator
 
 import (
 	"context"
+	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/broker"
 	"github.com/revisit-sched/revisit/store"
+	"github.com/revisit-sched/revisit/store/sqlite"
 )
 
 const (
@@ -313,4 +316,33 @@ func TestLostVisitsAreForgottenAfterTheRetention(t *testing.T) {
 	require.Eventually(t, func() bool { return len(b.published()) >= 60 }, waitFor, tick)
 	c := w.counts()
 	require.Less(t, c.Pending+c.Sent+c.Lost, int64(45), "old lost records are deleted, not piled up: %+v", c)
+}
+
+// TestVisitsAgeOnTheStoresClock runs the orchestrator on a store whose
+// clock is a year behind: visits are sent and lost on that clock, so a
+// visit is lost once that clock passes its timeout, whatever the real time.
+func TestVisitsAgeOnTheStoresClock(t *testing.T) {
+	var (
+		mu  sync.Mutex
+		now = time.Now().UTC().AddDate(-1, 0, 0)
+	)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "revisit.db"), store.Options{Clock: clock})
+	require.NoError(t, err)
+	t.Cleanup(func() { st.Close() })
+	w := newWorld(t, st, 1000)
+	w.add(neverVisited, 10)
+	b := newFakeBroker()
+	cfg := testConfig("a")
+	cfg.Clock = clock
+	start(t, st, b, cfg)
+
+	require.Eventually(t, func() bool { return w.counts().Sent == 10 }, waitFor, tick)
+	time.Sleep(100 * time.Millisecond)
+	require.Equal(t, revisit.VisitCounts{VisitType: "git", Sent: 10}, w.counts(), "not lost within the timeout")
+	mu.Lock()
+	now = now.Add(25 * time.Hour)
+	mu.Unlock()
+	require.Eventually(t, func() bool { return len(b.published()) == 20 }, waitFor, tick,
+		"lost after the 24 h timeout on the store's clock, and sent again")
 }
