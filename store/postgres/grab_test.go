@@ -18,7 +18,7 @@ import (
 // stale address stays where it is.
 func TestMarkScheduledChecksAddresses(t *testing.T) {
 	ctx := context.Background()
-	s := migrated(t)
+	s := OpenMigrated(t, nil)
 	l, err := s.ListerGetOrCreate(ctx, "gitlab", "")
 	if err != nil {
 		t.Fatal(err)

@@ -8,9 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/revisit-sched/revisit/store"
 	"github.com/revisit-sched/revisit/store/internal/grabsql"
-	"github.com/revisit-sched/revisit/store/postgres/pgtest"
 )
 
 // TestGrabPlans checks that the candidate query of every policy can be
@@ -19,7 +17,7 @@ import (
 // no sort step (docs/store.md).
 func TestGrabPlans(t *testing.T) {
 	ctx := context.Background()
-	s := migrated(t)
+	s := OpenMigrated(t, nil)
 	for _, c := range grabsql.PlanCases(uuid.New()) {
 		t.Run(c.Name, func(t *testing.T) {
 			plan := explain(t, ctx, s, c.Params)
@@ -31,21 +29,6 @@ func TestGrabPlans(t *testing.T) {
 			}
 		})
 	}
-}
-
-// migrated opens a store on a fresh schema and migrates it.
-func migrated(t *testing.T) *Store {
-	t.Helper()
-	ctx := context.Background()
-	s, err := Open(ctx, pgtest.URL(t), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	if err := s.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	return s
 }
 
 func explain(t *testing.T, ctx context.Context, s *Store, p grabsql.Params) string {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/revisit-sched/revisit/store"
 	"github.com/revisit-sched/revisit/store/postgres"
-	"github.com/revisit-sched/revisit/store/postgres/pgtest"
 	"github.com/revisit-sched/revisit/store/storetest"
 )
 
@@ -17,29 +16,14 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/jackc/pgx/v5/pgxpool.(*Pool).backgroundHealthCheck"))
 }
 
-// newStore opens a migrated store in a fresh schema.
-func newStore(t *testing.T, clock func() time.Time) *postgres.Store {
-	t.Helper()
-	ctx := context.Background()
-	s, err := postgres.Open(ctx, pgtest.URL(t), store.Options{Clock: clock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	if err := s.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
 func TestConformance(t *testing.T) {
-	storetest.Exercise(t, func(t *testing.T, clock func() time.Time) store.Store { return newStore(t, clock) })
+	storetest.Exercise(t, func(t *testing.T, clock func() time.Time) store.Store { return postgres.OpenMigrated(t, clock) })
 }
 
 func TestMigrations(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := newStore(t, nil)
+	s := postgres.OpenMigrated(t, nil)
 	if err := s.Migrate(ctx); err != nil {
 		t.Fatalf("second migrate: %v", err)
 	}
