@@ -2,7 +2,6 @@ package orchestrator
 
 import (
 	"context"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -14,7 +13,6 @@ import (
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/broker"
 	"github.com/revisit-sched/revisit/store"
-	"github.com/revisit-sched/revisit/store/sqlite"
 )
 
 const (
@@ -327,9 +325,7 @@ func TestVisitsAgeOnTheStoresClock(t *testing.T) {
 		now = time.Now().UTC().AddDate(-1, 0, 0)
 	)
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "revisit.db"), store.Options{Clock: clock})
-	require.NoError(t, err)
-	t.Cleanup(func() { st.Close() })
+	st := teststore.SQLiteWith(t, store.Options{Clock: clock})
 	w := newWorld(t, st, 1000)
 	w.add(neverVisited, 10)
 	b := newFakeBroker()

@@ -19,7 +19,13 @@ import (
 // SQLite opens a store on a new file, closed when the test ends.
 func SQLite(t testing.TB) store.Store {
 	t.Helper()
-	s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "revisit.db"), store.Options{})
+	return SQLiteWith(t, store.Options{})
+}
+
+// SQLiteWith is SQLite with options (a clock, say).
+func SQLiteWith(t testing.TB, opts store.Options) store.Store {
+	t.Helper()
+	s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "revisit.db"), opts)
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })
 	return s

@@ -154,7 +154,7 @@ func jsonObject(raw json.RawMessage) ([]byte, error) {
 func jsonArray[T any](vs []T) string {
 	b, err := json.Marshal(vs)
 	if err != nil {
-		// Only called with strings, uuids and integers, which always marshal.
+		// Only called with strings and uuids, which always marshal.
 		return "[]"
 	}
 	return string(b)

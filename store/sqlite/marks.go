@@ -113,17 +113,18 @@ func takenMark(ctx context.Context, st *sql.Stmt, url, visitType string) (*int64
 	return latest, errors.Join(rows.Err(), rows.Close())
 }
 
-// laterMicro returns the later of two optional times in microseconds.
-func laterMicro(a, b *int64) any {
+// laterMicro returns, as stored, the later of an optional time and an
+// optional mark in microseconds.
+func laterMicro(t *time.Time, mark *int64) any {
 	switch {
-	case a == nil && b == nil:
+	case t == nil && mark == nil:
 		return nil
-	case a == nil:
-		return *b
-	case b == nil || *a >= *b:
-		return *a
+	case t == nil:
+		return *mark
+	case mark == nil:
+		return micro(*t)
 	default:
-		return *b
+		return max(micro(*t), *mark)
 	}
 }
 

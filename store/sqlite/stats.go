@@ -115,15 +115,10 @@ func (s *Store) VisitStatsUpsert(ctx context.Context, stats []revisit.VisitStats
 			if err != nil {
 				return err
 			}
-			var scheduled *int64
-			if v.LastScheduled != nil {
-				us := micro(*v.LastScheduled)
-				scheduled = &us
-			}
 			var c [5]any // the copied columns, as stored
 			if err := up.QueryRowContext(ctx, v.URL, v.VisitType,
 				microPtr(v.LastSuccessful), microPtr(v.LastVisit), strPtr(v.LastVisitStatus),
-				laterMicro(scheduled, mark), snapshot, int64Ptr(v.NextVisitQueuePosition),
+				laterMicro(v.LastScheduled, mark), snapshot, int64Ptr(v.NextVisitQueuePosition),
 				v.NextPositionOffset, v.SuccessiveVisits).Scan(&c[0], &c[1], &c[2], &c[3], &c[4]); err != nil {
 				return err
 			}

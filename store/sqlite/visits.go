@@ -157,10 +157,11 @@ func (s *Store) restore(ctx context.Context, op, change string, args ...any) (in
 			if err != nil {
 				return err
 			}
-			if n, err := res.RowsAffected(); err != nil || n == 0 {
-				if err != nil {
-					return err
-				}
+			n, err := res.RowsAffected()
+			if err != nil {
+				return err
+			}
+			if n == 0 {
 				continue
 			}
 			if _, err := known.ExecContext(ctx, g.url, g.visitType, g.prev); err != nil {
