@@ -159,33 +159,53 @@ func markScheduled(ctx context.Context, tx pgx.Tx, p revisit.GrabParams, now tim
 	return tx.SendBatch(ctx, b).Close()
 }
 
+// requeueChunk bounds the pending rows one requeue statement moves back
+// (a variable so that tests can make several chunks of a few rows).
+var requeueChunk = 10000
+
 // requeue moves back to listed_origin the pending origins of a visit type
 // that the scheduled and absolute cooldowns c at now would let a grab
 // return, folding their last_scheduled into visit_stats, so that the
 // candidate query, which reads listed_origin only, stays exact. With the
 // default cooldowns it finds nothing: results and lost visits bring
 // origins back long before.
+//
+// It finds them a chunk at a time, with index scans only in the pending
+// indexes' order (withIndexScans).
 func requeue(ctx context.Context, tx pgx.Tx, visitType string, now time.Time, c revisit.Cooldowns) error {
-	args := []any{visitType}
-	where := []string{"visit_type = $1"}
-	if c.Scheduled > 0 {
-		args = append(args, now.Add(-c.Scheduled))
-		where = append(where, fmt.Sprintf("(last_scheduled < $%d OR last_scheduled < last_visit)", len(args)))
-	}
+	args := []any{visitType, requeueChunk}
+	due := "visit_type = $1"
 	if c.Absolute > 0 {
 		args = append(args, now.Add(-c.Absolute))
-		where = append(where, fmt.Sprintf("last_scheduled < $%d", len(args)))
+		due += fmt.Sprintf(" AND last_scheduled < $%d", len(args))
 	}
-	_, err := tx.Exec(ctx, `
-		WITH back AS (
-			DELETE FROM listed_origin_pending WHERE `+strings.Join(where, " AND ")+` RETURNING *
+	// Eligible under the scheduled cooldown: marked before now - Scheduled,
+	// or visited since the mark (a clock set back).
+	branches := []string{"SELECT ctid FROM listed_origin_pending WHERE " + due}
+	if c.Scheduled > 0 {
+		args = append(args, now.Add(-c.Scheduled))
+		branches[0] += fmt.Sprintf(" AND last_scheduled < $%d", len(args))
+		branches = append(branches, "SELECT ctid FROM listed_origin_pending WHERE "+due+" AND last_scheduled < last_visit LIMIT $2")
+	}
+	branches[0] += " ORDER BY visit_type, last_scheduled LIMIT $2"
+	sql := `
+		WITH due AS ((` + strings.Join(branches, ") UNION (") + `)
+		), back AS (
+			DELETE FROM listed_origin_pending WHERE ctid = ANY(ARRAY(SELECT ctid FROM due)) RETURNING *
 		), folded AS (
 			INSERT INTO visit_stats AS vs (url, visit_type, last_scheduled)
 			SELECT url, visit_type, max(last_scheduled) FROM back GROUP BY url, visit_type
 			ON CONFLICT (url, visit_type) DO UPDATE SET last_scheduled = GREATEST(vs.last_scheduled, EXCLUDED.last_scheduled)
 		)
-		INSERT INTO listed_origin (`+listedColumns+`) OVERRIDING SYSTEM VALUE SELECT `+listedColumns+` FROM back`, args...)
-	return err
+		INSERT INTO listed_origin (` + listedColumns + `) OVERRIDING SYSTEM VALUE SELECT ` + listedColumns + ` FROM back`
+	return withIndexScans(ctx, tx, func() error {
+		for {
+			tag, err := tx.Exec(ctx, sql, args...)
+			if err != nil || tag.RowsAffected() < int64(requeueChunk) {
+				return err
+			}
+		}
+	})
 }
 
 // scanCandidate scans a row of grabsql.Columns and dialect.RowColumns.

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -59,5 +60,60 @@ func TestMarkScheduledChecksAddresses(t *testing.T) {
 		if got, ok := pending[u]; !ok || got != p {
 			t.Errorf("%s: pending = %v (listed: %v), want pending = %v", u, got, ok, p)
 		}
+	}
+}
+
+// TestRequeueMovesEveryChunk makes the requeue step take several chunks:
+// every pending origin that the grab's cooldowns release comes back, by the
+// scheduled cooldown, by a visit since the mark, and with no cooldown at all.
+func TestRequeueMovesEveryChunk(t *testing.T) {
+	defer func(n int) { requeueChunk = n }(requeueChunk)
+	requeueChunk = 2
+	ctx := context.Background()
+	s := OpenMigrated(t, nil)
+	l, err := s.ListerGetOrCreate(ctx, "gitlab", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 7
+	var origins []revisit.ListedOrigin
+	for i := range n {
+		origins = append(origins, revisit.ListedOrigin{ListerID: l.ID, URL: fmt.Sprintf("https://forge.example/%d", i),
+			VisitType: "git", Enabled: true})
+	}
+	if _, err := s.ListedOriginsRecord(ctx, origins); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	grab := func(now time.Time, c revisit.Cooldowns) int {
+		t.Helper()
+		got, err := s.GrabNextVisits(ctx, revisit.GrabParams{VisitType: "git", Count: n + 1,
+			Policy: revisit.OldestScheduledFirst, Now: now, Cooldowns: &c})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(got)
+	}
+	hour := revisit.Cooldowns{Scheduled: time.Hour}
+	if got := grab(t0, hour); got != n {
+		t.Fatalf("first grab: %d origins, want %d", got, n)
+	}
+	if got := grab(t0.Add(time.Minute), hour); got != 0 {
+		t.Fatalf("grab within the cooldown: %d origins, want 0", got)
+	}
+	if got := grab(t0.Add(2*time.Hour), hour); got != n {
+		t.Errorf("grab after the scheduled cooldown: %d origins, want %d", got, n)
+	}
+	// Visits reported after the mark (a clock set back) release the origins
+	// at once under the scheduled cooldown.
+	later := t0.Add(3 * time.Hour)
+	if _, err := s.pool.Exec(ctx, "UPDATE listed_origin_pending SET last_visit = $1", later); err != nil {
+		t.Fatal(err)
+	}
+	if got := grab(t0.Add(2*time.Hour+time.Minute), hour); got != n {
+		t.Errorf("grab after visits since the mark: %d origins, want %d", got, n)
+	}
+	if got := grab(t0.Add(2*time.Hour+2*time.Minute), revisit.Cooldowns{}); got != n {
+		t.Errorf("grab without cooldowns: %d origins, want %d", got, n)
 	}
 }

@@ -54,6 +54,7 @@ func Open(ctx context.Context, url string, opts store.Options) (*Store, error) {
 	if _, set := cfg.ConnConfig.RuntimeParams["jit"]; !set {
 		cfg.ConnConfig.RuntimeParams["jit"] = "off"
 	}
+	cfg.AfterConnect = encodeUUIDsAsBytes
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, translate(fmt.Errorf("postgres: connect: %w", err))
@@ -136,6 +137,29 @@ func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 		}
 		return err
 	}
+	return err
+}
+
+// withIndexScans runs fn in tx with bitmap and sequential scans off. The
+// statements that walk an index range of rows that come and go (pending
+// origins, visits in flight) need it:
+//   - a plain index scan flags the index entries of the rows it finds dead
+//     (gone since the last vacuum), so that the next scans step over them
+//     without reading their rows again, whereas the bitmap scan the planner
+//     picks when it expects few rows reads every one of them at every call
+//     (0.2–1 s a call once a million visits have come and gone, with
+//     autovacuum behind);
+//   - the planner cannot estimate a comparison of two columns
+//     (last_scheduled < last_visit) and reads the whole table rather than
+//     the small partial index that holds exactly those rows.
+func withIndexScans(ctx context.Context, tx pgx.Tx, fn func() error) error {
+	if _, err := tx.Exec(ctx, "SET LOCAL enable_bitmapscan = off; SET LOCAL enable_seqscan = off"); err != nil {
+		return err
+	}
+	if err := fn(); err != nil {
+		return err
+	}
+	_, err := tx.Exec(ctx, "SET LOCAL enable_bitmapscan TO DEFAULT; SET LOCAL enable_seqscan TO DEFAULT")
 	return err
 }
 

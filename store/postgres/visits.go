@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -116,31 +117,74 @@ func (s *Store) VisitsSent(ctx context.Context, ids []string, at time.Time) (int
 
 // VisitsRelease forgets pending visits and makes their origins eligible.
 func (s *Store) VisitsRelease(ctx context.Context, ids []string) (int, error) {
-	return s.restore(ctx, "release visits", `DELETE FROM visit_in_flight WHERE id = ANY($1) AND state = 'pending'`,
+	n, err := restore(ctx, s.pool, `DELETE FROM visit_in_flight WHERE id = ANY($1) AND state = 'pending'`,
 		batch.MessageIDs(ids))
+	return n, translate(wrap(err, "release %d visits", len(ids)))
 }
 
 // VisitsRecover releases every pending visit of a visit type.
 func (s *Store) VisitsRecover(ctx context.Context, visitType string) (int, error) {
-	return s.restore(ctx, "recover "+visitType+" visits",
-		`DELETE FROM visit_in_flight WHERE visit_type = $1 AND state = 'pending'`, visitType)
+	n, err := restore(ctx, s.pool, `DELETE FROM visit_in_flight WHERE visit_type = $1 AND state = 'pending'`, visitType)
+	return n, translate(wrap(err, "recover %s visits", visitType))
 }
 
 // VisitsExpire marks lost the visits sent before `before`.
 func (s *Store) VisitsExpire(ctx context.Context, visitType string, before time.Time) (int, error) {
-	return s.restore(ctx, "expire "+visitType+" visits",
-		`UPDATE visit_in_flight SET state = 'lost'
-			WHERE visit_type = $1 AND scheduled_at < $2 AND state = 'sent' AND sent_at < $2`,
-		visitType, revisit.Microsecond(before))
+	n, err := s.oldestFirst(ctx, func(tx pgx.Tx) (int, error) {
+		return restore(ctx, tx, `UPDATE visit_in_flight SET state = 'lost' WHERE `+
+			chunkOf(`visit_type = $1 AND scheduled_at < $2 AND state = 'sent' AND sent_at < $2`, 3),
+			visitType, revisit.Microsecond(before), visitChunk)
+	})
+	return n, translate(wrap(err, "expire %s visits", visitType))
+}
+
+// rowQuerier is a pool or a transaction.
+type rowQuerier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
 // restore runs change, a DELETE or UPDATE of visit_in_flight, and gives
 // the origins of the rows it touched their eligibility back.
-func (s *Store) restore(ctx context.Context, op, change string, args ...any) (int, error) {
+func restore(ctx context.Context, q rowQuerier, change string, args ...any) (int, error) {
 	var n int
-	err := s.pool.QueryRow(ctx, `WITH gone AS (`+change+` RETURNING url, visit_type, scheduled_at, prev_scheduled)`+
+	err := q.QueryRow(ctx, `WITH gone AS (`+change+` RETURNING url, visit_type, scheduled_at, prev_scheduled)`+
 		restoreEligibility, args...).Scan(&n)
-	return n, translate(wrap(err, "%s", op))
+	return n, err
+}
+
+// visitChunk bounds the visits one expiry or forgetting statement changes
+// (a variable so that tests can make several chunks of a few visits).
+var visitChunk = 10000
+
+// chunkOf renders the condition of a statement that changes the first
+// visitChunk visits meeting cond, a condition on one visit type and
+// scheduled_at with more filters, in (visit_type, scheduled_at) order;
+// limit is the placeholder number of the chunk size. cond is checked again
+// on the rows themselves, which a concurrent result may have changed.
+func chunkOf(cond string, limit int) string {
+	return fmt.Sprintf(`ctid = ANY(ARRAY(SELECT ctid FROM visit_in_flight WHERE %s
+		ORDER BY visit_type, scheduled_at LIMIT $%d)) AND %s`, cond, limit, cond)
+}
+
+// oldestFirst runs step, a statement of chunkOf, one chunk per transaction
+// with index scans only, until it changes fewer rows than a chunk, and
+// returns how many it changed in all.
+func (s *Store) oldestFirst(ctx context.Context, step func(tx pgx.Tx) (int, error)) (int, error) {
+	total := 0
+	for {
+		n := 0
+		err := s.inTx(ctx, func(tx pgx.Tx) error {
+			return withIndexScans(ctx, tx, func() error {
+				var err error
+				n, err = step(tx)
+				return err
+			})
+		})
+		total += n
+		if err != nil || n < visitChunk {
+			return total, err
+		}
+	}
 }
 
 // VisitsGet returns the visits among ids that exist.
@@ -153,13 +197,13 @@ func (s *Store) VisitsGet(ctx context.Context, ids []string) ([]revisit.Visit, e
 
 // VisitsForgetLost deletes the lost visits sent before `before`.
 func (s *Store) VisitsForgetLost(ctx context.Context, visitType string, before time.Time) (int, error) {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM visit_in_flight
-		WHERE visit_type = $1 AND scheduled_at < $2 AND state = 'lost' AND sent_at < $2`,
-		visitType, revisit.Microsecond(before))
-	if err != nil {
-		return 0, translate(wrap(err, "forget lost %s visits", visitType))
-	}
-	return int(tag.RowsAffected()), nil
+	n, err := s.oldestFirst(ctx, func(tx pgx.Tx) (int, error) {
+		tag, err := tx.Exec(ctx, `DELETE FROM visit_in_flight WHERE `+
+			chunkOf(`visit_type = $1 AND scheduled_at < $2 AND state = 'lost' AND sent_at < $2`, 3),
+			visitType, revisit.Microsecond(before), visitChunk)
+		return int(tag.RowsAffected()), err
+	})
+	return n, translate(wrap(err, "forget lost %s visits", visitType))
 }
 
 // VisitsClose removes the records of visits whose result arrived.
