@@ -152,11 +152,12 @@ func FuzzReprRoundTrip(f *testing.F) {
 	})
 }
 
-// FuzzNewMessage: any string in kwargs encodes (or fails cleanly) and the
-// body carries it back unchanged.
+// FuzzNewMessage: any string in kwargs encodes (or fails cleanly), the
+// body carries it back unchanged, byte for byte as encoding/json writes it.
 func FuzzNewMessage(f *testing.F) {
 	f.Add("https://example.org/repo.git", "url")
 	f.Add("\x00<>&\u2028", "k\"ey")
+	f.Add("\b\f\t\r\n\x1f\x7f\\/\u2029é😀", "\u00e9")
 	f.Fuzz(func(t *testing.T, val, key string) {
 		msg, err := NewMessage(Task{Name: "t", ID: testID, Origin: "o@h", Kwargs: map[string]any{key: val}, Args: []any{val}})
 		if err != nil {
@@ -171,6 +172,11 @@ func FuzzNewMessage(f *testing.F) {
 		}
 		if body[0].([]any)[0] != val || body[1].(map[string]any)[key] != val {
 			t.Fatalf("body altered the value: %s", msg.Body)
+		}
+		want, err := marshalJSON([]any{[]any{val}, map[string]any{key: val},
+			map[string]any{"callbacks": nil, "errbacks": nil, "chain": nil, "chord": nil}})
+		if err != nil || string(msg.Body) != string(want) {
+			t.Fatalf("body %s, encoding/json writes %s (%v)", msg.Body, want, err)
 		}
 		if r := msg.Headers["kwargsrepr"].(string); len(r) > ReprMaxLen || !utf8.ValidString(r) {
 			t.Fatalf("kwargsrepr %q", r)

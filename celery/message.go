@@ -115,9 +115,7 @@ func NewMessage(t Task) (Message, error) {
 		kwargs[k] = v
 	}
 
-	body, err := marshalJSON([]any{args, kwargs, map[string]any{
-		"callbacks": nil, "errbacks": nil, "chain": nil, "chord": nil,
-	}})
+	body, err := taskBody(args, kwargs)
 	if err != nil {
 		return Message{}, fmt.Errorf("celery task %s: body: %w", t.Name, err)
 	}
@@ -150,6 +148,25 @@ func NewMessage(t Task) (Message, error) {
 		props.Priority = *t.Priority
 	}
 	return Message{Properties: props, Headers: headers, Body: body}, nil
+}
+
+// embedNone is the body's third element: no callbacks, errbacks, chain or
+// chord (keys in encoding/json's order).
+const embedNone = `{"callbacks":null,"chain":null,"chord":null,"errbacks":null}`
+
+// taskBody encodes the body [args, kwargs, embed] of plain args and kwargs.
+func taskBody(args []any, kwargs map[string]any) ([]byte, error) {
+	b := make([]byte, 0, 128+len(embedNone))
+	b = append(b, '[')
+	b, err := appendPlainJSON(b, args)
+	if err != nil {
+		return nil, err
+	}
+	b = append(b, ',')
+	if b, err = appendPlainJSON(b, kwargs); err != nil {
+		return nil, err
+	}
+	return append(append(append(b, ','), embedNone...), ']'), nil
 }
 
 // optionalISO formats an optional time for the eta / expires headers.

@@ -222,3 +222,27 @@ func BenchmarkNewMessage(b *testing.B) {
 		}
 	}
 }
+
+// TestPlainJSONMatchesEncodingJSON: the body encoder writes what
+// encoding/json writes, for every kind of plain value.
+func TestPlainJSONMatchesEncodingJSON(t *testing.T) {
+	values := []any{
+		nil, true, false, "", "plain", "quote\" back\\ nl\n cr\r tab\t bs\b ff\f bell\x07 us\x1f del\x7f", "\u2028\u2029 é 😀 <&>",
+		"bad \xff utf-8", json.Number("12"), json.Number("-1.5e300"), 0.0, 1.5, -2.25e-9, 1e21, 123456789.0,
+		[]any{}, []any{nil, "a", []any{json.Number("1")}}, map[string]any{},
+		map[string]any{"z": 1.0, "a": map[string]any{"y": []any{}, "b": "c"}, "é": nil},
+	}
+	for _, v := range values {
+		got, err := appendPlainJSON(nil, v)
+		if err != nil {
+			t.Fatalf("%#v: %v", v, err)
+		}
+		want, err := marshalJSON(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Errorf("%#v: got %s, encoding/json writes %s", v, got, want)
+		}
+	}
+}

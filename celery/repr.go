@@ -43,7 +43,7 @@ const truncMark = "..."
 // Cyclic values print "[...]" / "{...}" where they recur, as Python does.
 // Repr never panics.
 func Repr(v any) string {
-	r := reprWriter{limit: -1, path: map[reprKey]bool{}}
+	r := reprWriter{limit: -1}
 	r.value(v, 0)
 	return r.b.String()
 }
@@ -56,7 +56,7 @@ func ReprTruncated(v any, max int) string {
 	if max < len(truncMark) {
 		max = len(truncMark)
 	}
-	r := reprWriter{limit: max, path: map[reprKey]bool{}}
+	r := reprWriter{limit: max}
 	r.value(v, 0)
 	s := r.b.String()
 	if len(s) <= max {
@@ -78,8 +78,16 @@ type reprKey struct {
 
 type reprWriter struct {
 	b     strings.Builder
-	limit int // -1: unlimited
-	path  map[reprKey]bool
+	limit int              // -1: unlimited
+	path  map[reprKey]bool // containers on the current path, made on first use
+}
+
+// enter records container k on the current path.
+func (r *reprWriter) enter(k reprKey) {
+	if r.path == nil {
+		r.path = map[reprKey]bool{}
+	}
+	r.path[k] = true
 }
 
 // full reports whether the output is already past the limit.
@@ -105,7 +113,7 @@ func (r *reprWriter) value(v any, depth int) {
 			r.b.WriteString("False")
 		}
 	case string:
-		r.b.WriteString(pyStringRepr(x))
+		writePyString(&r.b, x)
 	case []byte:
 		r.b.WriteString(pyBytesRepr(x))
 	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, uintptr:
@@ -136,7 +144,7 @@ func (r *reprWriter) value(v any, depth int) {
 			r.b.WriteString("[...]")
 			return
 		}
-		r.path[k] = true
+		r.enter(k)
 		r.b.WriteByte('[')
 		for i, e := range x {
 			if i > 0 {
@@ -159,7 +167,7 @@ func (r *reprWriter) value(v any, depth int) {
 			r.b.WriteString("{...}")
 			return
 		}
-		r.path[k] = true
+		r.enter(k)
 		keys := make([]string, 0, len(x))
 		for key := range x {
 			keys = append(keys, key)
@@ -170,7 +178,7 @@ func (r *reprWriter) value(v any, depth int) {
 			if i > 0 {
 				r.b.WriteString(", ")
 			}
-			r.b.WriteString(pyStringRepr(key))
+			writePyString(&r.b, key)
 			r.b.WriteString(": ")
 			r.value(x[key], depth+1)
 			if r.full() {
@@ -198,7 +206,7 @@ func (r *reprWriter) reflectValue(rv reflect.Value, depth int) {
 				r.b.WriteString("...")
 				return
 			}
-			r.path[k] = true
+			r.enter(k)
 			defer delete(r.path, k)
 		}
 		r.value(rv.Elem().Interface(), depth+1)
@@ -234,7 +242,7 @@ func (r *reprWriter) reflectValue(rv reflect.Value, depth int) {
 					r.b.WriteString("[...]")
 					return
 				}
-				r.path[k] = true
+				r.enter(k)
 				defer delete(r.path, k)
 			}
 		}
@@ -260,7 +268,7 @@ func (r *reprWriter) reflectValue(rv reflect.Value, depth int) {
 			r.b.WriteString("{...}")
 			return
 		}
-		r.path[k] = true
+		r.enter(k)
 		defer delete(r.path, k)
 		type entry struct {
 			sortKey, keyRepr string
@@ -351,17 +359,29 @@ func pyFloatRepr(f float64) string {
 // UTF-8 (a Python str cannot hold them) print as \udcXX, Python's
 // surrogateescape convention.
 func pyStringRepr(s string) string {
+	var b strings.Builder
+	b.Grow(len(s) + 2)
+	writePyString(&b, s)
+	return b.String()
+}
+
+// writePyString writes pyStringRepr(s) to b.
+func writePyString(b *strings.Builder, s string) {
 	quote := byte('\'')
 	if strings.IndexByte(s, '\'') >= 0 && strings.IndexByte(s, '"') < 0 {
 		quote = '"'
 	}
-	var b strings.Builder
-	b.Grow(len(s) + 2)
+	if plainPrintable(s, quote) {
+		b.WriteByte(quote)
+		b.WriteString(s)
+		b.WriteByte(quote)
+		return
+	}
 	b.WriteByte(quote)
 	for i := 0; i < len(s); {
 		c, size := utf8.DecodeRuneInString(s[i:])
 		if c == utf8.RuneError && size == 1 {
-			fmt.Fprintf(&b, `\udc%02x`, s[i])
+			fmt.Fprintf(b, `\udc%02x`, s[i])
 			i++
 			continue
 		}
@@ -377,21 +397,31 @@ func pyStringRepr(s string) string {
 		case c == '\r':
 			b.WriteString(`\r`)
 		case c < ' ' || c == 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, c)
+			fmt.Fprintf(b, `\x%02x`, c)
 		case c < 0x7f:
 			b.WriteRune(c)
 		case unicode.IsPrint(c):
 			b.WriteRune(c)
 		case c <= 0xff:
-			fmt.Fprintf(&b, `\x%02x`, c)
+			fmt.Fprintf(b, `\x%02x`, c)
 		case c <= 0xffff:
-			fmt.Fprintf(&b, `\u%04x`, c)
+			fmt.Fprintf(b, `\u%04x`, c)
 		default:
-			fmt.Fprintf(&b, `\U%08x`, c)
+			fmt.Fprintf(b, `\U%08x`, c)
 		}
 	}
 	b.WriteByte(quote)
-	return b.String()
+}
+
+// plainPrintable reports whether s is printable ASCII without quote or
+// backslash: its repr is s between quotes.
+func plainPrintable(s string, quote byte) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < ' ' || c >= 0x7f || c == quote || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // pyBytesRepr quotes p as Python's repr(bytes) does.
