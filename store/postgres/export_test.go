@@ -2,8 +2,11 @@ package postgres
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
+
+	"github.com/revisit-sched/revisit"
 
 	"github.com/revisit-sched/revisit/store"
 	"github.com/revisit-sched/revisit/store/postgres/pgtest"
@@ -24,4 +27,23 @@ func OpenMigrated(t testing.TB, clock func() time.Time) *Store {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// recordGitOrigins records n enabled git origins of one lister into s.
+func recordGitOrigins(t *testing.T, s *Store, n int) []revisit.ListedOrigin {
+	t.Helper()
+	ctx := context.Background()
+	l, err := s.ListerGetOrCreate(ctx, "gitlab", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	origins := make([]revisit.ListedOrigin, n)
+	for i := range origins {
+		origins[i] = revisit.ListedOrigin{ListerID: l.ID, URL: fmt.Sprintf("https://forge.example/%d", i),
+			VisitType: "git", Enabled: true}
+	}
+	if _, err := s.ListedOriginsRecord(ctx, origins); err != nil {
+		t.Fatal(err)
+	}
+	return origins
 }

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
@@ -71,19 +70,8 @@ func TestRequeueMovesEveryChunk(t *testing.T) {
 	requeueChunk = 2
 	ctx := context.Background()
 	s := OpenMigrated(t, nil)
-	l, err := s.ListerGetOrCreate(ctx, "gitlab", "")
-	if err != nil {
-		t.Fatal(err)
-	}
 	const n = 7
-	var origins []revisit.ListedOrigin
-	for i := range n {
-		origins = append(origins, revisit.ListedOrigin{ListerID: l.ID, URL: fmt.Sprintf("https://forge.example/%d", i),
-			VisitType: "git", Enabled: true})
-	}
-	if _, err := s.ListedOriginsRecord(ctx, origins); err != nil {
-		t.Fatal(err)
-	}
+	recordGitOrigins(t, s, n)
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	grab := func(now time.Time, c revisit.Cooldowns) int {
 		t.Helper()

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
@@ -18,19 +17,8 @@ func TestExpiryTakesEveryChunk(t *testing.T) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	s := OpenMigrated(t, func() time.Time { return t0 })
-	l, err := s.ListerGetOrCreate(ctx, "gitlab", "")
-	if err != nil {
-		t.Fatal(err)
-	}
 	const n = 7
-	var origins []revisit.ListedOrigin
-	for i := range n {
-		origins = append(origins, revisit.ListedOrigin{ListerID: l.ID, URL: fmt.Sprintf("https://forge.example/%d", i),
-			VisitType: "git", Enabled: true})
-	}
-	if _, err := s.ListedOriginsRecord(ctx, origins); err != nil {
-		t.Fatal(err)
-	}
+	recordGitOrigins(t, s, n)
 	grab := revisit.GrabParams{VisitType: "git", Count: n + 1, Policy: revisit.OldestScheduledFirst, Now: t0}
 	visits, err := s.VisitsDispatch(ctx, revisit.DispatchParams{Grab: grab, Owner: "test"})
 	if err != nil || len(visits) != n {
