@@ -190,17 +190,6 @@ func isoformat(t time.Time) string {
 	return t.Format("2006-01-02T15:04:05.000000-07:00")
 }
 
-// marshalJSON encodes v as compact JSON without HTML escaping.
-func marshalJSON(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
-}
-
 // decodeJSONValue decodes one JSON value, numbers as json.Number.
 func decodeJSONValue(data []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))

@@ -1,6 +1,7 @@
 package celery
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"math/big"
@@ -245,4 +246,16 @@ func TestPlainJSONMatchesEncodingJSON(t *testing.T) {
 			t.Errorf("%#v: got %s, encoding/json writes %s", v, got, want)
 		}
 	}
+}
+
+// marshalJSON encodes v as compact JSON without HTML escaping, as
+// encoding/json does: the oracle of the body encoder.
+func marshalJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
