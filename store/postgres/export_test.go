@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/revisit-sched/revisit"
-
 	"github.com/revisit-sched/revisit/store"
 	"github.com/revisit-sched/revisit/store/postgres/pgtest"
 )
@@ -30,7 +29,7 @@ func OpenMigrated(t testing.TB, clock func() time.Time) *Store {
 }
 
 // recordGitOrigins records n enabled git origins of one lister into s.
-func recordGitOrigins(t *testing.T, s *Store, n int) []revisit.ListedOrigin {
+func recordGitOrigins(t *testing.T, s *Store, n int) {
 	t.Helper()
 	ctx := context.Background()
 	l, err := s.ListerGetOrCreate(ctx, "gitlab", "")
@@ -45,5 +44,4 @@ func recordGitOrigins(t *testing.T, s *Store, n int) []revisit.ListedOrigin {
 	if _, err := s.ListedOriginsRecord(ctx, origins); err != nil {
 		t.Fatal(err)
 	}
-	return origins
 }
