@@ -199,12 +199,11 @@ func requeue(ctx context.Context, tx pgx.Tx, visitType string, now time.Time, c 
 		)
 		INSERT INTO listed_origin (` + listedColumns + `) OVERRIDING SYSTEM VALUE SELECT ` + listedColumns + ` FROM back`
 	return withIndexScans(ctx, tx, func() error {
-		for {
+		_, err := inChunks(requeueChunk, func() (int, error) {
 			tag, err := tx.Exec(ctx, sql, args...)
-			if err != nil || tag.RowsAffected() < int64(requeueChunk) {
-				return err
-			}
-		}
+			return int(tag.RowsAffected()), err
+		})
+		return err
 	})
 }
 

@@ -163,6 +163,19 @@ func withIndexScans(ctx context.Context, tx pgx.Tx, fn func() error) error {
 	return err
 }
 
+// inChunks runs step, which changes at most chunk rows, until it changes
+// fewer, and returns how many rows it changed in all.
+func inChunks(chunk int, step func() (int, error)) (int, error) {
+	total := 0
+	for {
+		n, err := step()
+		total += n
+		if err != nil || n < chunk {
+			return total, err
+		}
+	}
+}
+
 // translate maps driver errors to revisit errors once, at the boundary.
 func translate(err error) error {
 	if err == nil {

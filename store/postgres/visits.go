@@ -174,8 +174,7 @@ func chunkOf(cond string, limit int) string {
 // with index scans only, until it changes fewer rows than a chunk, and
 // returns how many it changed in all.
 func (s *Store) oldestFirst(ctx context.Context, step func(tx pgx.Tx) (int, error)) (int, error) {
-	total := 0
-	for {
+	return inChunks(visitChunk, func() (int, error) {
 		n := 0
 		err := s.inTx(ctx, func(tx pgx.Tx) error {
 			return withIndexScans(ctx, tx, func() error {
@@ -184,11 +183,11 @@ func (s *Store) oldestFirst(ctx context.Context, step func(tx pgx.Tx) (int, erro
 				return err
 			})
 		})
-		total += n
-		if err != nil || n < visitChunk {
-			return total, err
+		if err != nil {
+			return 0, err // rolled back
 		}
-	}
+		return n, nil
+	})
 }
 
 // VisitsGet returns the visits among ids that exist.
