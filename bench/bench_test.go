@@ -88,7 +88,11 @@ func TestRunBroker(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	runBroker(t, b)
+	rep := runBroker(t, b)
+	// This RabbitMQ runs on this host: its processor time is counted.
+	if rep.CPU.RabbitMQMicros <= 0 {
+		t.Errorf("CPU per message %+v: want RabbitMQ's time counted", rep.CPU)
+	}
 }
 
 func TestRunBrokerEmbedded(t *testing.T) {
@@ -102,8 +106,9 @@ func TestRunBrokerEmbedded(t *testing.T) {
 	runBroker(t, b)
 }
 
-// runBroker runs a small broker benchmark and checks its report.
-func runBroker(t *testing.T, b bench.ScratchBroker) {
+// runBroker runs a small broker benchmark, checks its report and returns
+// it.
+func runBroker(t *testing.T, b bench.ScratchBroker) bench.BrokerReport {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -114,6 +119,10 @@ func runBroker(t *testing.T, b bench.ScratchBroker) {
 	if rep.Confirmed != 2500 || rep.Failed+rep.Returned != 0 || rep.Depth != 2500 || rep.PerSecond <= 0 {
 		t.Fatalf("report %+v: want 2500 confirmed and queued", rep)
 	}
+	if rep.CPU.RevisitMicros <= 0 {
+		t.Errorf("CPU per message %+v: want this process's time counted", rep.CPU)
+	}
+	return rep
 }
 
 func TestRunFeedbackOnSQLite(t *testing.T) {
@@ -147,7 +156,7 @@ func TestRunOrchestratorEmbedded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Visits < 500 || rep.Depth != rep.Visits || rep.PerSecond <= 0 || rep.RSSMaxMiB <= 0 {
+	if rep.Visits < 500 || rep.Depth != rep.Visits || rep.PerSecond <= 0 || rep.RSSMaxMiB <= 0 || rep.CPU.RevisitMicros <= 0 {
 		t.Fatalf("report %+v: want at least 500 visits, all in the queue", rep)
 	}
 }

@@ -56,6 +56,8 @@ type BrokerReport struct {
 	// Depth is the scratch queue's depth afterwards: it must equal
 	// Confirmed.
 	Depth int64 `json:"queue_depth_after"`
+	// CPU is the processor time per message confirmed.
+	CPU CPU `json:"cpu_per_message"`
 }
 
 // PublishTarget is the publishing throughput target, in confirmed
@@ -87,6 +89,7 @@ func RunBroker(ctx context.Context, cfg BrokerConfig) (BrokerReport, error) {
 	origin := "revisit-bench@" + host
 	var elapsed time.Duration
 	msgs := make([]celery.Message, 0, cfg.Batch)
+	cpu := sampleCPU()
 	for sent := 0; sent < cfg.Messages; sent += cfg.Batch {
 		start := time.Now()
 		msgs = msgs[:0]
@@ -119,6 +122,7 @@ func RunBroker(ctx context.Context, cfg BrokerConfig) (BrokerReport, error) {
 			progress(cfg.Progress, "published %d/%d", sent+len(msgs), cfg.Messages)
 		}
 	}
+	rep.CPU = cpu.per(sampleCPU(), int64(rep.Confirmed))
 	rep.PerSecond = float64(rep.Confirmed) / elapsed.Seconds()
 	var err error
 	rep.Depth, err = b.Depth(ctx, queue)

@@ -47,6 +47,8 @@ type OrchestratorReport struct {
 	RSSEndMiB   float64 `json:"rss_end_mib"`
 	// Depth is the scratch queue's depth at the end: the published visits.
 	Depth int64 `json:"queue_depth_after"`
+	// CPU is the processor time per visit published.
+	CPU CPU `json:"cpu_per_visit"`
 }
 
 // The orchestrator's targets (issue 4): P2 and P5.
@@ -101,6 +103,7 @@ func RunOrchestrator(ctx context.Context, cfg OrchestratorConfig) (OrchestratorR
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	done := make(chan error, 1)
+	cpu := sampleCPU()
 	start := time.Now()
 	go func() { done <- o.Run(runCtx) }()
 	tick := time.NewTicker(250 * time.Millisecond)
@@ -126,6 +129,7 @@ func RunOrchestrator(ctx context.Context, cfg OrchestratorConfig) (OrchestratorR
 		return rep, err
 	}
 	rep.Visits = published(reg)
+	rep.CPU = cpu.per(sampleCPU(), rep.Visits)
 	rep.PerSecond = float64(rep.Visits) / rep.Seconds
 	rep.RSSEndMiB = rssMiB()
 	rep.Depth, err = cfg.Broker.Depth(ctx, queue)

@@ -144,10 +144,11 @@ sent as int32).`,
 			if err != nil {
 				return fmt.Errorf("bench broker: %w", err)
 			}
-			rw := a.rows(cols("messages", "confirmed", "returned", "failed", "queue_depth_after",
-				"confirmed_per_s", "target_per_s", "met"))
-			if err := rw.Row(rep.Messages, rep.Confirmed, rep.Returned, rep.Failed, rep.Depth,
-				math.Round(rep.PerSecond), bench.PublishTarget, rep.PerSecond >= bench.PublishTarget); err != nil {
+			rw := a.rows(cols(append([]string{"messages", "confirmed", "returned", "failed", "queue_depth_after",
+				"confirmed_per_s", "target_per_s", "met"}, cpuColumns...)...))
+			if err := rw.Row(append([]any{rep.Messages, rep.Confirmed, rep.Returned, rep.Failed, rep.Depth,
+				math.Round(rep.PerSecond), bench.PublishTarget, rep.PerSecond >= bench.PublishTarget},
+				cpuCells(rep.CPU)...)...); err != nil {
 				return err
 			}
 			return rw.Close()
@@ -197,12 +198,12 @@ flight.`,
 			if err != nil {
 				return fmt.Errorf("bench orchestrator: %w", err)
 			}
-			rw := a.rows(cols("origins", "visits", "seconds", "visits_per_s", "target_per_s", "met",
-				"rss_start_mib", "rss_max_mib", "rss_end_mib", "rss_target_mib", "queue_depth_after"))
-			if err := rw.Row(rep.Origins, rep.Visits, math.Round(rep.Seconds*10)/10, math.Round(rep.PerSecond),
+			rw := a.rows(cols(append([]string{"origins", "visits", "seconds", "visits_per_s", "target_per_s", "met",
+				"rss_start_mib", "rss_max_mib", "rss_end_mib", "rss_target_mib", "queue_depth_after"}, cpuColumns...)...))
+			if err := rw.Row(append([]any{rep.Origins, rep.Visits, math.Round(rep.Seconds*10) / 10, math.Round(rep.PerSecond),
 				bench.OrchestratorTarget, rep.PerSecond >= bench.OrchestratorTarget,
 				math.Round(rep.RSSStartMiB), math.Round(rep.RSSMaxMiB), math.Round(rep.RSSEndMiB),
-				bench.RSSTargetMiB, rep.Depth); err != nil {
+				bench.RSSTargetMiB, rep.Depth}, cpuCells(rep.CPU)...)...); err != nil {
 				return err
 			}
 			return rw.Close()
@@ -324,4 +325,12 @@ func (a *app) progressWriter() io.Writer {
 		return a.env.Stderr
 	}
 	return nil
+}
+
+// cpuColumns name the cells of cpuCells.
+var cpuColumns = []string{"revisit_cpu_us", "postgres_cpu_us", "rabbitmq_cpu_us"}
+
+// cpuCells renders a bench's processor time per unit of work, in whole µs.
+func cpuCells(c bench.CPU) []any {
+	return []any{math.Round(c.RevisitMicros), math.Round(c.PostgresMicros), math.Round(c.RabbitMQMicros)}
 }

@@ -1,0 +1,68 @@
+package bench
+
+import (
+	"github.com/prometheus/procfs"
+)
+
+// CPU is the processor time a measurement cost per unit of work (a visit, a
+// message), in microseconds: in this process, and in the PostgreSQL and
+// RabbitMQ servers when they run on this host. On two shared cores these
+// say where a throughput ceiling comes from; a server that is elsewhere, or
+// a host without /proc, reports 0.
+type CPU struct {
+	RevisitMicros  float64 `json:"revisit_cpu_us"`
+	PostgresMicros float64 `json:"postgres_cpu_us"`
+	RabbitMQMicros float64 `json:"rabbitmq_cpu_us"`
+}
+
+// serverCommands maps the command names of the local servers' processes to
+// the CPU field they count in: PostgreSQL's postmaster and backends, and
+// RabbitMQ's Erlang VM (any local beam.smp counts as RabbitMQ).
+var serverCommands = map[string]func(*cpuSample) *float64{
+	"postgres": func(s *cpuSample) *float64 { return &s.postgres },
+	"beam.smp": func(s *cpuSample) *float64 { return &s.rabbitmq },
+}
+
+// cpuSample is the processor time used so far, in seconds.
+type cpuSample struct{ self, postgres, rabbitmq float64 }
+
+// sampleCPU reads the processor time of this process and of the local
+// servers from /proc. A server process's time includes that of its reaped
+// children, so that a PostgreSQL backend which exits between two samples
+// still counts: the postmaster inherits its time when it reaps it.
+func sampleCPU() cpuSample {
+	var s cpuSample
+	if self, err := procfs.Self(); err == nil {
+		if st, err := self.Stat(); err == nil {
+			s.self = st.CPUTime()
+		}
+	}
+	procs, err := procfs.AllProcs()
+	if err != nil {
+		return s
+	}
+	for _, p := range procs {
+		st, err := p.Stat()
+		if err != nil {
+			continue // gone since the listing
+		}
+		if field, ok := serverCommands[st.Comm]; ok {
+			*field(&s) += st.CPUTime() + float64(st.CUTime+st.CSTime)/userHZ
+		}
+	}
+	return s
+}
+
+// userHZ is the unit of the children times of /proc/PID/stat (procfs's
+// CPUTime uses the same).
+const userHZ = 100
+
+// per returns the time used from s to end per unit of work, in µs.
+func (s cpuSample) per(end cpuSample, units int64) CPU {
+	if units <= 0 {
+		return CPU{}
+	}
+	us := func(from, to float64) float64 { return (to - from) * 1e6 / float64(units) }
+	return CPU{RevisitMicros: us(s.self, end.self), PostgresMicros: us(s.postgres, end.postgres),
+		RabbitMQMicros: us(s.rabbitmq, end.rabbitmq)}
+}
