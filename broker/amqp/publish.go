@@ -159,17 +159,14 @@ func (b *Broker) Publish(ctx context.Context, queue string, msgs []celery.Messag
 		return failAll(err)
 	}
 
-	// Which messages to send: not duplicates, valid headers.
+	// Which messages to send: not duplicates. (Headers are checked as
+	// they are sent: see lane.run.)
 	toSend := make([]int, 0, len(msgs))
 	seen := make(map[string]bool, len(msgs))
-	for i, m := range msgs {
+	for i := range msgs {
 		id := res[i].ID
 		if seen[id] {
 			res[i].Err = fmt.Errorf("publish %s to %s: %w", id, queue, broker.ErrDuplicateID)
-			continue
-		}
-		if err := amqp091.Table(m.Headers).Validate(); err != nil {
-			res[i].Err = fmt.Errorf("publish %s to %s: %w: headers: %w", id, queue, broker.ErrNotSent, err)
 			continue
 		}
 		seen[id] = true
@@ -293,6 +290,17 @@ func (l *lane) run(ctx context.Context) {
 		for l.stopErr == nil && next < len(l.idxs) && len(pending) < b.cfg.ConfirmWindow {
 			i := l.idxs[next]
 			dc, err := pc.ch.PublishWithDeferredConfirmWithContext(ctx, "", queue, true, false, publishing(l.msgs[i]))
+			if err != nil && !pc.ch.IsClosed() && ctx.Err() == nil {
+				// amqp091-go validates the headers before it writes
+				// anything: a message it refuses fails alone. Checking
+				// here, on failure only, spares every good message a
+				// second walk of its table.
+				if herr := amqp091.Table(l.msgs[i].Headers).Validate(); herr != nil {
+					res[i].Err = fmt.Errorf("publish %s to %s: %w: headers: %w", res[i].ID, queue, broker.ErrNotSent, herr)
+					next++
+					continue
+				}
+			}
 			if err != nil {
 				if ctx.Err() != nil {
 					err = ctx.Err()
