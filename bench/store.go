@@ -104,9 +104,10 @@ type session struct {
 }
 
 // openSession migrates and opens the store at url, loads the data set of n
-// origins unless a previous run left it there, refreshes the planner's
-// statistics, and starts a run 10 days after the previous one (past every
-// cooldown of the origins the previous run marked).
+// origins unless a previous run left it there, maintains the store (on
+// PostgreSQL: VACUUM (ANALYZE), as autovacuum would), and starts a run 10
+// days after the previous one (past every cooldown of the origins the
+// previous run marked).
 func openSession(ctx context.Context, url string, n int, w io.Writer) (*session, error) {
 	se := &session{ds: NewDataset(n)}
 	if _, _, err := store.Migrate(ctx, url); err != nil {
@@ -146,8 +147,8 @@ func (se *session) start(ctx context.Context, w io.Writer) error {
 	case state.Origins != se.ds.Origins || state.Seed != se.ds.Seed:
 		return fmt.Errorf("the store holds another bench data set (%d origins, seed %d): use an empty store", state.Origins, state.Seed)
 	}
-	if an, ok := se.Store.(store.Analyzer); ok {
-		if err := an.Analyze(ctx); err != nil {
+	if m, ok := se.Store.(store.Maintainer); ok {
+		if err := m.Maintain(ctx); err != nil {
 			return err
 		}
 	}

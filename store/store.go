@@ -96,8 +96,12 @@ type Migrator interface {
 	SchemaVersion(ctx context.Context) (current, latest int64, err error)
 }
 
-// Analyzer is implemented by stores whose query planner needs fresh
-// statistics after bulk loads (revisit bench, revisit db analyze).
-type Analyzer interface {
-	Analyze(ctx context.Context) error
+// Maintainer is implemented by stores whose tables need the upkeep that
+// PostgreSQL's autovacuum gives them in production: reclaiming the dead
+// rows that grabs, results and recording leave behind, and fresh planner
+// statistics after bulk loads. The benches call it before they measure, so
+// that every run starts from a maintained store whatever the server's
+// autovacuum setting.
+type Maintainer interface {
+	Maintain(ctx context.Context) error
 }
