@@ -91,6 +91,9 @@ func RunOrchestrator(ctx context.Context, cfg OrchestratorConfig) (OrchestratorR
 	if err := forgetVisits(ctx, se, "git"); err != nil {
 		return rep, err
 	}
+	if err := maintain(ctx, se); err != nil {
+		return rep, err
+	}
 
 	reg := prometheus.NewRegistry()
 	o, err := orchestrator.New(se, cfg.Broker, orchestrator.Config{VisitTypes: []string{"git"},
@@ -140,7 +143,8 @@ func RunOrchestrator(ctx context.Context, cfg OrchestratorConfig) (OrchestratorR
 // (its queue is gone): they are expired, which gives their origins their
 // eligibility back, and forgotten, so that every run starts with nothing
 // in flight instead of paying for the previous run's visits in its first
-// round.
+// round. (The run then maintains the store again: this leaves as many
+// dead rows as the previous run did.)
 func forgetVisits(ctx context.Context, s store.Store, visitType string) error {
 	if _, err := s.VisitsRecover(ctx, visitType); err != nil {
 		return err
