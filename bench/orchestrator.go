@@ -143,8 +143,8 @@ func RunOrchestrator(ctx context.Context, cfg OrchestratorConfig) (OrchestratorR
 // (its queue is gone): they are expired, which gives their origins their
 // eligibility back, and forgotten, so that every run starts with nothing
 // in flight instead of paying for the previous run's visits in its first
-// round. (The run then maintains the store again: this leaves as many
-// dead rows as the previous run did.)
+// round. Ending them leaves as many dead rows as the previous run made,
+// so the run then maintains the store again.
 func forgetVisits(ctx context.Context, s store.Store, visitType string) error {
 	if _, err := s.VisitsRecover(ctx, visitType); err != nil {
 		return err
