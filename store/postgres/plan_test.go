@@ -31,24 +31,55 @@ func TestGrabPlans(t *testing.T) {
 	}
 }
 
+// TestVisitPlans checks that expiry walks the visits not yet lost only, and
+// forgetting the lost ones only: each round's expiry must not read the lost
+// visits kept for the lost retention.
+func TestVisitPlans(t *testing.T) {
+	ctx := context.Background()
+	s := OpenMigrated(t, nil)
+	for name, c := range map[string]struct{ sql, index string }{
+		"expire": {expireChunk, "visit_in_flight_open"},
+		"forget": {forgetChunk, "visit_in_flight_lost"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			now := s.now()
+			args := []any{"git", now, 1000}
+			if name == "expire" {
+				args = append(args, now)
+			}
+			if plan := explainSQL(t, ctx, s, c.sql, args...); !strings.Contains(plan, "Index Scan using "+c.index+" ") {
+				t.Errorf("plan does not walk %s:\n%s", c.index, plan)
+			}
+		})
+	}
+}
+
+// explain returns the plan of the candidate query of p.
 func explain(t *testing.T, ctx context.Context, s *Store, p grabsql.Params) string {
 	t.Helper()
 	q, err := dialect.Build(p)
 	if err != nil {
 		t.Fatalf("build: %v", err)
 	}
+	return explainSQL(t, ctx, s, q.SQL, append(q.Args, 1000)...)
+}
+
+// explainSQL returns the plan of a statement with sorts, sequential and
+// bitmap scans priced out.
+func explainSQL(t *testing.T, ctx context.Context, s *Store, sql string, args ...any) string {
+	t.Helper()
 	var plan strings.Builder
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SET LOCAL enable_sort = off; SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off"); err != nil {
 			return err
 		}
-		rows, _ := tx.Query(ctx, "EXPLAIN "+q.SQL, append(q.Args, 1000)...)
+		rows, _ := tx.Query(ctx, "EXPLAIN "+sql, args...)
 		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
 		plan.WriteString(strings.Join(lines, "\n"))
 		return err
 	})
 	if err != nil {
-		t.Fatalf("explain: %v\n%s", err, q.SQL)
+		t.Fatalf("explain: %v\n%s", err, sql)
 	}
 	return plan.String()
 }

@@ -124,16 +124,27 @@ func (s *Store) VisitsRelease(ctx context.Context, ids []string) (int, error) {
 
 // VisitsRecover releases every pending visit of a visit type.
 func (s *Store) VisitsRecover(ctx context.Context, visitType string) (int, error) {
-	n, err := restore(ctx, s.pool, `DELETE FROM visit_in_flight WHERE visit_type = $1 AND state = 'pending'`, visitType)
+	n, err := restore(ctx, s.pool, `DELETE FROM visit_in_flight
+		WHERE visit_type = $1 AND lost_at IS NULL AND state = 'pending'`, visitType)
 	return n, translate(wrap(err, "recover %s visits", visitType))
 }
+
+// Expiry and forgetting change a chunk of visits of a type ($1) sent
+// before $2 ($3 the chunk size). Expiry walks the visits not yet lost only
+// (visit_in_flight_open), so that the lost ones kept for the lost retention
+// cost it nothing, and declares them lost at $4; forgetting walks the lost
+// ones only (visit_in_flight_lost).
+var (
+	expireChunk = `UPDATE visit_in_flight SET state = 'lost', lost_at = $4 WHERE ` +
+		chunkOf(`visit_type = $1 AND scheduled_at < $2 AND lost_at IS NULL AND state = 'sent' AND sent_at < $2`, 3)
+	forgetChunk = `DELETE FROM visit_in_flight WHERE ` +
+		chunkOf(`visit_type = $1 AND scheduled_at < $2 AND lost_at IS NOT NULL AND sent_at < $2`, 3)
+)
 
 // VisitsExpire marks lost the visits sent before `before`.
 func (s *Store) VisitsExpire(ctx context.Context, visitType string, before time.Time) (int, error) {
 	n, err := s.oldestFirst(ctx, func(tx pgx.Tx) (int, error) {
-		return restore(ctx, tx, `UPDATE visit_in_flight SET state = 'lost' WHERE `+
-			chunkOf(`visit_type = $1 AND scheduled_at < $2 AND state = 'sent' AND sent_at < $2`, 3),
-			visitType, revisit.Microsecond(before), visitChunk)
+		return restore(ctx, tx, expireChunk, visitType, revisit.Microsecond(before), visitChunk, s.now())
 	})
 	return n, translate(wrap(err, "expire %s visits", visitType))
 }
@@ -201,9 +212,7 @@ func (s *Store) VisitsGet(ctx context.Context, ids []string) ([]revisit.Visit, e
 // VisitsForgetLost deletes the lost visits sent before `before`.
 func (s *Store) VisitsForgetLost(ctx context.Context, visitType string, before time.Time) (int, error) {
 	n, err := s.oldestFirst(ctx, func(tx pgx.Tx) (int, error) {
-		tag, err := tx.Exec(ctx, `DELETE FROM visit_in_flight WHERE `+
-			chunkOf(`visit_type = $1 AND scheduled_at < $2 AND state = 'lost' AND sent_at < $2`, 3),
-			visitType, revisit.Microsecond(before), visitChunk)
+		tag, err := tx.Exec(ctx, forgetChunk, visitType, revisit.Microsecond(before), visitChunk)
 		return int(tag.RowsAffected()), err
 	})
 	return n, translate(wrap(err, "forget lost %s visits", visitType))

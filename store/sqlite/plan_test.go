@@ -28,6 +28,28 @@ func TestGrabPlans(t *testing.T) {
 	}
 }
 
+// TestVisitPlans checks that expiry walks the visits not yet lost only, and
+// forgetting the lost ones only: each round's expiry must not read the lost
+// visits kept for the lost retention.
+func TestVisitPlans(t *testing.T) {
+	s := openTest(t, nil)
+	ctx := context.Background()
+	now := micro(s.now())
+	for name, c := range map[string]struct {
+		sql, index string
+		args       []any
+	}{
+		"expire": {expireVisits, "visit_in_flight_open", []any{"git", now, now}},
+		"forget": {forgetLostVisits, "visit_in_flight_lost", []any{"git", now}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if plan := explainSQL(t, ctx, s, c.sql, c.args...); !strings.Contains(plan, "USING INDEX "+c.index+" ") {
+				t.Errorf("plan does not use %s:\n%s", c.index, plan)
+			}
+		})
+	}
+}
+
 // explain returns the query plan of the candidate query of p, one step a
 // line.
 func explain(t *testing.T, ctx context.Context, s *Store, p grabsql.Params) string {
@@ -36,9 +58,15 @@ func explain(t *testing.T, ctx context.Context, s *Store, p grabsql.Params) stri
 	if err != nil {
 		t.Fatalf("build: %v", err)
 	}
-	rows, err := s.r.QueryContext(ctx, "EXPLAIN QUERY PLAN "+q.SQL, append(q.Args, 1000)...)
+	return explainSQL(t, ctx, s, q.SQL, append(q.Args, 1000)...)
+}
+
+// explainSQL returns the query plan of a statement, one step a line.
+func explainSQL(t *testing.T, ctx context.Context, s *Store, sql string, args ...any) string {
+	t.Helper()
+	rows, err := s.r.QueryContext(ctx, "EXPLAIN QUERY PLAN "+sql, args...)
 	if err != nil {
-		t.Fatalf("explain: %v\n%s", err, q.SQL)
+		t.Fatalf("explain: %v\n%s", err, sql)
 	}
 	defer rows.Close()
 	var b strings.Builder

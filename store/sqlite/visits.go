@@ -109,13 +109,24 @@ func (s *Store) VisitsRelease(ctx context.Context, ids []string) (int, error) {
 // VisitsRecover releases every pending visit of a visit type.
 func (s *Store) VisitsRecover(ctx context.Context, visitType string) (int, error) {
 	return s.restore(ctx, "recover "+visitType+" visits",
-		`DELETE FROM visit_in_flight WHERE visit_type = ?1 AND state = 'pending'`, visitType)
+		`DELETE FROM visit_in_flight WHERE visit_type = ?1 AND lost_at IS NULL AND state = 'pending'`, visitType)
 }
+
+// Expiry and forgetting change the visits of a type (?1) sent before ?2.
+// Expiry walks the visits not yet lost only (visit_in_flight_open), so
+// that the lost ones kept for the lost retention cost it nothing, and
+// declares them lost at ?3; forgetting walks the lost ones only
+// (visit_in_flight_lost).
+const (
+	expireVisits = `UPDATE visit_in_flight SET state = 'lost', lost_at = ?3
+		WHERE visit_type = ?1 AND scheduled_at < ?2 AND lost_at IS NULL AND state = 'sent' AND sent_at < ?2`
+	forgetLostVisits = `DELETE FROM visit_in_flight
+		WHERE visit_type = ?1 AND scheduled_at < ?2 AND lost_at IS NOT NULL AND sent_at < ?2`
+)
 
 // VisitsExpire marks lost the visits sent before `before`.
 func (s *Store) VisitsExpire(ctx context.Context, visitType string, before time.Time) (int, error) {
-	return s.restore(ctx, "expire "+visitType+" visits", `UPDATE visit_in_flight SET state = 'lost'
-		WHERE visit_type = ?1 AND scheduled_at < ?2 AND state = 'sent' AND sent_at < ?2`, visitType, micro(before))
+	return s.restore(ctx, "expire "+visitType+" visits", expireVisits, visitType, micro(before), micro(s.now()))
 }
 
 // restore runs change, a DELETE or UPDATE of visit_in_flight, and gives the
@@ -196,8 +207,7 @@ func (s *Store) VisitsGet(ctx context.Context, ids []string) ([]revisit.Visit, e
 func (s *Store) VisitsForgetLost(ctx context.Context, visitType string, before time.Time) (int, error) {
 	var n int64
 	err := s.write(ctx, "forget lost "+visitType+" visits", func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM visit_in_flight
-			WHERE visit_type = ?1 AND scheduled_at < ?2 AND state = 'lost' AND sent_at < ?2`, visitType, micro(before))
+		res, err := tx.ExecContext(ctx, forgetLostVisits, visitType, micro(before))
 		if err != nil {
 			return err
 		}
