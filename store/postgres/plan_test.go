@@ -47,8 +47,13 @@ func TestVisitPlans(t *testing.T) {
 			if name == "expire" {
 				args = append(args, now)
 			}
-			if plan := explainSQL(t, ctx, s, c.sql, args...); !strings.Contains(plan, "Index Scan using "+c.index+" ") {
+			plan := explainSQL(t, ctx, s, c.sql, args...)
+			if !strings.Contains(plan, "Index Scan using "+c.index+" ") {
 				t.Errorf("plan does not walk %s:\n%s", c.index, plan)
+			}
+			// The chunk's visits are found by address, each once.
+			if !strings.Contains(plan, "TID Cond: (ctid = c.tid)") {
+				t.Errorf("plan does not find the chunk's visits by address:\n%s", plan)
 			}
 		})
 	}

@@ -135,10 +135,10 @@ func (s *Store) VisitsRecover(ctx context.Context, visitType string) (int, error
 // cost it nothing, and declares them lost at $4; forgetting walks the lost
 // ones only (visit_in_flight_lost).
 var (
-	expireChunk = `UPDATE visit_in_flight SET state = 'lost', lost_at = $4 WHERE ` +
-		chunkOf(`visit_type = $1 AND scheduled_at < $2 AND lost_at IS NULL AND state = 'sent' AND sent_at < $2`, 3)
-	forgetChunk = `DELETE FROM visit_in_flight WHERE ` +
-		chunkOf(`visit_type = $1 AND scheduled_at < $2 AND lost_at IS NOT NULL AND sent_at < $2`, 3)
+	expireFrom, expireWhere = chunk(`visit_type = $1 AND scheduled_at < $2 AND lost_at IS NULL AND state = 'sent' AND sent_at < $2`, 3)
+	expireChunk             = `UPDATE visit_in_flight AS v SET state = 'lost', lost_at = $4 FROM ` + expireFrom + ` WHERE ` + expireWhere
+	forgetFrom, forgetWhere = chunk(`visit_type = $1 AND scheduled_at < $2 AND lost_at IS NOT NULL AND sent_at < $2`, 3)
+	forgetChunk             = `DELETE FROM visit_in_flight AS v USING ` + forgetFrom + ` WHERE ` + forgetWhere
 )
 
 // VisitsExpire marks lost the visits sent before `before`.
@@ -171,17 +171,24 @@ func restore(ctx context.Context, q rowQuerier, change string, args ...any) (int
 // of 10,000 and 107 s in chunks of 100,000, as long as one statement did.
 var visitChunk = 100000
 
-// chunkOf renders the condition of a statement that changes the first
+// chunk renders the parts of a statement that changes the first
 // visitChunk visits meeting cond, a condition on one visit type and
-// scheduled_at with more filters, in (visit_type, scheduled_at) order;
-// limit is the placeholder number of the chunk size. cond is checked again
-// on the rows themselves, which a concurrent result may have changed.
-func chunkOf(cond string, limit int) string {
-	return fmt.Sprintf(`ctid = ANY(ARRAY(SELECT ctid FROM visit_in_flight WHERE %s
-		ORDER BY visit_type, scheduled_at LIMIT $%d)) AND %s`, cond, limit, cond)
+// scheduled_at with more filters, in (visit_type, scheduled_at) order: the
+// FROM item that lists their addresses, and the condition that joins
+// visit_in_flight (as v) to it; limit is the placeholder number of the
+// chunk size. cond is checked again on the rows themselves, which a
+// concurrent result may have changed. A join, and not ctid = ANY(array):
+// with statistics that undercount the range, the planner turned the latter
+// into a filter on an index scan of the range, comparing every visit with
+// every address of the chunk (a chunk of 100,000 lost visits had not been
+// forgotten after two minutes).
+func chunk(cond string, limit int) (from, where string) {
+	from = fmt.Sprintf(`(SELECT ctid AS tid FROM visit_in_flight WHERE %s
+		ORDER BY visit_type, scheduled_at LIMIT $%d) AS c`, cond, limit)
+	return from, "v.ctid = c.tid AND " + cond
 }
 
-// oldestFirst runs step, a statement of chunkOf, one chunk per transaction
+// oldestFirst runs step, a statement of chunk, one chunk per transaction
 // with index scans only, until it changes fewer rows than a chunk, and
 // returns how many it changed in all.
 func (s *Store) oldestFirst(ctx context.Context, step func(tx pgx.Tx) (int, error)) (int, error) {
