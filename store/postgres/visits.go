@@ -166,9 +166,10 @@ func restore(ctx context.Context, q rowQuerier, change string, args ...any) (int
 // visitChunk bounds the visits one expiry or forgetting statement changes
 // (a variable so that tests can make several chunks of a few visits). It
 // is large because each chunk walks the index from its start again, over
-// the visits that the chunks before it marked lost (a HOT update keeps
-// their entries): expiring a million visits at once took 166 s in chunks
-// of 10,000 and 107 s in chunks of 100,000, as long as one statement did.
+// the entries of the visits that the chunks before it changed (they stay
+// until a scan finds their rows gone): expiring a million visits at once
+// took 166 s in chunks of 10,000 and 107 s in chunks of 100,000, as long
+// as one statement did (session 6, before the chunk was a join).
 var visitChunk = 100000
 
 // chunk renders the parts of a statement that changes the first
