@@ -15,14 +15,6 @@ type CPU struct {
 	RabbitMQMicros float64 `json:"rabbitmq_cpu_us"`
 }
 
-// serverCommands maps the command names of the local servers' processes to
-// the CPU field they count in: PostgreSQL's postmaster and backends, and
-// RabbitMQ's Erlang VM (any local beam.smp counts as RabbitMQ).
-var serverCommands = map[string]func(*cpuSample) *float64{
-	"postgres": func(s *cpuSample) *float64 { return &s.postgres },
-	"beam.smp": func(s *cpuSample) *float64 { return &s.rabbitmq },
-}
-
 // cpuSample is the processor time used so far, in seconds.
 type cpuSample struct{ self, postgres, rabbitmq float64 }
 
@@ -46,8 +38,12 @@ func sampleCPU() cpuSample {
 		if err != nil {
 			continue // gone since the listing
 		}
-		if field, ok := serverCommands[st.Comm]; ok {
-			*field(&s) += st.CPUTime() + float64(st.CUTime+st.CSTime)/userHZ
+		used := st.CPUTime() + float64(st.CUTime+st.CSTime)/userHZ
+		switch st.Comm {
+		case "postgres": // the postmaster and its backends
+			s.postgres += used
+		case "beam.smp": // RabbitMQ's Erlang VM (any local one counts)
+			s.rabbitmq += used
 		}
 	}
 	return s

@@ -37,17 +37,16 @@ func TestGrabPlans(t *testing.T) {
 func TestVisitPlans(t *testing.T) {
 	ctx := context.Background()
 	s := OpenMigrated(t, nil)
-	for name, c := range map[string]struct{ sql, index string }{
-		"expire": {expireChunk, "visit_in_flight_open"},
-		"forget": {forgetChunk, "visit_in_flight_lost"},
+	now := s.now()
+	for name, c := range map[string]struct {
+		sql, index string
+		args       []any
+	}{
+		"expire": {expireChunk, "visit_in_flight_open", []any{"git", now, 1000, now}},
+		"forget": {forgetChunk, "visit_in_flight_lost", []any{"git", now, 1000}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			now := s.now()
-			args := []any{"git", now, 1000}
-			if name == "expire" {
-				args = append(args, now)
-			}
-			plan := explainSQL(t, ctx, s, c.sql, args...)
+			plan := explainSQL(t, ctx, s, c.sql, c.args...)
 			if !strings.Contains(plan, "Index Scan using "+c.index+" ") {
 				t.Errorf("plan does not walk %s:\n%s", c.index, plan)
 			}

@@ -135,10 +135,10 @@ func (s *Store) VisitsRecover(ctx context.Context, visitType string) (int, error
 // cost it nothing, and declares them lost at $4; forgetting walks the lost
 // ones only (visit_in_flight_lost).
 var (
-	expireFrom, expireWhere = chunk(`visit_type = $1 AND scheduled_at < $2 AND lost_at IS NULL AND state = 'sent' AND sent_at < $2`, 3)
-	expireChunk             = `UPDATE visit_in_flight AS v SET state = 'lost', lost_at = $4 FROM ` + expireFrom + ` WHERE ` + expireWhere
-	forgetFrom, forgetWhere = chunk(`visit_type = $1 AND scheduled_at < $2 AND lost_at IS NOT NULL AND sent_at < $2`, 3)
-	forgetChunk             = `DELETE FROM visit_in_flight AS v USING ` + forgetFrom + ` WHERE ` + forgetWhere
+	expireChunk = chunked(`UPDATE visit_in_flight AS v SET state = 'lost', lost_at = $4 FROM %s WHERE %s`,
+		`visit_type = $1 AND scheduled_at < $2 AND lost_at IS NULL AND state = 'sent' AND sent_at < $2`)
+	forgetChunk = chunked(`DELETE FROM visit_in_flight AS v USING %s WHERE %s`,
+		`visit_type = $1 AND scheduled_at < $2 AND lost_at IS NOT NULL AND sent_at < $2`)
 )
 
 // VisitsExpire marks lost the visits sent before `before`.
@@ -172,24 +172,24 @@ func restore(ctx context.Context, q rowQuerier, change string, args ...any) (int
 // as one statement did (session 6, before the chunk was a join).
 var visitChunk = 100000
 
-// chunk renders the parts of a statement that changes the first
-// visitChunk visits meeting cond, a condition on one visit type and
-// scheduled_at with more filters, in (visit_type, scheduled_at) order: the
-// FROM item that lists their addresses, and the condition that joins
-// visit_in_flight (as v) to it; limit is the placeholder number of the
-// chunk size. cond is checked again on the rows themselves, which a
-// concurrent result may have changed. A join, and not ctid = ANY(array):
-// with statistics that undercount the range, the planner turned the latter
-// into a filter on an index scan of the range, comparing every visit with
-// every address of the chunk (a chunk of 100,000 lost visits had not been
+// chunked renders a statement that changes the first visitChunk visits
+// meeting cond, a condition on one visit type ($1) and scheduled_at with
+// more filters, in (visit_type, scheduled_at) order, $3 being the chunk
+// size. format has two verbs: the FROM item that lists the chunk's
+// addresses (c.tid), and the condition that joins visit_in_flight (as v)
+// to it. cond is checked again on the rows themselves, which a concurrent
+// result may have changed. A join, and not ctid = ANY(array): with
+// statistics that undercount the range, the planner turned the latter into
+// a filter on an index scan of the range, comparing every visit with every
+// address of the chunk (a chunk of 100,000 lost visits had not been
 // forgotten after two minutes).
-func chunk(cond string, limit int) (from, where string) {
-	from = fmt.Sprintf(`(SELECT ctid AS tid FROM visit_in_flight WHERE %s
-		ORDER BY visit_type, scheduled_at LIMIT $%d) AS c`, cond, limit)
-	return from, "v.ctid = c.tid AND " + cond
+func chunked(format, cond string) string {
+	from := `(SELECT ctid AS tid FROM visit_in_flight WHERE ` + cond + `
+		ORDER BY visit_type, scheduled_at LIMIT $3) AS c`
+	return fmt.Sprintf(format, from, "v.ctid = c.tid AND "+cond)
 }
 
-// oldestFirst runs step, a statement of chunk, one chunk per transaction
+// oldestFirst runs step, a statement of chunked, one chunk per transaction
 // with index scans only, until it changes fewer rows than a chunk, and
 // returns how many it changed in all.
 func (s *Store) oldestFirst(ctx context.Context, step func(tx pgx.Tx) (int, error)) (int, error) {
