@@ -54,6 +54,13 @@ func (p *Proxy) Down() {
 	clear(p.conns)
 }
 
+// isDown reports whether the proxy refuses connections.
+func (p *Proxy) isDown() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.down
+}
+
 // Up accepts connections again.
 func (p *Proxy) Up() {
 	p.mu.Lock()
@@ -68,10 +75,7 @@ func (p *Proxy) accept() {
 		if err != nil {
 			return
 		}
-		p.mu.Lock()
-		down := p.down
-		p.mu.Unlock()
-		if down {
+		if p.isDown() {
 			_ = c.Close()
 			continue
 		}
@@ -80,7 +84,15 @@ func (p *Proxy) accept() {
 			_ = c.Close()
 			continue
 		}
+		// Down may have run while dialling: a connection it could not
+		// see must not outlive it.
 		p.mu.Lock()
+		if p.down {
+			p.mu.Unlock()
+			_ = c.Close()
+			_ = s.Close()
+			continue
+		}
 		p.conns[c], p.conns[s] = struct{}{}, struct{}{}
 		p.mu.Unlock()
 		p.wg.Add(2)
