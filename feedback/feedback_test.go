@@ -496,6 +496,9 @@ type fakeStore struct {
 	posGets   []string
 	disables  [][]revisit.OriginKey
 	failOn    string
+	// enabledAtUpsert lists the origins whose stats said "disable" when
+	// written while the origin was still enabled.
+	enabledAtUpsert []revisit.OriginKey
 }
 
 func newFakeStore() *fakeStore {
@@ -530,6 +533,12 @@ func (f *fakeStore) VisitStatsGet(_ context.Context, keys []revisit.OriginKey) (
 // VisitStatsUpsert keeps stored values where the new row has null.
 func (f *fakeStore) VisitStatsUpsert(_ context.Context, stats []revisit.VisitStats) error {
 	f.upserts = append(f.upserts, stats)
+	for _, s := range stats {
+		if s.SuccessiveVisits >= DisableAfter && s.LastVisitStatus != nil &&
+			*s.LastVisitStatus != revisit.VisitSuccessful && !f.disabled[s.Key()] {
+			f.enabledAtUpsert = append(f.enabledAtUpsert, s.Key())
+		}
+	}
 	if err := f.fail("upsert"); err != nil {
 		return err
 	}
@@ -608,6 +617,7 @@ func TestProcess(t *testing.T) {
 	assert.Equal(t, cKey, st.upserts[0][1].Key())
 	require.Len(t, st.disables, 1)
 	assert.Equal(t, []revisit.OriginKey{gitKey}, st.disables[0])
+	assert.Empty(t, st.enabledAtUpsert, "an origin is disabled before the stats that free it from its visit are written")
 
 	assert.Equal(t, 4, res.Processed)
 	assert.Equal(t, 2, res.Ignored)
@@ -667,8 +677,8 @@ func TestProcessStoreErrors(t *testing.T) {
 	}{
 		{"get", 0, "reading visit stats"},
 		{"position", 0, "queue position of visit type git"},
-		{"upsert", 1, "writing visit stats"},
-		{"disable", 1, "disabling 1 origins failed"},
+		{"upsert", 1, "writing visit stats of 1 origins (1 origins disabled already)"},
+		{"disable", 0, "disabling 1 origins"},
 	} {
 		t.Run(tc.failOn, func(t *testing.T) {
 			st := newFakeStore()
@@ -678,6 +688,13 @@ func TestProcessStoreErrors(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.context)
 			assert.True(t, errors.Is(err, revisit.ErrUnavailable))
 			assert.Len(t, st.upserts, tc.upserts)
+
+			// Processing the batch again, the store back, does both writes.
+			st.failOn = ""
+			_, err = Process(context.Background(), st, batch, uZero)
+			require.NoError(t, err)
+			assert.Equal(t, 3, st.stats[gitKey].SuccessiveVisits)
+			assert.True(t, st.disabled[gitKey])
 		})
 	}
 }

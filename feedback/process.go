@@ -26,12 +26,15 @@ type Store interface {
 // whole batch first (an invalid status is an invalid-input error whose
 // field names it, as in statuses[3].date, and nothing is read or written),
 // reads the stats of every origin of the batch and the queue position of
-// every visit type once, folds the batch (see Fold), writes the changed rows
-// in one VisitStatsUpsert, then disables the origins Fold chose.
+// every visit type once, folds the batch (see Fold), disables the origins
+// Fold chose, then writes the changed rows in one VisitStatsUpsert.
 //
-// The two writes are not one transaction: if disabling fails, the stats are
-// written and the error says so; processing the batch again is harmless, its
-// results being then duplicates, but it does not retry the disabling.
+// The two writes are not one transaction, hence their order. Writing a
+// visit's result makes its origin eligible again (it leaves the visits in
+// flight), so stats written first would let a grab take an origin between
+// its third failure and its disabling: a fourth visit. Disabled first, the
+// origin stays out of every grab. And if the stats write fails, processing
+// the batch again redoes both writes, the stats being unchanged.
 func Process(ctx context.Context, st Store, batch []VisitStatus, rnd func() float64) (Result, error) {
 	for i, m := range batch {
 		if err := m.Validate(); err != nil {
@@ -77,17 +80,18 @@ func Process(ctx context.Context, st Store, batch []VisitStatus, rnd func() floa
 	}
 
 	res := Fold(stats, positions, batch, rnd)
-	if len(res.Stats) > 0 {
-		if err := st.VisitStatsUpsert(ctx, res.Stats); err != nil {
-			return Result{}, fmt.Errorf("writing visit stats of %d origins: %w", len(res.Stats), err)
-		}
-	}
 	if len(res.Disable) > 0 {
 		n, err := st.ListedOriginsDisable(ctx, res.Disable)
 		if err != nil {
-			return res, fmt.Errorf("visit stats written, but disabling %d origins failed: %w", len(res.Disable), err)
+			return Result{}, fmt.Errorf("disabling %d origins: %w", len(res.Disable), err)
 		}
 		res.Disabled = n
+	}
+	if len(res.Stats) > 0 {
+		if err := st.VisitStatsUpsert(ctx, res.Stats); err != nil {
+			return Result{}, fmt.Errorf("writing visit stats of %d origins (%d origins disabled already): %w",
+				len(res.Stats), res.Disabled, err)
+		}
 	}
 	return res, nil
 }
