@@ -178,7 +178,7 @@ func FuzzNewMessage(f *testing.F) {
 		if err != nil || string(msg.Body) != string(want) {
 			t.Fatalf("body %s, encoding/json writes %s (%v)", msg.Body, want, err)
 		}
-		if r := msg.Headers["kwargsrepr"].(string); len(r) > ReprMaxLen || !utf8.ValidString(r) {
+		if r := msg.Headers.Table(nil)["kwargsrepr"].(string); len(r) > ReprMaxLen || !utf8.ValidString(r) {
 			t.Fatalf("kwargsrepr %q", r)
 		}
 	})

@@ -61,12 +61,67 @@ type Properties struct {
 }
 
 // Message is one encoded task message: publish Body with these Properties
-// and Headers (an AMQP table: every value is nil, string, int32, bool or
-// []any of those).
+// and the header table Headers.Table renders.
 type Message struct {
 	Properties Properties
-	Headers    map[string]any
+	Headers    Headers
 	Body       []byte
+}
+
+// Headers are the protocol v2 headers that differ from one task message to
+// the next; the others are constants (wire.md §1). A publisher renders
+// them with Table, into a map it reuses: building a 16-entry map per
+// message was a fifth of the bytes revisit allocated per visit.
+type Headers struct {
+	// Task is the task name.
+	Task string
+	// ID is the task id, also sent as root_id.
+	ID string
+	// ETA and Expires are ISO-8601 times, "" for None.
+	ETA, Expires string
+	// ArgsRepr and KwargsRepr are the Python reprs of args and kwargs,
+	// truncated to ReprMaxLen.
+	ArgsRepr, KwargsRepr string
+	// Origin names the sender.
+	Origin string
+}
+
+// Table renders h as an AMQP header table (every value nil, string,
+// int32, bool or []any of those). It fills dst, cleared first, when dst
+// is not nil, so that a publisher can reuse one map for every message; a
+// nil dst gets a new map.
+func (h Headers) Table(dst map[string]any) map[string]any {
+	if dst == nil {
+		dst = make(map[string]any, 16)
+	} else {
+		clear(dst)
+	}
+	id := any(h.ID) // boxed once for both
+	dst["lang"] = "py"
+	dst["task"] = h.Task
+	dst["id"] = id
+	dst["root_id"] = id
+	dst["parent_id"] = nil
+	dst["group"] = nil
+	dst["group_index"] = nil
+	dst["shadow"] = nil
+	dst["eta"] = optionalString(h.ETA)
+	dst["expires"] = optionalString(h.Expires)
+	dst["retries"] = int32(0)
+	dst["timelimit"] = []any{nil, nil}
+	dst["argsrepr"] = h.ArgsRepr
+	dst["kwargsrepr"] = h.KwargsRepr
+	dst["origin"] = h.Origin
+	dst["ignore_result"] = false
+	return dst
+}
+
+// optionalString is s, or nil (None) when s is empty.
+func optionalString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }
 
 // NewMessage encodes t as a Celery protocol v2 task message (wire.md §1).
@@ -120,23 +175,14 @@ func NewMessage(t Task) (Message, error) {
 		return Message{}, fmt.Errorf("celery task %s: body: %w", t.Name, err)
 	}
 
-	headers := map[string]any{
-		"lang":          "py",
-		"task":          t.Name,
-		"id":            t.ID,
-		"root_id":       t.ID,
-		"parent_id":     nil,
-		"group":         nil,
-		"group_index":   nil,
-		"shadow":        nil,
-		"eta":           eta,
-		"expires":       expires,
-		"retries":       int32(0),
-		"timelimit":     []any{nil, nil},
-		"argsrepr":      ReprTruncated(args, ReprMaxLen),
-		"kwargsrepr":    ReprTruncated(kwargs, ReprMaxLen),
-		"origin":        t.Origin,
-		"ignore_result": false,
+	headers := Headers{
+		Task:       t.Name,
+		ID:         t.ID,
+		ETA:        eta,
+		Expires:    expires,
+		ArgsRepr:   ReprTruncated(args, ReprMaxLen),
+		KwargsRepr: ReprTruncated(kwargs, ReprMaxLen),
+		Origin:     t.Origin,
 	}
 	props := Properties{
 		ContentType:     ContentType,
@@ -169,13 +215,14 @@ func taskBody(args []any, kwargs map[string]any) ([]byte, error) {
 	return append(append(append(b, ','), embedNone...), ']'), nil
 }
 
-// optionalISO formats an optional time for the eta / expires headers.
-func optionalISO(t *time.Time) (any, error) {
+// optionalISO formats an optional time for the eta / expires headers, ""
+// when t is nil.
+func optionalISO(t *time.Time) (string, error) {
 	if t == nil {
-		return nil, nil
+		return "", nil
 	}
 	if y := t.UTC().Year(); y < 1 || y > 9999 {
-		return nil, fmt.Errorf("year %d is outside Python's datetime range", y)
+		return "", fmt.Errorf("year %d is outside Python's datetime range", y)
 	}
 	return isoformat(*t), nil
 }

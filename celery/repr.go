@@ -44,6 +44,7 @@ const truncMark = "..."
 // Repr never panics.
 func Repr(v any) string {
 	r := reprWriter{limit: -1}
+	r.b.Grow(64)
 	r.value(v, 0)
 	return r.b.String()
 }
@@ -57,6 +58,7 @@ func ReprTruncated(v any, max int) string {
 		max = len(truncMark)
 	}
 	r := reprWriter{limit: max}
+	r.b.Grow(64)
 	r.value(v, 0)
 	s := r.b.String()
 	if len(s) <= max {
@@ -78,16 +80,44 @@ type reprKey struct {
 
 type reprWriter struct {
 	b     strings.Builder
-	limit int              // -1: unlimited
-	path  map[reprKey]bool // containers on the current path, made on first use
+	limit int // -1: unlimited
+	// path holds the containers on the current path, outermost first, in
+	// its first depth entries: one per nesting level, and value stops
+	// nesting past reprMaxDepth. A scan of it is cheaper than a map.
+	path  [reprMaxDepth + 2]reprKey
+	depth int
+}
+
+// onPath reports whether container k is on the current path.
+func (r *reprWriter) onPath(k reprKey) bool {
+	for _, p := range r.path[:r.depth] {
+		if p == k {
+			return true
+		}
+	}
+	return false
 }
 
 // enter records container k on the current path.
 func (r *reprWriter) enter(k reprKey) {
-	if r.path == nil {
-		r.path = map[reprKey]bool{}
+	r.path[r.depth] = k
+	r.depth++
+}
+
+// leave removes the innermost container from the current path.
+func (r *reprWriter) leave() {
+	r.depth--
+}
+
+// writeInt writes an integer of any Go integer type in decimal.
+func (r *reprWriter) writeInt(x any) {
+	var buf [24]byte
+	switch v := reflect.ValueOf(x); v.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		r.b.Write(strconv.AppendInt(buf[:0], v.Int(), 10))
+	default:
+		r.b.Write(strconv.AppendUint(buf[:0], v.Uint(), 10))
 	}
-	r.path[k] = true
 }
 
 // full reports whether the output is already past the limit.
@@ -117,7 +147,7 @@ func (r *reprWriter) value(v any, depth int) {
 	case []byte:
 		r.b.WriteString(pyBytesRepr(x))
 	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, uintptr:
-		fmt.Fprint(&r.b, x) // decimal, as Python writes ints
+		r.writeInt(x) // decimal, as Python writes ints
 	case float32:
 		r.b.WriteString(pyFloatRepr(float64(x)))
 	case float64:
@@ -140,7 +170,7 @@ func (r *reprWriter) value(v any, depth int) {
 			return
 		}
 		k := reprKey{reflect.ValueOf(x).Pointer(), reflect.Slice, len(x)}
-		if r.path[k] {
+		if r.onPath(k) {
 			r.b.WriteString("[...]")
 			return
 		}
@@ -156,14 +186,14 @@ func (r *reprWriter) value(v any, depth int) {
 			}
 		}
 		r.b.WriteByte(']')
-		delete(r.path, k)
+		r.leave()
 	case map[string]any:
 		if len(x) == 0 {
 			r.b.WriteString("{}")
 			return
 		}
 		k := reprKey{reflect.ValueOf(x).Pointer(), reflect.Map, 0}
-		if r.path[k] {
+		if r.onPath(k) {
 			r.b.WriteString("{...}")
 			return
 		}
@@ -186,7 +216,7 @@ func (r *reprWriter) value(v any, depth int) {
 			}
 		}
 		r.b.WriteByte('}')
-		delete(r.path, k)
+		r.leave()
 	default:
 		r.reflectValue(reflect.ValueOf(v), depth)
 	}
@@ -202,12 +232,12 @@ func (r *reprWriter) reflectValue(rv reflect.Value, depth int) {
 		}
 		if rv.Kind() == reflect.Pointer {
 			k := reprKey{rv.Pointer(), reflect.Pointer, 0}
-			if r.path[k] {
+			if r.onPath(k) {
 				r.b.WriteString("...")
 				return
 			}
 			r.enter(k)
-			defer delete(r.path, k)
+			defer r.leave()
 		}
 		r.value(rv.Elem().Interface(), depth+1)
 		return
@@ -238,12 +268,12 @@ func (r *reprWriter) reflectValue(rv reflect.Value, depth int) {
 			}
 			if rv.Len() > 0 {
 				k := reprKey{rv.Pointer(), reflect.Slice, rv.Len()}
-				if r.path[k] {
+				if r.onPath(k) {
 					r.b.WriteString("[...]")
 					return
 				}
 				r.enter(k)
-				defer delete(r.path, k)
+				defer r.leave()
 			}
 		}
 		r.b.WriteByte('[')
@@ -264,12 +294,12 @@ func (r *reprWriter) reflectValue(rv reflect.Value, depth int) {
 			return
 		}
 		k := reprKey{rv.Pointer(), reflect.Map, 0}
-		if r.path[k] {
+		if r.onPath(k) {
 			r.b.WriteString("{...}")
 			return
 		}
 		r.enter(k)
-		defer delete(r.path, k)
+		defer r.leave()
 		type entry struct {
 			sortKey, keyRepr string
 			val              reflect.Value
@@ -381,7 +411,7 @@ func writePyString(b *strings.Builder, s string) {
 	for i := 0; i < len(s); {
 		c, size := utf8.DecodeRuneInString(s[i:])
 		if c == utf8.RuneError && size == 1 {
-			fmt.Fprintf(b, `\udc%02x`, s[i])
+			writeEscape(b, `\udc`, rune(s[i]), 2)
 			i++
 			continue
 		}
@@ -397,20 +427,30 @@ func writePyString(b *strings.Builder, s string) {
 		case c == '\r':
 			b.WriteString(`\r`)
 		case c < ' ' || c == 0x7f:
-			fmt.Fprintf(b, `\x%02x`, c)
+			writeEscape(b, `\x`, c, 2)
 		case c < 0x7f:
 			b.WriteRune(c)
 		case unicode.IsPrint(c):
 			b.WriteRune(c)
 		case c <= 0xff:
-			fmt.Fprintf(b, `\x%02x`, c)
+			writeEscape(b, `\x`, c, 2)
 		case c <= 0xffff:
-			fmt.Fprintf(b, `\u%04x`, c)
+			writeEscape(b, `\u`, c, 4)
 		default:
-			fmt.Fprintf(b, `\U%08x`, c)
+			writeEscape(b, `\U`, c, 8)
 		}
 	}
 	b.WriteByte(quote)
+}
+
+// writeEscape writes prefix and c in digits lower-case hex digits, zero
+// padded (Python's \xXX, \uXXXX, \UXXXXXXXX escapes).
+func writeEscape(b *strings.Builder, prefix string, c rune, digits int) {
+	const hex = "0123456789abcdef"
+	b.WriteString(prefix)
+	for shift := 4 * (digits - 1); shift >= 0; shift -= 4 {
+		b.WriteByte(hex[(c>>shift)&0xf])
+	}
 }
 
 // plainPrintable reports whether s is printable ASCII without quote or
@@ -451,7 +491,7 @@ func pyBytesRepr(p []byte) string {
 		case c == '\r':
 			b.WriteString(`\r`)
 		case c < ' ' || c >= 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, c)
+			writeEscape(&b, `\x`, rune(c), 2)
 		default:
 			b.WriteByte(c)
 		}

@@ -41,7 +41,7 @@ func TestFillsTheQueueInPolicySharesWithoutFlooding(t *testing.T) {
 		require.Equal(t, "gitlab", kw["lister_name"])
 		require.Equal(t, "gitlab.com", kw["lister_instance_name"])
 		require.EqualValues(t, 1, kw["depth"], "extra loader arguments travel with the visit")
-		require.Equal(t, gitTask, msgs[0].Headers["task"])
+		require.Equal(t, gitTask, msgs[0].Headers.Task)
 
 		// Workers take 50: the next round fills the 50 free slots.
 		taken := b.take(gitTask, 50)

@@ -103,7 +103,7 @@ func TestRoundDispatchesWhenMoreThanAFifthIsFree(t *testing.T) {
 			byBackend[run.BackendID] = run
 		}
 		for _, m := range msgs {
-			require.Equal(t, listerBackend, m.Headers["task"])
+			require.Equal(t, listerBackend, m.Headers.Task)
 			run, ok := byBackend[m.Properties.CorrelationID]
 			require.True(t, ok, "no run for message %s", m.Properties.CorrelationID)
 			require.Equal(t, revisit.RunScheduled, run.Status)

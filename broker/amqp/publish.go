@@ -159,8 +159,7 @@ func (b *Broker) Publish(ctx context.Context, queue string, msgs []celery.Messag
 		return failAll(err)
 	}
 
-	// Which messages to send: not duplicates. (Headers are checked as
-	// they are sent: see lane.run.)
+	// Which messages to send: not duplicates.
 	toSend := make([]int, 0, len(msgs))
 	seen := make(map[string]bool, len(msgs))
 	for i := range msgs {
@@ -228,6 +227,9 @@ type lane struct {
 
 	sent    int   // messages handed to the channel
 	stopErr error // why the rest of the lane was not sent
+	// headers is the header table of the message being sent, reused: the
+	// channel encodes it before PublishWithDeferredConfirm returns.
+	headers amqp091.Table
 }
 
 // run sends the lane's messages, keeping at most Config.ConfirmWindow
@@ -289,18 +291,8 @@ func (l *lane) run(ctx context.Context) {
 	for {
 		for l.stopErr == nil && next < len(l.idxs) && len(pending) < b.cfg.ConfirmWindow {
 			i := l.idxs[next]
-			dc, err := pc.ch.PublishWithDeferredConfirmWithContext(ctx, "", queue, true, false, publishing(l.msgs[i]))
-			if err != nil && !pc.ch.IsClosed() && ctx.Err() == nil {
-				// amqp091-go validates the headers before it writes
-				// anything: a message it refuses fails alone. Checking
-				// here, on failure only, spares every good message a
-				// second walk of its table.
-				if herr := amqp091.Table(l.msgs[i].Headers).Validate(); herr != nil {
-					res[i].Err = fmt.Errorf("publish %s to %s: %w: headers: %w", res[i].ID, queue, broker.ErrNotSent, herr)
-					next++
-					continue
-				}
-			}
+			l.headers = l.msgs[i].Headers.Table(l.headers)
+			dc, err := pc.ch.PublishWithDeferredConfirmWithContext(ctx, "", queue, true, false, publishing(l.msgs[i], l.headers))
 			if err != nil {
 				if ctx.Err() != nil {
 					err = ctx.Err()
@@ -368,14 +360,15 @@ func isDone(dc *amqp091.DeferredConfirmation) bool {
 	}
 }
 
-// publishing maps a Celery message to AMQP properties and body.
-func publishing(m celery.Message) amqp091.Publishing {
+// publishing maps a Celery message, with its header table, to AMQP
+// properties and body.
+func publishing(m celery.Message, headers amqp091.Table) amqp091.Publishing {
 	mode := m.Properties.DeliveryMode
 	if mode == 0 {
 		mode = amqp091.Persistent
 	}
 	return amqp091.Publishing{
-		Headers:         amqp091.Table(m.Headers),
+		Headers:         headers,
 		ContentType:     m.Properties.ContentType,
 		ContentEncoding: m.Properties.ContentEncoding,
 		DeliveryMode:    mode,

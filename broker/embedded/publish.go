@@ -87,14 +87,14 @@ func queueMessage(m celery.Message) (revisit.QueueMessage, error) {
 	if id == "" {
 		return revisit.QueueMessage{}, errors.New("no correlation id")
 	}
-	task, _ := m.Headers["task"].(string)
+	task := m.Headers.Task
 	if task == "" {
 		return revisit.QueueMessage{}, fmt.Errorf("message %s: no task header", id)
 	}
 	if _, _, err := splitBody(m.Body); err != nil {
 		return revisit.QueueMessage{}, fmt.Errorf("message %s: %w", id, err)
 	}
-	headers, err := json.Marshal(m.Headers)
+	headers, err := json.Marshal(m.Headers.Table(nil))
 	if err != nil {
 		return revisit.QueueMessage{}, fmt.Errorf("message %s: headers: %w", id, err)
 	}
