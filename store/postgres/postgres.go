@@ -74,12 +74,30 @@ func (s *Store) Close() error {
 
 func (s *Store) now() time.Time { return revisit.Microsecond(s.opts.Now()) }
 
-func (s *Store) provider() (*goose.Provider, *sql.DB, error) {
+// migrationLockProbe is how often, in seconds, a migrator that finds the
+// migration lock held tries again, and migrationLockTries how many times.
+const (
+	migrationLockProbe = 1
+	migrationLockTries = 600
+)
+
+// provider returns the migrations' provider. Its advisory lock is the
+// schema's own: deployments in other schemas of the database (or tests, one
+// schema each) migrate without waiting for each other, as they would on
+// goose's default lock, shared by every schema.
+func (s *Store) provider(ctx context.Context) (*goose.Provider, *sql.DB, error) {
 	fsys, err := fs.Sub(migrations, "migrations")
 	if err != nil {
 		return nil, nil, err
 	}
-	locker, err := lock.NewPostgresSessionLocker()
+	var lockID int64
+	err = s.pool.QueryRow(ctx,
+		"SELECT hashtextextended('revisit.migrate.' || coalesce(current_schema(), ''), 0)").Scan(&lockID)
+	if err != nil {
+		return nil, nil, translate(fmt.Errorf("postgres: migration lock: %w", err))
+	}
+	locker, err := lock.NewPostgresSessionLocker(lock.WithLockID(lockID),
+		lock.WithLockTimeout(migrationLockProbe, migrationLockTries))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -95,7 +113,7 @@ func (s *Store) provider() (*goose.Provider, *sql.DB, error) {
 // Migrate applies every pending migration, holding an advisory lock so that
 // concurrent migrators wait for each other.
 func (s *Store) Migrate(ctx context.Context) error {
-	p, db, err := s.provider()
+	p, db, err := s.provider(ctx)
 	if err != nil {
 		return fmt.Errorf("postgres: migrations: %w", err)
 	}
@@ -108,7 +126,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 
 // SchemaVersion returns the applied and the newest schema versions.
 func (s *Store) SchemaVersion(ctx context.Context) (current, latest int64, err error) {
-	p, db, err := s.provider()
+	p, db, err := s.provider(ctx)
 	if err != nil {
 		return 0, 0, fmt.Errorf("postgres: migrations: %w", err)
 	}
