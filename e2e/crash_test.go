@@ -228,6 +228,10 @@ func TestReplicasShareNothingAndTakeOver(t *testing.T) {
 	}
 	require.Contains(t, owner, fmt.Sprintf(":%d:", driver.cmd.Process.Pid), "the lease names a running replica")
 
+	// The takeover is timed from the kill: the standby must be up first.
+	celerytest.WaitFor(t, 30*time.Second, "the standby to start", func() bool {
+		return strings.Contains(standby.stderr.String(), "orchestrator starting")
+	})
 	driver.kill9(t)
 	killed := time.Now()
 	w.addNeverVisited(names("b", 100)...)
