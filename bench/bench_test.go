@@ -2,8 +2,10 @@ package bench_test
 
 import (
 	"context"
+	"database/sql"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -66,6 +68,20 @@ func TestRunStoreOnSQLite(t *testing.T) {
 			t.Fatalf("git oldest_scheduled_first, mode %s: %+v", modes[i], l)
 		}
 	}
+	// The back-to-back picks got their results: no case leaves origins in
+	// flight for the next one to step over.
+	db, err := sql.Open("sqlite", strings.TrimPrefix(url, "sqlite://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var marked int
+	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM listed_origin_mark").Scan(&marked); err != nil {
+		t.Fatal(err)
+	}
+	if marked != 0 {
+		t.Fatalf("%d listed rows still marked after the run", marked)
+	}
 	again, err := bench.RunStore(ctx, cfg)
 	if err != nil || again.Loaded {
 		t.Fatalf("second run on the same store must reuse the data set: loaded=%v, %v", again.Loaded, err)
@@ -73,6 +89,10 @@ func TestRunStoreOnSQLite(t *testing.T) {
 	cfg.Origins = 4000
 	if _, err := bench.RunStore(ctx, cfg); err == nil {
 		t.Fatal("a run with another size on the same store must fail")
+	}
+	cfg.Grabs = 0
+	if _, err := bench.RunStore(ctx, cfg); err == nil || !strings.Contains(err.Error(), "grabs") {
+		t.Fatalf("a run of no grabs: %v, want an error naming grabs", err)
 	}
 }
 

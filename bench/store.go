@@ -48,7 +48,10 @@ const (
 	Visited GrabMode = "visited"
 	// BackToBack grabs select and mark with no result between them: each
 	// steps over every origin the earlier grabs picked (still in their
-	// cooldown), the worst case.
+	// cooldown), the worst case. Once timed, the visits of all their
+	// origins are processed, untimed, so that the next case does not step
+	// over this one's picks: each case's figures are its own, whatever
+	// case ran before.
 	BackToBack GrabMode = "back_to_back"
 )
 
@@ -163,6 +166,12 @@ func (se *session) start(ctx context.Context, w io.Writer) error {
 // policy (P1, P6) and batch recording (P3).
 func RunStore(ctx context.Context, cfg StoreConfig) (StoreReport, error) {
 	rep := StoreReport{URL: store.Redact(cfg.URL), Origins: cfg.Origins}
+	if cfg.Grabs < 1 {
+		return rep, revisit.Invalidf("grabs", "must be at least 1, not %d", cfg.Grabs)
+	}
+	if cfg.RecordBatches < 0 {
+		return rep, revisit.Invalidf("record-batches", "must not be negative, not %d", cfg.RecordBatches)
+	}
 	se, err := openSession(ctx, cfg.URL, cfg.Origins, cfg.Progress)
 	if err != nil {
 		return rep, err
@@ -262,6 +271,7 @@ func timeGrabs(ctx context.Context, s store.Store, c grabCase, now time.Time, n,
 	}
 	times := make([]time.Duration, 0, n)
 	returned := 0
+	var pending []revisit.ListedOrigin
 	for i := range n {
 		p := revisit.GrabParams{VisitType: c.visitType, Count: count, Policy: c.policy,
 			Now: now.Add(time.Duration(i) * time.Second), DryRun: mode == SelectOnly}
@@ -275,10 +285,18 @@ func timeGrabs(ctx context.Context, s store.Store, c grabCase, now time.Time, n,
 		}
 		times = append(times, time.Since(start))
 		returned += len(got)
-		if mode == Visited {
+		switch mode {
+		case Visited:
 			if err := visit(ctx, s, got, p.Now); err != nil {
 				return Latency{}, fmt.Errorf("%s: %w", c.name, err)
 			}
+		case BackToBack:
+			pending = append(pending, got...)
+		}
+	}
+	for batch := range slices.Chunk(pending, max(count, 1)) {
+		if err := visit(ctx, s, batch, now.Add(time.Duration(n)*time.Second)); err != nil {
+			return Latency{}, fmt.Errorf("%s: %w", c.name, err)
 		}
 	}
 	slices.Sort(times)
@@ -323,6 +341,9 @@ func timeRecord(ctx context.Context, s store.Store, ds Dataset, a, b uuid.UUID, 
 			return 0, err
 		}
 		elapsed += time.Since(start)
+	}
+	if batches == 0 {
+		return 0, nil
 	}
 	return float64(batches*1000) / elapsed.Seconds(), nil
 }
