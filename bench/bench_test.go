@@ -180,3 +180,21 @@ func TestRunOrchestratorEmbedded(t *testing.T) {
 		t.Fatalf("report %+v: want at least 500 visits, all in the queue", rep)
 	}
 }
+
+func TestGrabTargetNeedsFullGrabs(t *testing.T) {
+	target := bench.GrabTarget{Name: "P6", P50: 20 * time.Millisecond}
+	full := bench.Latency{Count: 1000, Returned: 1000, P50: 12 * time.Millisecond}
+	if !target.Met(full) {
+		t.Fatalf("%+v: full grabs within the target must meet it", full)
+	}
+	short := full
+	short.Returned = 35
+	if target.Met(short) {
+		t.Fatalf("%+v: grabs that ran short of origins must not meet the target", short)
+	}
+	slow := full
+	slow.P50 = 21 * time.Millisecond
+	if target.Met(slow) {
+		t.Fatalf("%+v: a slower p50 must not meet the target", slow)
+	}
+}

@@ -57,9 +57,12 @@ const (
 
 // Latency summarizes timed calls.
 type Latency struct {
-	Case     string        `json:"case"`
-	Mode     GrabMode      `json:"mode"`
-	Calls    int           `json:"calls"`
+	Case  string   `json:"case"`
+	Mode  GrabMode `json:"mode"`
+	Calls int      `json:"calls"`
+	// Count is how many origins each call asked for, Returned how many it
+	// returned on average.
+	Count    int           `json:"count"`
 	Returned int           `json:"returned_per_call"`
 	P50      time.Duration `json:"p50_ns"`
 	P99      time.Duration `json:"p99_ns"`
@@ -300,7 +303,7 @@ func timeGrabs(ctx context.Context, s store.Store, c grabCase, now time.Time, n,
 		}
 	}
 	slices.Sort(times)
-	return Latency{Case: c.name, Mode: mode, Calls: n, Returned: returned / max(n, 1),
+	return Latency{Case: c.name, Mode: mode, Calls: n, Count: count, Returned: returned / max(n, 1),
 		P50: times[len(times)/2], P99: times[min(len(times)-1, len(times)*99/100)], Max: times[len(times)-1]}, nil
 }
 
@@ -381,8 +384,10 @@ func GrabTargetFor(url string) GrabTarget {
 
 // Met reports whether a latency meets the target.
 func (t GrabTarget) Met(l Latency) bool {
-	// A case with nothing left to grab proves nothing.
-	return l.Returned > 0 && l.P50 <= t.P50 && (t.P99 == 0 || l.P99 <= t.P99)
+	// A case whose grabs ran short of eligible origins (a small visit type
+	// used up by the cases before) proves nothing: the target is for grabs
+	// of the full count.
+	return l.Returned >= l.Count && l.P50 <= t.P50 && (t.P99 == 0 || l.P99 <= t.P99)
 }
 
 // RecordTarget is P3, in origins/s.
