@@ -24,11 +24,20 @@ var dialect = grabsql.Dialect{
 	Random:         "((random() & 9223372036854775807) / 9223372036854775808.0)",
 	Time:           func(t time.Time) any { return micro(t) },
 	Exclude:        "id NOT IN (SELECT id FROM listed_origin_mark)",
+	RowColumns:     rowColumns,
 }
 
-// setMarks marks every listed row of the picked origins: ?1 now, ?2 the
-// visit type, ?3 a JSON array of their URLs (docs/store.md, "Pending marks
+// markRows marks the listed rows of picked origins that no other lister
+// lists, from what the candidate query read: ?1 now, ?2 the visit type, ?3
+// a JSON array of [id, url, last_visit] (docs/store.md, "Pending marks
 // (SQLite)").
+const markRows = `INSERT INTO listed_origin_mark (id, url, visit_type, last_scheduled, last_visit)
+SELECT value->>0, value->>1, ?2, ?1, value->>2 FROM json_each(?3) WHERE true
+ON CONFLICT (id) DO UPDATE SET last_scheduled = max(last_scheduled, excluded.last_scheduled)`
+
+// setMarks marks every listed row of picked origins that several listers
+// list, found by URL: ?1 now, ?2 the visit type, ?3 a JSON array of their
+// URLs.
 const setMarks = `INSERT INTO listed_origin_mark (id, url, visit_type, last_scheduled, last_visit)
 SELECT id, url, visit_type, ?1, last_visit FROM listed_origin
 WHERE visit_type = ?2 AND url IN (SELECT value FROM json_each(?3))
@@ -67,7 +76,7 @@ func (s *Store) GrabNextVisits(ctx context.Context, p revisit.GrabParams) ([]rev
 // p.DryRun, marks them scheduled, inside the write transaction tx. The
 // marks that p's cooldowns would let through are folded first, so that the
 // candidate query, which leaves marked origins out, stays exact.
-func (s *Store) grab(ctx context.Context, tx *sql.Tx, p revisit.GrabParams, cooldowns revisit.Cooldowns) ([]grabsql.Candidate, error) {
+func (s *Store) grab(ctx context.Context, tx *sql.Tx, p revisit.GrabParams, cooldowns revisit.Cooldowns) ([]candidate, error) {
 	params := grabsql.Params{VisitType: p.VisitType, Policy: p.Policy, Now: p.Now, Disabled: p.Disabled,
 		Cooldowns: cooldowns, Sample: p.Sample}
 	if err := resolveLister(ctx, tx, p, &params); err != nil {
@@ -85,7 +94,7 @@ func (s *Store) grab(ctx context.Context, tx *sql.Tx, p revisit.GrabParams, cool
 	if err != nil {
 		return nil, err
 	}
-	picked, err := grabsql.Pick(p.Count, func(limit int) ([]grabsql.Candidate, error) {
+	picked, err := grabsql.Pick(p.Count, func(limit int) ([]candidate, error) {
 		args := append(q.Args[:len(q.Args):len(q.Args)], limit)
 		return scanCandidates(st.QueryContext(ctx, args...))
 	})
@@ -124,19 +133,36 @@ func resolveLister(ctx context.Context, tx *sql.Tx, p revisit.GrabParams, params
 	return nil
 }
 
-// mark marks the picked origins' listed rows and raises the queue position
-// for origins_without_last_update.
-func (s *Store) mark(ctx context.Context, tx *sql.Tx, p revisit.GrabParams, picked []grabsql.Candidate) error {
-	urls := make([]string, len(picked))
-	for i, c := range picked {
-		urls[i] = c.Origin.URL
+// mark marks the picked origins' listed rows (the picked row itself, or
+// every lister's row of a shared origin) and raises the queue position for
+// origins_without_last_update.
+func (s *Store) mark(ctx context.Context, tx *sql.Tx, p revisit.GrabParams, picked []candidate) error {
+	var (
+		own    [][3]any
+		shared []string
+	)
+	for _, c := range picked {
+		if c.shared {
+			shared = append(shared, c.Origin.URL)
+		} else {
+			own = append(own, [3]any{c.id, c.Origin.URL, c.lastVisit})
+		}
 	}
-	st, err := s.stmt(ctx, tx, setMarks)
-	if err != nil {
-		return err
-	}
-	if _, err := st.ExecContext(ctx, micro(p.Now), p.VisitType, jsonArray(urls)); err != nil {
-		return err
+	for _, m := range []struct {
+		query string
+		rows  string
+		n     int
+	}{{markRows, jsonArray(own), len(own)}, {setMarks, jsonArray(shared), len(shared)}} {
+		if m.n == 0 {
+			continue
+		}
+		st, err := s.stmt(ctx, tx, m.query)
+		if err != nil {
+			return err
+		}
+		if _, err := st.ExecContext(ctx, micro(p.Now), p.VisitType, m.rows); err != nil {
+			return err
+		}
 	}
 	if p.Policy != revisit.OriginsWithoutLastUpdate {
 		return nil
@@ -145,6 +171,6 @@ func (s *Store) mark(ctx context.Context, tx *sql.Tx, p revisit.GrabParams, pick
 	if !ok {
 		return nil
 	}
-	_, err = tx.ExecContext(ctx, raiseQueuePosition, p.VisitType, pos)
+	_, err := tx.ExecContext(ctx, raiseQueuePosition, p.VisitType, pos)
 	return err
 }

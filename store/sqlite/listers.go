@@ -154,7 +154,8 @@ func jsonObject(raw json.RawMessage) ([]byte, error) {
 func jsonArray[T any](vs []T) string {
 	b, err := json.Marshal(vs)
 	if err != nil {
-		// Only called with strings and uuids, which always marshal.
+		// Only called with strings, uuids, integers and their arrays,
+		// which always marshal.
 		return "[]"
 	}
 	return string(b)

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"io/fs"
+	"maps"
 	"os"
 	"slices"
 	"testing"
@@ -62,5 +63,60 @@ func TestReopenKeepsData(t *testing.T) {
 	defer s.Close()
 	if _, err := s.ListerGet(ctx, "gitlab", "gitlab.com"); err != nil {
 		t.Fatalf("lister lost on reopen: %v", err)
+	}
+}
+
+// TestSharedRowsMigration migrates a store back to version 10, lists one
+// origin under two listers and another under one, and checks that version
+// 11 flags the rows of the first only.
+func TestSharedRowsMigration(t *testing.T) {
+	s := openTest(t, nil)
+	ctx := context.Background()
+	a, err := s.ListerGetOrCreate(ctx, "gitlab", "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.ListerGetOrCreate(ctx, "gitlab", "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.provider()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.DownTo(ctx, 10); err != nil {
+		t.Fatalf("down to 10: %v", err)
+	}
+	for _, r := range []struct {
+		lister any
+		url    string
+	}{{a.ID, "https://x.example/both"}, {b.ID, "https://x.example/both"}, {a.ID, "https://x.example/one"}} {
+		if _, err := s.w.ExecContext(ctx, `INSERT INTO listed_origin (lister_id, url, visit_type, first_seen, last_seen)
+			VALUES (?, ?, 'git', 0, 0)`, r.lister, r.url); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := s.w.QueryContext(ctx, "SELECT url, sum(shared), count(*) FROM listed_origin GROUP BY url ORDER BY url")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	got := map[string][2]int{}
+	for rows.Next() {
+		var (
+			url           string
+			shared, count int
+		)
+		if err := rows.Scan(&url, &shared, &count); err != nil {
+			t.Fatal(err)
+		}
+		got[url] = [2]int{shared, count}
+	}
+	want := map[string][2]int{"https://x.example/both": {2, 2}, "https://x.example/one": {0, 1}}
+	if rows.Err() != nil || !maps.Equal(got, want) {
+		t.Fatalf("shared rows, count by URL: %v (%v), want %v", got, rows.Err(), want)
 	}
 }

@@ -43,6 +43,13 @@ SELECT ?1, m.url, m.visit_type, m.last_scheduled, m.last_visit
 FROM listed_origin AS lo JOIN listed_origin_mark AS m ON m.id = lo.id
 WHERE lo.url = ?2 AND lo.visit_type = ?3 ORDER BY m.last_scheduled DESC LIMIT 1`
 
+// shareRows flags shared the rows of a newly listed row's origin (?1 its
+// id, ?2 url, ?3 visit type) when another lister lists it too, so that a
+// grab marks them all (migrations/00011).
+const shareRows = `UPDATE listed_origin SET shared = 1
+WHERE url = ?2 AND visit_type = ?3 AND NOT shared
+	AND EXISTS (SELECT 1 FROM listed_origin WHERE url = ?2 AND visit_type = ?3 AND id <> ?1)`
+
 // ListedOriginsRecord upserts a batch on (lister_id, url, visit_type), in one
 // transaction: inside the batch the last duplicate wins; a new row gets
 // first_seen = last_seen = now and the stats of its origin, an existing one
@@ -78,6 +85,10 @@ func (s *Store) ListedOriginsRecord(ctx context.Context, origins []revisit.Liste
 		if err != nil {
 			return err
 		}
+		flag, err := s.stmt(ctx, tx, shareRows)
+		if err != nil {
+			return err
+		}
 		now := micro(s.now())
 		for i, o := range origins {
 			var id int64
@@ -88,6 +99,9 @@ func (s *Store) ListedOriginsRecord(ctx context.Context, origins []revisit.Liste
 			if id > maxID {
 				res.Inserted++
 				if _, err := share.ExecContext(ctx, id, o.URL, o.VisitType); err != nil {
+					return fmt.Errorf("origin %s (%s): %w", o.URL, o.VisitType, err)
+				}
+				if _, err := flag.ExecContext(ctx, id, o.URL, o.VisitType); err != nil {
 					return fmt.Errorf("origin %s (%s): %w", o.URL, o.VisitType, err)
 				}
 			} else {
@@ -165,7 +179,7 @@ func (s *Store) ListedOriginsGet(ctx context.Context, f revisit.ListedOriginFilt
 		}
 		cond("(lister_id, url, visit_type) > (?, ?, ?)", k.ListerID, k.URL, k.VisitType)
 	}
-	q := "SELECT " + grabsql.Columns + " FROM listed_origin"
+	q := "SELECT " + grabsql.Columns + ", " + rowColumns + " FROM listed_origin"
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
@@ -201,23 +215,39 @@ func (s *Store) ListerVisitTypes(ctx context.Context, listerID uuid.UUID) ([]str
 	return vts, translate("get lister visit types", rows.Err())
 }
 
-// scanCandidates reads the rows of a query returning grabsql.Columns.
-func scanCandidates(rows *sql.Rows, err error) ([]grabsql.Candidate, error) {
+// candidate is a row of the candidate query (or of a listing) with what a
+// grab's mark needs of the listed row.
+type candidate struct {
+	grabsql.Candidate
+	id     int64
+	shared bool
+	// lastVisit is the row's last_visit in microseconds, nil if none.
+	lastVisit *int64
+}
+
+// rowColumns are the columns after grabsql.Columns that scanCandidates reads
+// into a candidate's own fields.
+const rowColumns = "id, shared, last_visit"
+
+// scanCandidates reads the rows of a query returning grabsql.Columns then
+// rowColumns.
+func scanCandidates(rows *sql.Rows, err error) ([]candidate, error) {
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var cs []grabsql.Candidate
+	var cs []candidate
 	for rows.Next() {
 		var (
-			c      grabsql.Candidate
+			c      candidate
 			o      = &c.Origin
 			isFork sql.NullBool
 			forked sql.NullString
 		)
 		if err := rows.Scan(&o.ListerID, &o.URL, &o.VisitType, jsonCol{&o.ExtraLoaderArguments},
 			&o.Enabled, timeCol{&o.FirstSeen}, timeCol{&o.LastSeen}, timePtrCol{&o.LastUpdate},
-			&isFork, &forked, int64PtrCol{&c.QueuePosition}, timePtrCol{&c.LastScheduled}); err != nil {
+			&isFork, &forked, int64PtrCol{&c.QueuePosition}, timePtrCol{&c.LastScheduled},
+			&c.id, &c.shared, int64PtrCol{&c.lastVisit}); err != nil {
 			return nil, err
 		}
 		if o.ExtraLoaderArguments == nil {
