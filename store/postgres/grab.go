@@ -133,10 +133,11 @@ func markScheduled(ctx context.Context, tx pgx.Tx, p revisit.GrabParams, now tim
 	for i, c := range picked {
 		tids[i], urls[i], shared[i] = c.ctid, c.Origin.URL, c.shared
 	}
-	// An unnamed statement, planned with the arrays as constants: the
-	// address check url = ANY($2) is then a hash lookup. A cached statement
-	// soon gets a generic plan, where it scans the array for every row:
-	// 500,000 comparisons for 1000 picks, most of the move's time.
+	// An unnamed statement, planned with the arrays as constants, so that
+	// the address check url = ANY($2) is a hash lookup whatever the plan
+	// cache would decide. Under a generic plan it scans the array for
+	// every row, 500,000 comparisons for 1000 picks: 7 ms more than the
+	// rest of the delete on the 10M set (docs/performance.md, session 9).
 	_, err := tx.Exec(ctx, `
 		WITH picked AS (
 			SELECT * FROM unnest($1::tid[], $2::text[], $3::bool[]) AS p(tid, url, shared)
