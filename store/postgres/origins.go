@@ -64,7 +64,8 @@ func (s *Store) ListedOriginsRecord(ctx context.Context, origins []revisit.Liste
 		// pending under another lister takes that grab's last_scheduled. The
 		// rows of origins that several listers list are flagged shared
 		// (markScheduled).
-		return tx.QueryRow(ctx, `
+		return withIndexScans(ctx, tx, func() error {
+			return tx.QueryRow(ctx, `
 			WITH b AS (
 				SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::bool[],
 					$6::timestamptz[], $7::bool[], $8::text[])
@@ -113,7 +114,8 @@ func (s *Store) ListedOriginsRecord(ctx context.Context, origins []revisit.Liste
 			)
 			SELECT count(*) FILTER (WHERE inserted), count(*) FILTER (WHERE NOT inserted) + (SELECT count(*) FROM pend)
 			FROM up`,
-			listers, urls, types, extras, enabled, updates, forks, forkURLs, s.now()).Scan(&res.Inserted, &res.Updated)
+				listers, urls, types, extras, enabled, updates, forks, forkURLs, s.now()).Scan(&res.Inserted, &res.Updated)
+		})
 	})
 	return res, translate(wrap(err, "record %d listed origins", n))
 }

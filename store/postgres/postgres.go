@@ -169,7 +169,12 @@ func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 //     autovacuum behind);
 //   - the planner cannot estimate a comparison of two columns
 //     (last_scheduled < last_visit) and reads the whole table rather than
-//     the small partial index that holds exactly those rows.
+//     the small partial index that holds exactly those rows;
+//   - a batch joined with listed_origin_pending (recording, results): the
+//     table holds a few thousand origins on many more pages, which the
+//     churn of grabs and results leaves behind, and the planner hashed all
+//     of them (22,520 pages, ~20 ms of a batch's statement on the 10M set,
+//     session 9) rather than probe its key once per row of the batch.
 func withIndexScans(ctx context.Context, tx pgx.Tx, fn func() error) error {
 	if _, err := tx.Exec(ctx, "SET LOCAL enable_bitmapscan = off; SET LOCAL enable_seqscan = off"); err != nil {
 		return err

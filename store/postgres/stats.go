@@ -68,7 +68,8 @@ func (s *Store) VisitStatsUpsert(ctx context.Context, stats []revisit.VisitStats
 		if err := shareGrabLocks(ctx, tx, types); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, `
+		return withIndexScans(ctx, tx, func() error {
+			_, err := tx.Exec(ctx, `
 			WITH input AS (
 				SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::timestamptz[], $5::text[],
 					$6::timestamptz[], $7::bytea[], $8::int8[], $9::int4[], $10::int4[])
@@ -108,8 +109,9 @@ func (s *Store) VisitStatsUpsert(ctx context.Context, stats []revisit.VisitStats
 			WHERE lo.url = up.url AND lo.visit_type = up.visit_type
 				AND (lo.last_successful, lo.last_visit, lo.last_visit_status, lo.last_scheduled, lo.next_visit_queue_position)
 				IS DISTINCT FROM (up.last_successful, up.last_visit, up.last_visit_status, up.last_scheduled, up.next_visit_queue_position)`,
-			urls, types, successful, visit, status, scheduled, snapshots, positions, offsets, successive)
-		return err
+				urls, types, successful, visit, status, scheduled, snapshots, positions, offsets, successive)
+			return err
+		})
 	})
 	return translate(wrap(err, "upsert %d visit stats", n))
 }
