@@ -117,16 +117,30 @@ func (s *Store) VisitsSent(ctx context.Context, ids []string, at time.Time) (int
 
 // VisitsRelease forgets pending visits and makes their origins eligible.
 func (s *Store) VisitsRelease(ctx context.Context, ids []string) (int, error) {
-	n, err := restore(ctx, s.pool, `DELETE FROM visit_in_flight WHERE id = ANY($1) AND state = 'pending'`,
+	n, err := s.restoreInTx(ctx, `DELETE FROM visit_in_flight WHERE id = ANY($1) AND state = 'pending'`,
 		batch.MessageIDs(ids))
 	return n, translate(wrap(err, "release %d visits", len(ids)))
 }
 
 // VisitsRecover releases every pending visit of a visit type.
 func (s *Store) VisitsRecover(ctx context.Context, visitType string) (int, error) {
-	n, err := restore(ctx, s.pool, `DELETE FROM visit_in_flight
+	n, err := s.restoreInTx(ctx, `DELETE FROM visit_in_flight
 		WHERE visit_type = $1 AND lost_at IS NULL AND state = 'pending'`, visitType)
 	return n, translate(wrap(err, "recover %s visits", visitType))
+}
+
+// restoreInTx runs restore in a transaction of its own, with index scans
+// only: it joins the visits with listed_origin_pending (withIndexScans).
+func (s *Store) restoreInTx(ctx context.Context, change string, args ...any) (int, error) {
+	var n int
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		return withIndexScans(ctx, tx, func() error {
+			var err error
+			n, err = restore(ctx, tx, change, args...)
+			return err
+		})
+	})
+	return n, err
 }
 
 // Expiry and forgetting change a chunk of visits of a type ($1) sent
@@ -149,16 +163,11 @@ func (s *Store) VisitsExpire(ctx context.Context, visitType string, before time.
 	return n, translate(wrap(err, "expire %s visits", visitType))
 }
 
-// rowQuerier is a pool or a transaction.
-type rowQuerier interface {
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-}
-
 // restore runs change, a DELETE or UPDATE of visit_in_flight, and gives
 // the origins of the rows it touched their eligibility back.
-func restore(ctx context.Context, q rowQuerier, change string, args ...any) (int, error) {
+func restore(ctx context.Context, tx pgx.Tx, change string, args ...any) (int, error) {
 	var n int
-	err := q.QueryRow(ctx, `WITH gone AS (`+change+` RETURNING url, visit_type, scheduled_at, prev_scheduled)`+
+	err := tx.QueryRow(ctx, `WITH gone AS (`+change+` RETURNING url, visit_type, scheduled_at, prev_scheduled)`+
 		restoreEligibility, args...).Scan(&n)
 	return n, err
 }
