@@ -3,7 +3,10 @@ package postgres
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
 )
 
 func TestMaintainVacuumsAndAnalyzes(t *testing.T) {
@@ -22,5 +25,51 @@ func TestMaintainVacuumsAndAnalyzes(t *testing.T) {
 	want := []string{"listed_origin", "listed_origin_pending", "lister", "visit_in_flight", "visit_stats"}
 	if !slices.Equal(maintained, want) {
 		t.Fatalf("vacuumed and analyzed: %v, want %v", maintained, want)
+	}
+}
+
+// A fresh store gets planner statistics with its first recorded origins, so
+// that recording probes an origin's own key by the primary key rather than
+// by an index that lists every origin of the lister.
+func TestRecordingAnalyzesAFreshStore(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := OpenMigrated(t, nil)
+	analyzed := func() []string {
+		t.Helper()
+		var columns []string
+		err := s.pool.QueryRow(ctx, `SELECT coalesce(array_agg(attname::text ORDER BY attname), '{}') FROM pg_stats
+			WHERE schemaname = current_schema() AND tablename = 'listed_origin' AND attname IN ('lister_id', 'url', 'visit_type')`).Scan(&columns)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return columns
+	}
+	if got := analyzed(); len(got) != 0 {
+		t.Fatalf("a fresh store has statistics of %v", got)
+	}
+	recordGitOrigins(t, s, 50)
+	if got, want := analyzed(), []string{"lister_id", "url", "visit_type"}; !slices.Equal(got, want) {
+		t.Fatalf("statistics after the first batch: %v, want %v", got, want)
+	}
+	var plan []string
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		return withIndexScans(ctx, tx, func() error {
+			rows, _ := tx.Query(ctx, `EXPLAIN SELECT FROM listed_origin
+				WHERE lister_id = (SELECT id FROM lister LIMIT 1) AND url = 'https://forge.example/7' AND visit_type = 'git'`)
+			var err error
+			plan, err = pgx.CollectRows(rows, pgx.RowTo[string])
+			return err
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The lister's own index matches more columns of the probe only if
+	// the planner takes every equality for equally selective.
+	if !slices.ContainsFunc(plan, func(line string) bool {
+		return strings.Contains(line, "Index Cond") && strings.Contains(line, "url = ")
+	}) {
+		t.Fatalf("an origin's own key is probed without its URL as an index condition:\n%s", strings.Join(plan, "\n"))
 	}
 }

@@ -64,7 +64,7 @@ func (s *Store) ListedOriginsRecord(ctx context.Context, origins []revisit.Liste
 		// pending under another lister takes that grab's last_scheduled. The
 		// rows of origins that several listers list are flagged shared
 		// (markScheduled).
-		return withIndexScans(ctx, tx, func() error {
+		err := withIndexScans(ctx, tx, func() error {
 			return tx.QueryRow(ctx, `
 			WITH b AS (
 				SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::bool[],
@@ -116,7 +116,14 @@ func (s *Store) ListedOriginsRecord(ctx context.Context, origins []revisit.Liste
 			FROM up`,
 				listers, urls, types, extras, enabled, updates, forks, forkURLs, s.now()).Scan(&res.Inserted, &res.Updated)
 		})
+		if err != nil {
+			return err
+		}
+		return s.analyzeFreshStore(ctx, tx)
 	})
+	if err == nil {
+		s.analyzed.Store(true)
+	}
 	return res, translate(wrap(err, "record %d listed origins", n))
 }
 
