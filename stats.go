@@ -42,6 +42,32 @@ type VisitStats struct {
 // Key returns the origin key of s.
 func (s VisitStats) Key() OriginKey { return OriginKey{URL: s.URL, VisitType: s.VisitType} }
 
+// VisitStatsWrite is one origin's stats to write with a store's
+// VisitStatsWrite, with the condition that result processing needs to fold
+// concurrently with other writers without losing a result.
+type VisitStatsWrite struct {
+	Stats VisitStats
+	// Guarded makes the write conditional: it happens only if the stored
+	// stats still have IfLastVisit as their last_visit (nil: no stats, or
+	// none visited). Every result a fold accepts raises last_visit, so an
+	// unchanged last_visit means no other fold wrote the origin since the
+	// stats were read.
+	Guarded     bool
+	IfLastVisit *time.Time
+	// Disable disables every listed row of the origin, whatever its lister,
+	// in the transaction that writes the stats (only if they are written).
+	Disable bool
+}
+
+// VisitStatsWriteResult is what a store's VisitStatsWrite did.
+type VisitStatsWriteResult struct {
+	// Stale holds the keys of the guarded writes that did not happen: their
+	// stats had changed since they were read.
+	Stale []OriginKey
+	// Disabled counts the listed rows that went from enabled to disabled.
+	Disabled int
+}
+
 // NewVisitStats returns the stats of an origin never seen: everything
 // unknown, offset 4, one successive visit.
 func NewVisitStats(k OriginKey) VisitStats {

@@ -65,6 +65,11 @@ type Store interface {
 	// VisitStatsUpsert writes stats; a null (nil) field never overwrites a
 	// stored value.
 	VisitStatsUpsert(ctx context.Context, stats []revisit.VisitStats) error
+	// VisitStatsWrite writes stats as VisitStatsUpsert does, in one
+	// transaction with the disabling the writes ask for; a guarded write
+	// whose stored last_visit is no longer the one it names is skipped and
+	// reported stale, so that a reader can fold and write without a lock.
+	VisitStatsWrite(ctx context.Context, writes []revisit.VisitStatsWrite) (revisit.VisitStatsWriteResult, error)
 
 	// QueuePositionGet returns the visit type's queue position, 0 if unset.
 	QueuePositionGet(ctx context.Context, visitType string) (int64, error)

@@ -35,16 +35,51 @@ func (s *Store) VisitStatsGet(ctx context.Context, keys []revisit.OriginKey) ([]
 	return stats, translate(wrap(err, "get visit stats"))
 }
 
-// VisitStatsUpsert writes stats, never overwriting a value with null, and
-// copies them onto the listed origins in the same statement; pending
-// origins among them come back to listed_origin, their grab's
-// last_scheduled folded into the stats.
+// VisitStatsUpsert writes stats, never overwriting a value with null.
 func (s *Store) VisitStatsUpsert(ctx context.Context, stats []revisit.VisitStats) error {
-	stats, err := batch.VisitStats(stats)
-	if err != nil || len(stats) == 0 {
-		return err
+	writes := batch.Unguarded(stats)
+	// An unguarded write is stale only when another transaction inserted
+	// the origin's stats row after this one looked: written again, it
+	// updates that row.
+	for range 3 {
+		res, err := s.VisitStatsWrite(ctx, writes)
+		if err != nil || len(res.Stale) == 0 {
+			return err
+		}
+		writes = onlyKeys(writes, res.Stale)
 	}
-	n := len(stats)
+	return revisit.Errorf(revisit.CodeConflict, "upsert %d visit stats: inserted concurrently again and again", len(writes))
+}
+
+// onlyKeys returns the writes of those keys.
+func onlyKeys(writes []revisit.VisitStatsWrite, keys []revisit.OriginKey) []revisit.VisitStatsWrite {
+	want := make(map[revisit.OriginKey]bool, len(keys))
+	for _, k := range keys {
+		want[k] = true
+	}
+	var out []revisit.VisitStatsWrite
+	for _, w := range writes {
+		if want[w.Stats.Key()] {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// VisitStatsWrite writes stats and copies them onto the listed origins, in
+// one statement: a guarded write happens only if the stored last_visit is
+// still the one it names (an UPDATE re-checks that on the newest row
+// version; an INSERT that meets a row inserted since finds a conflict and
+// does nothing); pending origins among those written come back to
+// listed_origin, their grab's last_scheduled folded into the stats; the
+// origins to disable are disabled with their copy.
+func (s *Store) VisitStatsWrite(ctx context.Context, writes []revisit.VisitStatsWrite) (revisit.VisitStatsWriteResult, error) {
+	var res revisit.VisitStatsWriteResult
+	writes, err := batch.VisitStatsWrites(writes)
+	if err != nil || len(writes) == 0 {
+		return res, err
+	}
+	n := len(writes)
 	var (
 		urls, types                  = make([]string, n), make([]string, n)
 		successful, visit, scheduled = make([]pgtype.Timestamptz, n), make([]pgtype.Timestamptz, n), make([]pgtype.Timestamptz, n)
@@ -52,8 +87,11 @@ func (s *Store) VisitStatsUpsert(ctx context.Context, stats []revisit.VisitStats
 		snapshots                    = make([][]byte, n)
 		positions                    = make([]pgtype.Int8, n)
 		offsets, successive          = make([]int32, n), make([]int32, n)
+		guarded, disable             = make([]bool, n), make([]bool, n)
+		ifLastVisit                  = make([]pgtype.Timestamptz, n)
 	)
-	for i, st := range stats {
+	for i, w := range writes {
+		st := w.Stats
 		urls[i], types[i], snapshots[i] = st.URL, st.VisitType, st.LastSnapshot
 		successful[i], visit[i], scheduled[i] = timestamptz(st.LastSuccessful), timestamptz(st.LastVisit), timestamptz(st.LastScheduled)
 		if st.LastVisitStatus != nil {
@@ -63,58 +101,98 @@ func (s *Store) VisitStatsUpsert(ctx context.Context, stats []revisit.VisitStats
 			positions[i] = pgtype.Int8{Int64: *st.NextVisitQueuePosition, Valid: true}
 		}
 		offsets[i], successive[i] = int32(st.NextPositionOffset), int32(st.SuccessiveVisits)
+		guarded[i], ifLastVisit[i], disable[i] = w.Guarded, timestamptz(w.IfLastVisit), w.Disable
 	}
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		if err := shareGrabLocks(ctx, tx, types); err != nil {
 			return err
 		}
 		return withIndexScans(ctx, tx, func() error {
-			_, err := tx.Exec(ctx, `
-			WITH input AS (
-				SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::timestamptz[], $5::text[],
-					$6::timestamptz[], $7::bytea[], $8::int8[], $9::int4[], $10::int4[])
-					AS i(`+statsColumns+`)
-			), back AS (
-				DELETE FROM listed_origin_pending p USING input i
-				WHERE p.url = i.url AND p.visit_type = i.visit_type RETURNING p.*
-			), marks AS (
-				SELECT url, visit_type, max(last_scheduled) AS last_scheduled FROM back GROUP BY url, visit_type
-			), up AS (
-				INSERT INTO visit_stats AS vs (`+statsColumns+`)
-				SELECT i.url, i.visit_type, i.last_successful, i.last_visit, i.last_visit_status,
-					GREATEST(i.last_scheduled, m.last_scheduled), i.last_snapshot, i.next_visit_queue_position,
-					i.next_position_offset, i.successive_visits
-				FROM input i LEFT JOIN marks m ON m.url = i.url AND m.visit_type = i.visit_type
-				ON CONFLICT (url, visit_type) DO UPDATE SET
-					last_successful = COALESCE(EXCLUDED.last_successful, vs.last_successful),
-					last_visit = COALESCE(EXCLUDED.last_visit, vs.last_visit),
-					last_visit_status = COALESCE(EXCLUDED.last_visit_status, vs.last_visit_status),
-					last_scheduled = COALESCE(EXCLUDED.last_scheduled, vs.last_scheduled),
-					last_snapshot = COALESCE(EXCLUDED.last_snapshot, vs.last_snapshot),
-					next_visit_queue_position = COALESCE(EXCLUDED.next_visit_queue_position, vs.next_visit_queue_position),
-					next_position_offset = EXCLUDED.next_position_offset,
-					successive_visits = EXCLUDED.successive_visits
-				RETURNING url, visit_type, last_successful, last_visit, last_visit_status, last_scheduled, next_visit_queue_position
-			), returned AS (
-				INSERT INTO listed_origin (`+listedColumns+`) OVERRIDING SYSTEM VALUE
-				SELECT b.id, b.lister_id, b.url, b.visit_type, b.extra_loader_arguments, b.enabled, b.first_seen,
-					b.last_seen, b.last_update, b.is_fork, b.forked_from_url, up.last_successful, up.last_visit,
-					up.last_visit_status, up.last_scheduled, up.next_visit_queue_position, b.shared
-				FROM back b JOIN up ON up.url = b.url AND up.visit_type = b.visit_type
-			)
-			UPDATE listed_origin lo SET last_successful = up.last_successful, last_visit = up.last_visit,
-				last_visit_status = up.last_visit_status, last_scheduled = up.last_scheduled,
-				next_visit_queue_position = up.next_visit_queue_position
-			FROM up
-			WHERE lo.url = up.url AND lo.visit_type = up.visit_type
-				AND (lo.last_successful, lo.last_visit, lo.last_visit_status, lo.last_scheduled, lo.next_visit_queue_position)
-				IS DISTINCT FROM (up.last_successful, up.last_visit, up.last_visit_status, up.last_scheduled, up.next_visit_queue_position)`,
-				urls, types, successful, visit, status, scheduled, snapshots, positions, offsets, successive)
+			var staleURLs, staleTypes []string
+			err := tx.QueryRow(ctx, writeStats,
+				urls, types, successful, visit, status, scheduled, snapshots, positions, offsets, successive,
+				guarded, ifLastVisit, disable).Scan(&res.Disabled, &staleURLs, &staleTypes)
+			for i := range staleURLs {
+				res.Stale = append(res.Stale, revisit.OriginKey{URL: staleURLs[i], VisitType: staleTypes[i]})
+			}
 			return err
 		})
 	})
-	return translate(wrap(err, "upsert %d visit stats", n))
+	return res, translate(wrap(err, "write %d visit stats", n))
 }
+
+// writeStats is VisitStatsWrite's statement. The grab locks it holds keep
+// grabs, and so new pending rows, out until it commits.
+var writeStats = `
+	WITH input AS (
+		SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::timestamptz[], $5::text[],
+			$6::timestamptz[], $7::bytea[], $8::int8[], $9::int4[], $10::int4[], $11::bool[], $12::timestamptz[],
+			$13::bool[]) AS i(` + statsColumns + `, guarded, if_last_visit, disable)
+	), marks AS (
+		SELECT p.url, p.visit_type, max(p.last_scheduled) AS last_scheduled
+		FROM listed_origin_pending p JOIN input i ON p.url = i.url AND p.visit_type = i.visit_type
+		GROUP BY p.url, p.visit_type
+	), src AS (
+		SELECT i.*, GREATEST(i.last_scheduled, m.last_scheduled) AS scheduled
+		FROM input i LEFT JOIN marks m ON m.url = i.url AND m.visit_type = i.visit_type
+	), updated AS (
+		UPDATE visit_stats vs SET
+			last_successful = COALESCE(s.last_successful, vs.last_successful),
+			last_visit = COALESCE(s.last_visit, vs.last_visit),
+			last_visit_status = COALESCE(s.last_visit_status, vs.last_visit_status),
+			last_scheduled = COALESCE(s.scheduled, vs.last_scheduled),
+			last_snapshot = COALESCE(s.last_snapshot, vs.last_snapshot),
+			next_visit_queue_position = COALESCE(s.next_visit_queue_position, vs.next_visit_queue_position),
+			next_position_offset = s.next_position_offset,
+			successive_visits = s.successive_visits
+		FROM src s
+		WHERE vs.url = s.url AND vs.visit_type = s.visit_type
+			AND (NOT s.guarded OR vs.last_visit IS NOT DISTINCT FROM s.if_last_visit)
+		RETURNING vs.url, vs.visit_type, vs.last_successful, vs.last_visit, vs.last_visit_status, vs.last_scheduled,
+			vs.next_visit_queue_position
+	), inserted AS (
+		INSERT INTO visit_stats (` + statsColumns + `)
+		SELECT s.url, s.visit_type, s.last_successful, s.last_visit, s.last_visit_status, s.scheduled, s.last_snapshot,
+			s.next_visit_queue_position, s.next_position_offset, s.successive_visits
+		FROM src s
+		WHERE (NOT s.guarded OR s.if_last_visit IS NULL)
+			AND NOT EXISTS (SELECT FROM updated u WHERE u.url = s.url AND u.visit_type = s.visit_type)
+		ON CONFLICT (url, visit_type) DO NOTHING
+		RETURNING url, visit_type, last_successful, last_visit, last_visit_status, last_scheduled, next_visit_queue_position
+	), up AS (
+		SELECT w.*, i.disable
+		FROM (SELECT * FROM updated UNION ALL SELECT * FROM inserted) w
+		JOIN input i ON i.url = w.url AND i.visit_type = w.visit_type
+	), back AS (
+		DELETE FROM listed_origin_pending p USING up
+		WHERE p.url = up.url AND p.visit_type = up.visit_type RETURNING p.*
+	), returned AS (
+		INSERT INTO listed_origin (` + listedColumns + `) OVERRIDING SYSTEM VALUE
+		SELECT b.id, b.lister_id, b.url, b.visit_type, b.extra_loader_arguments, b.enabled AND NOT up.disable, b.first_seen,
+			b.last_seen, b.last_update, b.is_fork, b.forked_from_url, up.last_successful, up.last_visit,
+			up.last_visit_status, up.last_scheduled, up.next_visit_queue_position, b.shared
+		FROM back b JOIN up ON up.url = b.url AND up.visit_type = b.visit_type
+		RETURNING 1
+	), disabling AS (
+		SELECT count(*) AS n FROM listed_origin lo JOIN up ON lo.url = up.url AND lo.visit_type = up.visit_type
+		WHERE up.disable AND lo.enabled
+	), copied AS (
+		UPDATE listed_origin lo SET last_successful = up.last_successful, last_visit = up.last_visit,
+			last_visit_status = up.last_visit_status, last_scheduled = up.last_scheduled,
+			next_visit_queue_position = up.next_visit_queue_position, enabled = lo.enabled AND NOT up.disable
+		FROM up
+		WHERE lo.url = up.url AND lo.visit_type = up.visit_type
+			AND ((lo.last_successful, lo.last_visit, lo.last_visit_status, lo.last_scheduled, lo.next_visit_queue_position)
+				IS DISTINCT FROM (up.last_successful, up.last_visit, up.last_visit_status, up.last_scheduled,
+					up.next_visit_queue_position)
+				OR (up.disable AND lo.enabled))
+		RETURNING 1
+	)
+	SELECT (SELECT n FROM disabling) + (SELECT count(*) FROM back b JOIN up ON up.url = b.url AND up.visit_type = b.visit_type
+			WHERE up.disable AND b.enabled),
+		stale.urls, stale.types
+	FROM (SELECT COALESCE(array_agg(i.url), '{}') AS urls, COALESCE(array_agg(i.visit_type), '{}') AS types FROM input i
+		WHERE NOT EXISTS (SELECT FROM up WHERE up.url = i.url AND up.visit_type = i.visit_type)) AS stale`
 
 func scanStats(row pgx.CollectableRow) (revisit.VisitStats, error) {
 	var st revisit.VisitStats

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"time"
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/store/internal/batch"
@@ -85,28 +86,46 @@ func (s *Store) VisitStatsGet(ctx context.Context, keys []revisit.OriginKey) ([]
 }
 
 // VisitStatsUpsert writes stats in one transaction; a null (nil) field never
-// overwrites a stored value, the integer fields always do. The stats copy of
-// every listed row of each origin is updated in the same transaction, and
-// an origin's pending mark is folded into the last_scheduled written.
+// overwrites a stored value, the integer fields always do.
 func (s *Store) VisitStatsUpsert(ctx context.Context, stats []revisit.VisitStats) error {
-	stats, err := batch.VisitStats(stats)
-	if err != nil || len(stats) == 0 {
-		return err
+	_, err := s.VisitStatsWrite(ctx, batch.Unguarded(stats))
+	return err
+}
+
+// VisitStatsWrite writes stats in one transaction as VisitStatsUpsert does,
+// skipping the guarded writes whose stored last_visit has changed (the
+// single writer connection serializes the check and the write). The stats
+// copy of every listed row of each origin written is updated, an origin's
+// pending mark is folded into the last_scheduled written, and the origins
+// to disable are disabled, in the same transaction.
+func (s *Store) VisitStatsWrite(ctx context.Context, writes []revisit.VisitStatsWrite) (revisit.VisitStatsWriteResult, error) {
+	var res revisit.VisitStatsWriteResult
+	writes, err := batch.VisitStatsWrites(writes)
+	if err != nil || len(writes) == 0 {
+		return res, err
 	}
-	return s.write(ctx, "upsert visit stats", func(tx *sql.Tx) error {
-		up, err := s.stmt(ctx, tx, upsertStats)
-		if err != nil {
-			return err
+	err = s.write(ctx, "write visit stats", func(tx *sql.Tx) error {
+		res = revisit.VisitStatsWriteResult{}
+		var stmts [5]*sql.Stmt
+		for i, q := range []string{storedLastVisit, upsertStats, copyStats, takeMark, disableOrigin} {
+			if stmts[i], err = s.stmt(ctx, tx, q); err != nil {
+				return err
+			}
 		}
-		cp, err := s.stmt(ctx, tx, copyStats)
-		if err != nil {
-			return err
-		}
-		take, err := s.stmt(ctx, tx, takeMark)
-		if err != nil {
-			return err
-		}
-		for _, v := range stats {
+		stored, up, cp, take, disable := stmts[0], stmts[1], stmts[2], stmts[3], stmts[4]
+		for _, w := range writes {
+			v := w.Stats
+			if w.Guarded {
+				var last *time.Time
+				err := stored.QueryRowContext(ctx, v.URL, v.VisitType).Scan(timePtrCol{&last})
+				if err != nil && !errors.Is(err, sql.ErrNoRows) {
+					return err
+				}
+				if !sameTime(last, w.IfLastVisit) {
+					res.Stale = append(res.Stale, v.Key())
+					continue
+				}
+			}
 			var snapshot any
 			if v.LastSnapshot != nil {
 				snapshot = v.LastSnapshot
@@ -125,9 +144,32 @@ func (s *Store) VisitStatsUpsert(ctx context.Context, stats []revisit.VisitStats
 			if _, err := cp.ExecContext(ctx, v.URL, v.VisitType, c[0], c[1], c[2], c[3], c[4]); err != nil {
 				return err
 			}
+			if w.Disable {
+				r, err := disable.ExecContext(ctx, v.URL, v.VisitType)
+				if err != nil {
+					return err
+				}
+				n, err := r.RowsAffected()
+				if err != nil {
+					return err
+				}
+				res.Disabled += int(n)
+			}
 		}
 		return nil
 	})
+	return res, err
+}
+
+// storedLastVisit reads an origin's stored last_visit.
+const storedLastVisit = `SELECT last_visit FROM visit_stats WHERE url = ?1 AND visit_type = ?2`
+
+// sameTime reports whether a and b are both nil or the same instant.
+func sameTime(a, b *time.Time) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Equal(*b)
 }
 
 // QueuePositionGet returns the visit type's queue position, 0 if unset.

@@ -47,31 +47,43 @@ func ListedOrigins(origins []revisit.ListedOrigin) ([]revisit.ListedOrigin, erro
 	return out, nil
 }
 
-// VisitStats validates a batch of stats and returns it deduplicated on
-// (url, visit_type), the last duplicate winning, sorted by that key, with
-// times truncated to µs.
-func VisitStats(stats []revisit.VisitStats) ([]revisit.VisitStats, error) {
-	last := make(map[revisit.OriginKey]int, len(stats))
-	for i, s := range stats {
-		if err := validateStats(s); err != nil {
+// VisitStatsWrites validates a batch of stats writes, naming the first bad
+// one by its index (stats[3].url), and returns it deduplicated on (url,
+// visit_type), the last duplicate winning, sorted by that key so that
+// concurrent writers lock rows in one order, with times truncated to µs.
+func VisitStatsWrites(writes []revisit.VisitStatsWrite) ([]revisit.VisitStatsWrite, error) {
+	last := make(map[revisit.OriginKey]int, len(writes))
+	for i, w := range writes {
+		if err := validateStats(w.Stats); err != nil {
 			return nil, indexed(err, "stats", i)
 		}
-		last[s.Key()] = i
+		last[w.Stats.Key()] = i
 	}
-	out := make([]revisit.VisitStats, 0, len(last))
-	for i, s := range stats {
-		if last[s.Key()] != i {
+	out := make([]revisit.VisitStatsWrite, 0, len(last))
+	for i, w := range writes {
+		if last[w.Stats.Key()] != i {
 			continue
 		}
+		s := &w.Stats
 		s.LastSuccessful = revisit.MicrosecondPtr(s.LastSuccessful)
 		s.LastVisit = revisit.MicrosecondPtr(s.LastVisit)
 		s.LastScheduled = revisit.MicrosecondPtr(s.LastScheduled)
-		out = append(out, s)
+		w.IfLastVisit = revisit.MicrosecondPtr(w.IfLastVisit)
+		out = append(out, w)
 	}
-	slices.SortFunc(out, func(a, b revisit.VisitStats) int {
-		return cmp.Or(cmp.Compare(a.URL, b.URL), cmp.Compare(a.VisitType, b.VisitType))
+	slices.SortFunc(out, func(a, b revisit.VisitStatsWrite) int {
+		return cmp.Or(cmp.Compare(a.Stats.URL, b.Stats.URL), cmp.Compare(a.Stats.VisitType, b.Stats.VisitType))
 	})
 	return out, nil
+}
+
+// Unguarded returns writes of stats that happen whatever the stored stats.
+func Unguarded(stats []revisit.VisitStats) []revisit.VisitStatsWrite {
+	writes := make([]revisit.VisitStatsWrite, len(stats))
+	for i, s := range stats {
+		writes[i].Stats = s
+	}
+	return writes
 }
 
 func validateStats(s revisit.VisitStats) error {
