@@ -492,13 +492,11 @@ type fakeStore struct {
 	positions map[string]int64
 	disabled  map[revisit.OriginKey]bool
 	gets      [][]revisit.OriginKey
-	upserts   [][]revisit.VisitStats
+	writes    [][]revisit.VisitStatsWrite
 	posGets   []string
-	disables  [][]revisit.OriginKey
 	failOn    string
-	// enabledAtUpsert lists the origins whose stats said "disable" when
-	// written while the origin was still enabled.
-	enabledAtUpsert []revisit.OriginKey
+	// beforeWrite, if set, runs at the start of each write: another writer.
+	beforeWrite func(call int)
 }
 
 func newFakeStore() *fakeStore {
@@ -506,7 +504,7 @@ func newFakeStore() *fakeStore {
 }
 
 func (f *fakeStore) calls() int {
-	return len(f.gets) + len(f.upserts) + len(f.posGets) + len(f.disables)
+	return len(f.gets) + len(f.writes) + len(f.posGets)
 }
 
 func (f *fakeStore) fail(name string) error {
@@ -530,20 +528,25 @@ func (f *fakeStore) VisitStatsGet(_ context.Context, keys []revisit.OriginKey) (
 	return out, nil
 }
 
-// VisitStatsUpsert keeps stored values where the new row has null.
-func (f *fakeStore) VisitStatsUpsert(_ context.Context, stats []revisit.VisitStats) error {
-	f.upserts = append(f.upserts, stats)
-	for _, s := range stats {
-		if s.SuccessiveVisits >= DisableAfter && s.LastVisitStatus != nil &&
-			*s.LastVisitStatus != revisit.VisitSuccessful && !f.disabled[s.Key()] {
-			f.enabledAtUpsert = append(f.enabledAtUpsert, s.Key())
+// VisitStatsWrite keeps stored values where the new row has null, skips
+// the guarded writes whose stored last_visit changed, and disables.
+func (f *fakeStore) VisitStatsWrite(_ context.Context, writes []revisit.VisitStatsWrite) (revisit.VisitStatsWriteResult, error) {
+	var res revisit.VisitStatsWriteResult
+	f.writes = append(f.writes, writes)
+	if f.beforeWrite != nil {
+		f.beforeWrite(len(f.writes))
+	}
+	if err := f.fail("write"); err != nil {
+		return res, err
+	}
+	for _, w := range writes {
+		s, k := w.Stats, w.Stats.Key()
+		old, ok := f.stats[k]
+		if w.Guarded && !equalTime(old.LastVisit, w.IfLastVisit) {
+			res.Stale = append(res.Stale, k)
+			continue
 		}
-	}
-	if err := f.fail("upsert"); err != nil {
-		return err
-	}
-	for _, s := range stats {
-		if old, ok := f.stats[s.Key()]; ok {
+		if ok {
 			s.LastSuccessful = cmpOr(s.LastSuccessful, old.LastSuccessful)
 			s.LastVisit = cmpOr(s.LastVisit, old.LastVisit)
 			s.LastVisitStatus = cmpOr(s.LastVisitStatus, old.LastVisitStatus)
@@ -553,9 +556,20 @@ func (f *fakeStore) VisitStatsUpsert(_ context.Context, stats []revisit.VisitSta
 				s.LastSnapshot = old.LastSnapshot
 			}
 		}
-		f.stats[s.Key()] = s
+		f.stats[k] = s
+		if w.Disable && !f.disabled[k] {
+			f.disabled[k] = true
+			res.Disabled++
+		}
 	}
-	return nil
+	return res, nil
+}
+
+func equalTime(a, b *time.Time) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Equal(*b)
 }
 
 func cmpOr[T any](a, b *T) *T {
@@ -568,21 +582,6 @@ func cmpOr[T any](a, b *T) *T {
 func (f *fakeStore) QueuePositionGet(_ context.Context, vt string) (int64, error) {
 	f.posGets = append(f.posGets, vt)
 	return f.positions[vt], f.fail("position")
-}
-
-func (f *fakeStore) ListedOriginsDisable(_ context.Context, keys []revisit.OriginKey) (int, error) {
-	f.disables = append(f.disables, keys)
-	if err := f.fail("disable"); err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, k := range keys {
-		if !f.disabled[k] {
-			f.disabled[k] = true
-			n++
-		}
-	}
-	return n, nil
 }
 
 func TestProcess(t *testing.T) {
@@ -611,13 +610,15 @@ func TestProcess(t *testing.T) {
 	require.Len(t, st.gets, 1)
 	assert.ElementsMatch(t, []revisit.OriginKey{gitKey, bKey, cKey}, st.gets[0])
 	assert.ElementsMatch(t, []string{"git", "pypi"}, st.posGets)
-	require.Len(t, st.upserts, 1)
-	require.Len(t, st.upserts[0], 2, "only the changed rows")
-	assert.Equal(t, gitKey, st.upserts[0][0].Key())
-	assert.Equal(t, cKey, st.upserts[0][1].Key())
-	require.Len(t, st.disables, 1)
-	assert.Equal(t, []revisit.OriginKey{gitKey}, st.disables[0])
-	assert.Empty(t, st.enabledAtUpsert, "an origin is disabled before the stats that free it from its visit are written")
+	require.Len(t, st.writes, 1)
+	require.Len(t, st.writes[0], 2, "only the changed rows")
+	gitW, cW := st.writes[0][0], st.writes[0][1]
+	assert.Equal(t, gitKey, gitW.Stats.Key())
+	assert.Equal(t, cKey, cW.Stats.Key())
+	assert.True(t, gitW.Guarded && gitW.IfLastVisit == nil, "guarded by the last_visit read: none")
+	assert.True(t, cW.Guarded && cW.IfLastVisit == nil)
+	assert.True(t, gitW.Disable, "disabled with the stats that end its third failure")
+	assert.False(t, cW.Disable)
 
 	assert.Equal(t, 4, res.Processed)
 	assert.Equal(t, 2, res.Ignored)
@@ -640,8 +641,70 @@ func TestProcess(t *testing.T) {
 	res, err = Process(ctx, st, batch, uZero)
 	require.NoError(t, err)
 	assert.Equal(t, 0, res.Processed)
-	assert.Len(t, st.upserts, 1)
-	assert.Len(t, st.disables, 1)
+	assert.Len(t, st.writes, 1)
+}
+
+// TestProcessRefoldsStaleOrigins: an origin that another writer changed
+// between Process's read and its write is read and folded again, alone,
+// and counted once.
+func TestProcessRefoldsStaleOrigins(t *testing.T) {
+	ctx := context.Background()
+	st := newFakeStore()
+	st.positions["git"] = 1000
+	bKey := revisit.OriginKey{URL: "https://example.org/b.git", VisitType: "git"}
+	// Between the first read and write, another writer records a
+	// successful visit of a at d(2), between the batch's two statuses.
+	st.beforeWrite = func(call int) {
+		if call == 1 {
+			st.stats[gitKey] = revisit.VisitStats{URL: gitURL, VisitType: "git", LastVisit: ptr(d(2)),
+				LastSuccessful: ptr(d(2)), LastVisitStatus: ptr(revisit.VisitSuccessful), NextPositionOffset: 4,
+				SuccessiveVisits: 1, LastSnapshot: snap["A"]}
+		}
+	}
+	batch := []VisitStatus{
+		msg(StatusFailed, 1, ""),
+		{Origin: bKey.URL, VisitType: "git", Status: StatusFull, Date: d(1), Snapshot: snap["B"]},
+		msg(StatusFailed, 3, ""),
+		{Origin: gitURL, VisitType: "git", Status: StatusOngoing, Date: d(4)},
+	}
+	res, err := Process(ctx, st, batch, uZero)
+	require.NoError(t, err)
+
+	require.Len(t, st.gets, 2)
+	assert.Equal(t, []revisit.OriginKey{gitKey}, st.gets[1], "only the stale origin is read again")
+	require.Len(t, st.writes, 2)
+	require.Len(t, st.writes[1], 1)
+	assert.Equal(t, d(2), *st.writes[1][0].IfLastVisit, "guarded by what the second read found")
+
+	a := st.stats[gitKey]
+	assert.Equal(t, d(3), *a.LastVisit)
+	assert.Equal(t, revisit.VisitFailed, *a.LastVisitStatus)
+	assert.Equal(t, d(2), *a.LastSuccessful, "the other writer's visit is kept")
+	assert.Equal(t, 1, a.SuccessiveVisits, "one failure since that success")
+	assert.Equal(t, d(1), *st.stats[bKey].LastVisit)
+
+	// Counted once: b's result and a's later failure are processed; a's
+	// failure at d(1) turned late (before the other writer's visit), the
+	// ongoing status is ignored.
+	assert.Equal(t, 2, res.Processed)
+	assert.Equal(t, 1, res.Late)
+	assert.Equal(t, 2, res.Ignored)
+	require.Len(t, res.Stats, 2)
+	assert.ElementsMatch(t, []revisit.OriginKey{bKey, gitKey}, []revisit.OriginKey{res.Stats[0].Key(), res.Stats[1].Key()})
+}
+
+// TestProcessGivesUpOnEndlessConflicts: an origin rewritten under every
+// attempt ends in a conflict error rather than a loop.
+func TestProcessGivesUpOnEndlessConflicts(t *testing.T) {
+	st := newFakeStore()
+	st.beforeWrite = func(call int) {
+		st.stats[gitKey] = revisit.VisitStats{URL: gitURL, VisitType: "git", LastVisit: ptr(d(-call))}
+	}
+	_, err := Process(context.Background(), st, []VisitStatus{msg(StatusFailed, 1, "")}, uZero)
+	var e *revisit.Error
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, revisit.CodeConflict, e.Code)
+	assert.Len(t, st.writes, maxRounds)
 }
 
 func TestProcessInvalid(t *testing.T) {
@@ -672,13 +735,12 @@ func TestProcessStoreErrors(t *testing.T) {
 	batch := []VisitStatus{msg(StatusFailed, 1, ""), msg(StatusFailed, 2, ""), msg(StatusFailed, 3, "")}
 	for _, tc := range []struct {
 		failOn  string
-		upserts int
+		writes  int
 		context string
 	}{
 		{"get", 0, "reading visit stats"},
 		{"position", 0, "queue position of visit type git"},
-		{"upsert", 1, "writing visit stats of 1 origins (1 origins disabled already)"},
-		{"disable", 0, "disabling 1 origins"},
+		{"write", 1, "writing visit stats of 1 origins"},
 	} {
 		t.Run(tc.failOn, func(t *testing.T) {
 			st := newFakeStore()
@@ -687,7 +749,7 @@ func TestProcessStoreErrors(t *testing.T) {
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.context)
 			assert.True(t, errors.Is(err, revisit.ErrUnavailable))
-			assert.Len(t, st.upserts, tc.upserts)
+			assert.Len(t, st.writes, tc.writes)
 
 			// Processing the batch again, the store back, does both writes.
 			st.failOn = ""

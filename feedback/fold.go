@@ -45,6 +45,34 @@ type Result struct {
 	Disabled int
 }
 
+// add counts other's origins in r (other covers different origins).
+func (r *Result) add(other Result) {
+	r.Stats = append(r.Stats, other.Stats...)
+	r.Disable = append(r.Disable, other.Disable...)
+	r.Processed += other.Processed
+	r.Ignored += other.Ignored
+	r.Late += other.Late
+	r.Disabled += other.Disabled
+}
+
+// without returns r without the origins of keys, whose statuses part
+// folded: part's counts come off r's.
+func (r Result) without(keys map[revisit.OriginKey]bool, part Result) Result {
+	out := Result{Processed: r.Processed - part.Processed, Ignored: r.Ignored - part.Ignored,
+		Late: r.Late - part.Late, Disabled: r.Disabled}
+	for _, s := range r.Stats {
+		if !keys[s.Key()] {
+			out.Stats = append(out.Stats, s)
+		}
+	}
+	for _, k := range r.Disable {
+		if !keys[k] {
+			out.Disable = append(out.Disable, k)
+		}
+	}
+	return out
+}
+
 // Fold applies a batch of visit statuses, in batch order, to the stats it
 // concerns and returns the changed rows and the origins to disable. It reads
 // stats (the stored rows; a missing key means the origin has none) and

@@ -12,35 +12,58 @@ import (
 type Store interface {
 	// VisitStatsGet returns the stats that exist among keys.
 	VisitStatsGet(ctx context.Context, keys []revisit.OriginKey) ([]revisit.VisitStats, error)
-	// VisitStatsUpsert writes stats; a nil field never overwrites a stored
-	// value.
-	VisitStatsUpsert(ctx context.Context, stats []revisit.VisitStats) error
+	// VisitStatsWrite writes stats, each only if its guard holds, with the
+	// disabling they ask for, in one transaction; it returns the keys of
+	// the writes skipped because their stats changed since they were read.
+	VisitStatsWrite(ctx context.Context, writes []revisit.VisitStatsWrite) (revisit.VisitStatsWriteResult, error)
 	// QueuePositionGet returns the visit type's queue position, 0 if unset.
 	QueuePositionGet(ctx context.Context, visitType string) (int64, error)
-	// ListedOriginsDisable disables every listed origin of those exact
-	// (url, visit_type) keys and returns how many rows it changed.
-	ListedOriginsDisable(ctx context.Context, keys []revisit.OriginKey) (int, error)
 }
+
+// maxRounds bounds how many times Process folds the results of an origin
+// that other writers keep changing under it.
+const maxRounds = 20
 
 // Process folds a batch of visit statuses into the store: it validates the
 // whole batch first (an invalid status is an invalid-input error whose
 // field names it, as in statuses[3].date, and nothing is read or written),
 // reads the stats of every origin of the batch and the queue position of
-// every visit type once, folds the batch (see Fold), disables the origins
-// Fold chose, then writes the changed rows in one VisitStatsUpsert.
+// every visit type once, folds the batch (see Fold), and writes the changed
+// rows, disabling the origins Fold chose, in one VisitStatsWrite.
 //
-// The two writes are not one transaction, hence their order. Writing a
-// visit's result makes its origin eligible again (it leaves the visits in
-// flight), so stats written first would let a grab take an origin between
-// its third failure and its disabling: a fourth visit. Disabled first, the
-// origin stays out of every grab. And if the stats write fails, processing
-// the batch again redoes both writes, the stats being unchanged.
+// Process takes no lock: each write is guarded by the last_visit its fold
+// read, so that several Process calls (API requests, event consumers, other
+// replicas) can run at once. The origins another writer changed in between
+// are read and folded again, with only their own statuses, until their
+// writes hold; no result is lost or applied twice.
 func Process(ctx context.Context, st Store, batch []VisitStatus, rnd func() float64) (Result, error) {
 	for i, m := range batch {
 		if err := m.Validate(); err != nil {
 			return Result{}, indexed(err, i)
 		}
 	}
+	var total Result
+	for round := 1; ; round++ {
+		res, stale, err := processOnce(ctx, st, batch, rnd)
+		if err != nil {
+			return Result{}, err
+		}
+		total.add(res)
+		if len(stale) == 0 {
+			return total, nil
+		}
+		if round == maxRounds {
+			return Result{}, revisit.Errorf(revisit.CodeConflict,
+				"the stats of %d origins changed under each of %d attempts to fold their results", len(stale), round)
+		}
+		batch = ofKeys(batch, stale)
+	}
+}
+
+// processOnce reads, folds and writes the batch once; it returns the result
+// of the origins written and the keys of those whose stats had changed
+// since they were read (none of their statuses is counted).
+func processOnce(ctx context.Context, st Store, batch []VisitStatus, rnd func() float64) (Result, map[revisit.OriginKey]bool, error) {
 	var keys []revisit.OriginKey
 	var types []string
 	seenKey := make(map[revisit.OriginKey]bool)
@@ -59,12 +82,12 @@ func Process(ctx context.Context, st Store, batch []VisitStatus, rnd func() floa
 		}
 	}
 	if len(keys) == 0 {
-		return Fold(nil, nil, batch, rnd), nil
+		return Fold(nil, nil, batch, rnd), nil, nil
 	}
 
 	rows, err := st.VisitStatsGet(ctx, keys)
 	if err != nil {
-		return Result{}, fmt.Errorf("reading visit stats of %d origins: %w", len(keys), err)
+		return Result{}, nil, fmt.Errorf("reading visit stats of %d origins: %w", len(keys), err)
 	}
 	stats := make(map[revisit.OriginKey]revisit.VisitStats, len(rows))
 	for _, s := range rows {
@@ -74,26 +97,48 @@ func Process(ctx context.Context, st Store, batch []VisitStatus, rnd func() floa
 	for _, vt := range types {
 		p, err := st.QueuePositionGet(ctx, vt)
 		if err != nil {
-			return Result{}, fmt.Errorf("reading the queue position of visit type %s: %w", vt, err)
+			return Result{}, nil, fmt.Errorf("reading the queue position of visit type %s: %w", vt, err)
 		}
 		positions[vt] = p
 	}
 
 	res := Fold(stats, positions, batch, rnd)
-	if len(res.Disable) > 0 {
-		n, err := st.ListedOriginsDisable(ctx, res.Disable)
-		if err != nil {
-			return Result{}, fmt.Errorf("disabling %d origins: %w", len(res.Disable), err)
-		}
-		res.Disabled = n
+	if len(res.Stats) == 0 {
+		return res, nil, nil
 	}
-	if len(res.Stats) > 0 {
-		if err := st.VisitStatsUpsert(ctx, res.Stats); err != nil {
-			return Result{}, fmt.Errorf("writing visit stats of %d origins (%d origins disabled already): %w",
-				len(res.Stats), res.Disabled, err)
+	disable := make(map[revisit.OriginKey]bool, len(res.Disable))
+	for _, k := range res.Disable {
+		disable[k] = true
+	}
+	writes := make([]revisit.VisitStatsWrite, len(res.Stats))
+	for i, s := range res.Stats {
+		writes[i] = revisit.VisitStatsWrite{Stats: s, Guarded: true, IfLastVisit: stats[s.Key()].LastVisit,
+			Disable: disable[s.Key()]}
+	}
+	w, err := st.VisitStatsWrite(ctx, writes)
+	if err != nil {
+		return Result{}, nil, fmt.Errorf("writing visit stats of %d origins: %w", len(writes), err)
+	}
+	res.Disabled = w.Disabled
+	if len(w.Stale) == 0 {
+		return res, nil, nil
+	}
+	stale := make(map[revisit.OriginKey]bool, len(w.Stale))
+	for _, k := range w.Stale {
+		stale[k] = true
+	}
+	return res.without(stale, Fold(stats, positions, ofKeys(batch, stale), rnd)), stale, nil
+}
+
+// ofKeys returns the statuses of the batch whose origin is among keys.
+func ofKeys(batch []VisitStatus, keys map[revisit.OriginKey]bool) []VisitStatus {
+	var out []VisitStatus
+	for _, m := range batch {
+		if keys[m.Key()] {
+			out = append(out, m)
 		}
 	}
-	return res, nil
+	return out
 }
 
 // indexed names the batch element an invalid-input error comes from in its

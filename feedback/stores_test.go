@@ -2,6 +2,9 @@ package feedback_test
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
 	"testing"
 	"time"
 
@@ -75,5 +78,88 @@ func TestVectorsOnBothStores(t *testing.T) {
 		page, err = st.ListedOriginsGet(ctx, revisit.ListedOriginFilter{URLs: []string{gone.URL}, Enabled: revisit.AnyEnabled})
 		require.NoError(t, err)
 		require.True(t, page.Origins[0].Enabled)
+	})
+}
+
+// Results processed by many concurrent callers, on both stores: no result
+// is lost to another caller's write (each origin ends at its latest visit)
+// and each is counted once.
+func TestConcurrentProcessLosesNoResult(t *testing.T) {
+	teststore.Engines(t, func(t *testing.T, st store.Store) {
+		ctx := context.Background()
+		l, err := st.ListerGetOrCreate(ctx, "forge", "")
+		require.NoError(t, err)
+		const origins, perOrigin, callers = 4, 30, 6
+		var listed []revisit.ListedOrigin
+		for i := range origins {
+			listed = append(listed, revisit.ListedOrigin{ListerID: l.ID, URL: fmt.Sprintf("https://forge.example/%d", i),
+				VisitType: "git", Enabled: true})
+		}
+		_, err = st.ListedOriginsRecord(ctx, listed)
+		require.NoError(t, err)
+		// Their visits are in flight: results also bring pending origins back.
+		grabbed, err := st.GrabNextVisits(ctx, revisit.GrabParams{VisitType: "git", Count: origins,
+			Policy: revisit.OldestScheduledFirst})
+		require.NoError(t, err)
+		require.Len(t, grabbed, origins)
+
+		start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		var statuses []feedback.VisitStatus
+		for i := range perOrigin {
+			for _, o := range listed {
+				statuses = append(statuses, feedback.VisitStatus{Origin: o.URL, VisitType: "git", Status: feedback.StatusFull,
+					Date: start.Add(time.Duration(i) * time.Hour), Snapshot: []byte{byte(i)}})
+			}
+		}
+		rand.New(rand.NewPCG(1, 2)).Shuffle(len(statuses), func(i, j int) { statuses[i], statuses[j] = statuses[j], statuses[i] })
+
+		var (
+			wg          sync.WaitGroup
+			mu          sync.Mutex
+			counted     int
+			next        int
+			firstFailed error
+		)
+		for range callers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					mu.Lock()
+					lo := next
+					next = min(next+3, len(statuses))
+					mu.Unlock()
+					if lo == len(statuses) {
+						return
+					}
+					res, err := feedback.Process(ctx, st, statuses[lo:min(lo+3, len(statuses))], func() float64 { return 0.5 })
+					mu.Lock()
+					counted += res.Processed + res.Late
+					if err != nil && firstFailed == nil {
+						firstFailed = err
+					}
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		require.NoError(t, firstFailed)
+		require.Equal(t, len(statuses), counted, "every result processed or found late, once")
+
+		latest := start.Add((perOrigin - 1) * time.Hour)
+		keys := make([]revisit.OriginKey, len(listed))
+		for i, o := range listed {
+			keys[i] = revisit.OriginKey{URL: o.URL, VisitType: "git"}
+		}
+		stats, err := st.VisitStatsGet(ctx, keys)
+		require.NoError(t, err)
+		require.Len(t, stats, origins)
+		for _, s := range stats {
+			require.Equal(t, latest, *s.LastVisit, "%s: the latest visit survives every other caller's write", s.URL)
+			require.Equal(t, []byte{perOrigin - 1}, s.LastSnapshot, s.URL)
+		}
+		page, err := st.ListedOriginsGet(ctx, revisit.ListedOriginFilter{ListerID: &l.ID})
+		require.NoError(t, err)
+		require.Len(t, page.Origins, origins, "every origin still listed and enabled")
 	})
 }
