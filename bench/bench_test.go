@@ -147,12 +147,15 @@ func runBroker(t *testing.T, b bench.ScratchBroker) bench.BrokerReport {
 
 func TestRunFeedbackOnSQLite(t *testing.T) {
 	url := "sqlite://" + filepath.Join(t.TempDir(), "bench.db")
-	rep, err := bench.RunFeedback(context.Background(), bench.FeedbackConfig{URL: url, Origins: 2000, Statuses: 1500, Batch: 500})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rep.Statuses != 1500 || rep.Changed == 0 || rep.Changed > 1500 || rep.PerSecond <= 0 {
-		t.Fatalf("report %+v", rep)
+	for _, workers := range []int{1, 3} {
+		rep, err := bench.RunFeedback(context.Background(), bench.FeedbackConfig{URL: url, Origins: 2000, Statuses: 1500,
+			Batch: 500, Workers: workers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Statuses != 1500 || rep.Workers != workers || rep.Changed == 0 || rep.Changed > 1500 || rep.PerSecond <= 0 {
+			t.Fatalf("report %+v", rep)
+		}
 	}
 }
 

@@ -64,8 +64,8 @@ quiet one: the clients share the CPU with the server.`,
 
 func (a *app) benchFeedbackCommand() *cobra.Command {
 	var (
-		size              string
-		statuses, batches int
+		size                       string
+		statuses, batches, workers int
 	)
 	cmd := &cobra.Command{
 		Use:   "feedback",
@@ -73,15 +73,16 @@ func (a *app) benchFeedbackCommand() *cobra.Command {
 		Long: `Processes visit statuses of random origins of the reference data set
 (loaded first unless a previous bench run left it in the store) in batches,
 through the same processing as revisit visit-status ingest, and reports
-statuses per second.`,
+statuses per second. With --workers N, N batches are processed at once, as
+concurrent API requests are.`,
 		Args: exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			n, err := bench.ParseSize(size)
 			if err != nil {
 				return usageError{err}
 			}
-			if statuses <= 0 || batches <= 0 {
-				return usagef("--statuses and --batch must be positive")
+			if statuses <= 0 || batches <= 0 || workers <= 0 {
+				return usagef("--statuses, --batch and --workers must be positive")
 			}
 			url, err := a.resolveStoreURL(cmd)
 			if err != nil {
@@ -89,12 +90,12 @@ statuses per second.`,
 			}
 			progress := a.progressWriter()
 			rep, err := bench.RunFeedback(cmd.Context(), bench.FeedbackConfig{URL: url, Origins: n,
-				Statuses: statuses, Batch: batches, Progress: progress})
+				Statuses: statuses, Batch: batches, Workers: workers, Progress: progress})
 			if err != nil {
 				return fmt.Errorf("bench feedback: %w", err)
 			}
-			rw := a.rows(cols("statuses", "stats_changed", "ignored", "disabled", "statuses_per_s", "target_per_s", "met"))
-			if err := rw.Row(rep.Statuses, rep.Changed, rep.Ignored, rep.Disabled, math.Round(rep.PerSecond),
+			rw := a.rows(cols("statuses", "workers", "stats_changed", "ignored", "disabled", "statuses_per_s", "target_per_s", "met"))
+			if err := rw.Row(rep.Statuses, rep.Workers, rep.Changed, rep.Ignored, rep.Disabled, math.Round(rep.PerSecond),
 				bench.FeedbackTarget, rep.PerSecond >= bench.FeedbackTarget); err != nil {
 				return err
 			}
@@ -105,6 +106,7 @@ statuses per second.`,
 	f.StringVar(&size, "origins", "1M", "data set `size`: 1M, 10M, or any count")
 	f.IntVar(&statuses, "statuses", 200_000, "visit statuses to process")
 	f.IntVar(&batches, "batch", 1000, "statuses per batch")
+	f.IntVar(&workers, "workers", 1, "batches processed at once")
 	return cmd
 }
 
