@@ -53,10 +53,6 @@ type Store interface {
 	ListedOriginsRecord(ctx context.Context, origins []revisit.ListedOrigin) (revisit.RecordResult, error)
 	// ListedOriginsGet returns one page in (lister_id, url, visit_type) order.
 	ListedOriginsGet(ctx context.Context, f revisit.ListedOriginFilter) (revisit.ListedOriginPage, error)
-	// ListedOriginsDisable disables every listed origin of those exact
-	// (url, visit_type) keys, whatever their lister, and returns how many
-	// rows it changed. Recording the origin again re-enables it.
-	ListedOriginsDisable(ctx context.Context, keys []revisit.OriginKey) (int, error)
 	// ListerVisitTypes returns the visit types of a lister's origins, sorted.
 	ListerVisitTypes(ctx context.Context, listerID uuid.UUID) ([]string, error)
 
@@ -66,9 +62,11 @@ type Store interface {
 	// stored value.
 	VisitStatsUpsert(ctx context.Context, stats []revisit.VisitStats) error
 	// VisitStatsWrite writes stats as VisitStatsUpsert does, in one
-	// transaction with the disabling the writes ask for; a guarded write
-	// whose stored last_visit is no longer the one it names is skipped and
-	// reported stale, so that a reader can fold and write without a lock.
+	// transaction with the disabling the writes ask for (every listed row
+	// of the exact (url, visit_type), whatever its lister; recording the
+	// origin again re-enables it); a guarded write whose stored last_visit
+	// is no longer the one it names is skipped and reported stale, so that
+	// a reader can fold and write without a lock.
 	VisitStatsWrite(ctx context.Context, writes []revisit.VisitStatsWrite) (revisit.VisitStatsWriteResult, error)
 
 	// QueuePositionGet returns the visit type's queue position, 0 if unset.

@@ -225,19 +225,3 @@ func (s *Store) ListerVisitTypes(ctx context.Context, listerID uuid.UUID) ([]str
 	return vts, translate(wrap(err, "visit types of lister %s", listerID))
 }
 
-// ListedOriginsDisable disables the listed origins of those origin keys.
-func (s *Store) ListedOriginsDisable(ctx context.Context, keys []revisit.OriginKey) (int, error) {
-	urls, types := make([]string, len(keys)), make([]string, len(keys))
-	for i, k := range keys {
-		urls[i], types[i] = k.URL, k.VisitType
-	}
-	var n int
-	err := s.pool.QueryRow(ctx, `
-		WITH k AS (SELECT * FROM unnest($1::text[], $2::text[]) AS k(url, visit_type)),
-		listed AS (UPDATE listed_origin SET enabled = false
-			WHERE enabled AND (url, visit_type) IN (SELECT * FROM k) RETURNING 1),
-		pending AS (UPDATE listed_origin_pending SET enabled = false
-			WHERE enabled AND (url, visit_type) IN (SELECT * FROM k) RETURNING 1)
-		SELECT (SELECT count(*) FROM listed) + (SELECT count(*) FROM pending)`, urls, types).Scan(&n)
-	return n, translate(wrap(err, "disable %d origins", len(keys)))
-}

@@ -263,34 +263,3 @@ func scanCandidates(rows *sql.Rows, err error) ([]candidate, error) {
 	}
 	return cs, rows.Err()
 }
-
-// disableOrigin disables the listed rows of one (url, visit_type).
-const disableOrigin = `UPDATE listed_origin SET enabled = 0 WHERE url = ?1 AND visit_type = ?2 AND enabled`
-
-// ListedOriginsDisable disables the listed origins of those origin keys, in
-// one transaction.
-func (s *Store) ListedOriginsDisable(ctx context.Context, keys []revisit.OriginKey) (int, error) {
-	changed := 0
-	err := s.write(ctx, "disable listed origins", func(tx *sql.Tx) error {
-		st, err := s.stmt(ctx, tx, disableOrigin)
-		if err != nil {
-			return err
-		}
-		for _, k := range keys {
-			res, err := st.ExecContext(ctx, k.URL, k.VisitType)
-			if err != nil {
-				return err
-			}
-			n, err := res.RowsAffected()
-			if err != nil {
-				return err
-			}
-			changed += int(n)
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, err
-	}
-	return changed, nil
-}

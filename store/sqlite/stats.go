@@ -161,6 +161,9 @@ func (s *Store) VisitStatsWrite(ctx context.Context, writes []revisit.VisitStats
 	return res, err
 }
 
+// disableOrigin disables the listed rows of one (url, visit_type).
+const disableOrigin = `UPDATE listed_origin SET enabled = 0 WHERE url = ?1 AND visit_type = ?2 AND enabled`
+
 // storedLastVisit reads an origin's stored last_visit.
 const storedLastVisit = `SELECT last_visit FROM visit_stats WHERE url = ?1 AND visit_type = ?2`
 

@@ -42,11 +42,6 @@ func init() {
 		require.Len(t, metrics, 1)
 		require.Equal(t, int64(2), metrics[0].OriginsKnown, "scheduled origins are counted")
 
-		n, err := f.s.ListedOriginsDisable(f.ctx, []revisit.OriginKey{{URL: url("o1"), VisitType: "git"}})
-		require.NoError(t, err)
-		require.Equal(t, 2, n, "both listed rows of the scheduled origin are disabled")
-		f.record(origin(a.ID, "o1", "git"), origin(b.ID, "o1", "git"))
-
 		// The result brings every row back with its stats; the mark stays.
 		f.upsert(revisit.VisitStats{URL: url("o1"), VisitType: "git", LastVisit: atp(2 * time.Hour),
 			LastVisitStatus: stp(revisit.VisitSuccessful), LastSuccessful: atp(2 * time.Hour),
