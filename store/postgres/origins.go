@@ -224,4 +224,3 @@ func (s *Store) ListerVisitTypes(ctx context.Context, listerID uuid.UUID) ([]str
 	vts, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	return vts, translate(wrap(err, "visit types of lister %s", listerID))
 }
-
