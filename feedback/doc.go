@@ -5,7 +5,10 @@
 //
 // Fold is the pure part: given the stats and queue positions it read, it
 // returns the rows to write and the origins to disable. Process wraps it
-// with one read and one write per batch against a Store.
+// with one read and one write per batch against a Store, each write
+// guarded by the last visit read, so that several callers can process
+// batches at once without losing a result (docs/store.md, "Writing
+// results").
 //
 // Callers sort nothing: a batch is in arrival order, messages of one origin
 // are folded in that order, and a result dated at or before the origin's
