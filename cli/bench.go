@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -15,10 +17,35 @@ import (
 )
 
 func (a *app) benchCommand() *cobra.Command {
+	var (
+		cpuProfile string
+		stop       func() error
+	)
 	b := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure revisit against the targets of docs/performance.md",
+		// The root's hook sets the output format: run it, then start the
+		// profile.
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			if err := cmd.Root().PersistentPreRunE(cmd, args); err != nil {
+				return err
+			}
+			if cpuProfile == "" {
+				return nil
+			}
+			var err error
+			stop, err = startCPUProfile(cpuProfile)
+			return err
+		},
+		PersistentPostRunE: func(*cobra.Command, []string) error {
+			if stop == nil {
+				return nil
+			}
+			return stop()
+		},
 	}
+	b.PersistentFlags().StringVar(&cpuProfile, "cpu-profile", "",
+		"write a CPU profile of this process over the run to `file` (read it with go tool pprof)")
 	b.AddCommand(a.benchStoreCommand(), a.benchFeedbackCommand(), a.benchBrokerCommand(), a.benchOrchestratorCommand(), a.benchAPICommand())
 	return b
 }
@@ -335,4 +362,24 @@ var cpuColumns = []string{"revisit_cpu_us", "postgres_cpu_us", "rabbitmq_cpu_us"
 // cpuCells renders a bench's processor time per unit of work, in whole µs.
 func cpuCells(c bench.CPU) []any {
 	return []any{math.Round(c.RevisitMicros), math.Round(c.PostgresMicros), math.Round(c.RabbitMQMicros)}
+}
+
+// startCPUProfile starts profiling this process into the file at path and
+// returns the function that stops and writes it.
+func startCPUProfile(path string) (func() error, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("cpu profile: %w", err)
+		}
+		return nil
+	}, nil
 }
