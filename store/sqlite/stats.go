@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"time"
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/store/internal/batch"
@@ -107,21 +106,20 @@ func (s *Store) VisitStatsWrite(ctx context.Context, writes []revisit.VisitStats
 	err = s.write(ctx, "write visit stats", func(tx *sql.Tx) error {
 		res = revisit.VisitStatsWriteResult{}
 		var stmts [5]*sql.Stmt
-		for i, q := range []string{storedLastVisit, upsertStats, copyStats, takeMark, disableOrigin} {
+		for i, q := range []string{guardHolds, upsertStats, copyStats, takeMark, disableOrigin} {
 			if stmts[i], err = s.stmt(ctx, tx, q); err != nil {
 				return err
 			}
 		}
-		stored, up, cp, take, disable := stmts[0], stmts[1], stmts[2], stmts[3], stmts[4]
+		guard, up, cp, take, disable := stmts[0], stmts[1], stmts[2], stmts[3], stmts[4]
 		for _, w := range writes {
 			v := w.Stats
 			if w.Guarded {
-				var last *time.Time
-				err := stored.QueryRowContext(ctx, v.URL, v.VisitType).Scan(timePtrCol{&last})
-				if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				var holds bool
+				if err := guard.QueryRowContext(ctx, v.URL, v.VisitType, microPtr(w.IfLastVisit)).Scan(&holds); err != nil {
 					return err
 				}
-				if !sameTime(last, w.IfLastVisit) {
+				if !holds {
 					res.Stale = append(res.Stale, v.Key())
 					continue
 				}
@@ -164,16 +162,9 @@ func (s *Store) VisitStatsWrite(ctx context.Context, writes []revisit.VisitStats
 // disableOrigin disables the listed rows of one (url, visit_type).
 const disableOrigin = `UPDATE listed_origin SET enabled = 0 WHERE url = ?1 AND visit_type = ?2 AND enabled`
 
-// storedLastVisit reads an origin's stored last_visit.
-const storedLastVisit = `SELECT last_visit FROM visit_stats WHERE url = ?1 AND visit_type = ?2`
-
-// sameTime reports whether a and b are both nil or the same instant.
-func sameTime(a, b *time.Time) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return a.Equal(*b)
-}
+// guardHolds reports whether an origin's stored last_visit is ?3 (NULL: no
+// stats row, or no visit).
+const guardHolds = `SELECT (SELECT last_visit FROM visit_stats WHERE url = ?1 AND visit_type = ?2) IS ?3`
 
 // QueuePositionGet returns the visit type's queue position, 0 if unset.
 func (s *Store) QueuePositionGet(ctx context.Context, visitType string) (int64, error) {
