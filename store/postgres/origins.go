@@ -197,17 +197,13 @@ func scanOrigin(row pgx.Row, o *revisit.ListedOrigin) error {
 
 // originDests returns the scan destinations of originColumns.
 func originDests(o *revisit.ListedOrigin) []any {
-	return []any{&o.ListerID, &o.URL, &o.VisitType, &o.ExtraLoaderArguments, &o.Enabled,
+	return []any{uuidDest{&o.ListerID}, &o.URL, &o.VisitType, objectDest{&o.ExtraLoaderArguments}, &o.Enabled,
 		&o.FirstSeen, &o.LastSeen, &o.LastUpdate, &o.IsFork, &o.ForkedFromURL}
 }
 
-// normalizeOrigin puts scanned times in UTC and makes absent extra
-// arguments an empty object.
+// normalizeOrigin puts scanned times in UTC.
 func normalizeOrigin(o *revisit.ListedOrigin) {
 	o.FirstSeen, o.LastSeen, o.LastUpdate = o.FirstSeen.UTC(), o.LastSeen.UTC(), utcPtr(o.LastUpdate)
-	if o.ExtraLoaderArguments == nil {
-		o.ExtraLoaderArguments = map[string]any{}
-	}
 }
 
 // ListerVisitTypes returns the visit types of a lister's origins.
