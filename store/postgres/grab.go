@@ -76,7 +76,7 @@ func (s *Store) grab(ctx context.Context, tx pgx.Tx, p revisit.GrabParams, coold
 	}
 	picked, err := grabsql.Pick(p.Count, func(limit int) ([]candidate, error) {
 		rows, _ := tx.Query(ctx, q.SQL, append(q.Args, limit)...)
-		return pgx.CollectRows(rows, scanCandidate)
+		return pgx.AppendRows(make([]candidate, 0, limit), rows, scanCandidate)
 	})
 	if err != nil || p.DryRun || len(picked) == 0 {
 		return picked, err
@@ -133,17 +133,20 @@ func markScheduled(ctx context.Context, tx pgx.Tx, p revisit.GrabParams, now tim
 	for i, c := range picked {
 		tids[i], urls[i], shared[i] = c.ctid, c.Origin.URL, c.shared
 	}
-	// An unnamed statement, planned with the arrays as constants, so that
-	// the address check url = ANY($2) is a hash lookup whatever the plan
-	// cache would decide. Under a generic plan it scans the array for
-	// every row, 500,000 comparisons for 1000 picks: 7 ms more than the
-	// rest of the delete on the 10M set (docs/performance.md, session 9).
-	_, err := tx.Exec(ctx, `
+	// Each picked row is fetched by its address, one TID probe per pick in
+	// a join with the arrays; the URL check proves the address still holds
+	// the picked origin. The statement runs on its generic plan, made once
+	// per connection: planned for the arrays' values, it took 1.5–2 ms a
+	// grab on the 10M set (docs/performance.md, session 12). The three
+	// statements go in one round trip.
+	var b pgx.Batch
+	b.Queue("SET LOCAL plan_cache_mode = force_generic_plan")
+	b.Queue(`
 		WITH picked AS (
 			SELECT * FROM unnest($1::tid[], $2::text[], $3::bool[]) AS p(tid, url, shared)
 		), by_row AS (
-			DELETE FROM listed_origin
-			WHERE ctid = ANY($1::tid[]) AND visit_type = $4 AND url = ANY($2::text[]) RETURNING *
+			DELETE FROM listed_origin l USING picked p
+			WHERE l.ctid = p.tid AND l.visit_type = $4 AND l.url = p.url RETURNING l.*
 		), by_url AS (
 			DELETE FROM listed_origin
 			WHERE visit_type = $4 AND ctid <> ALL($1::tid[]) AND url IN (
@@ -155,15 +158,13 @@ func markScheduled(ctx context.Context, tx pgx.Tx, p revisit.GrabParams, now tim
 		SELECT `+listedColumnsWith("GREATEST(last_scheduled, $5)")+` FROM by_row
 		UNION ALL
 		SELECT `+listedColumnsWith("GREATEST(last_scheduled, $5)")+` FROM by_url`,
-		pgx.QueryExecModeExec, tids, urls, shared, p.VisitType, now)
-	if err != nil {
-		return err
-	}
+		tids, urls, shared, p.VisitType, now)
+	b.Queue("SET LOCAL plan_cache_mode TO DEFAULT")
 	if pos, ok := grabsql.MaxQueuePosition(picked); ok && p.Policy == revisit.OriginsWithoutLastUpdate {
-		_, err = tx.Exec(ctx, `INSERT INTO queue_position AS qp (visit_type, position) VALUES ($1, $2)
+		b.Queue(`INSERT INTO queue_position AS qp (visit_type, position) VALUES ($1, $2)
 			ON CONFLICT (visit_type) DO UPDATE SET position = GREATEST(qp.position, EXCLUDED.position)`, p.VisitType, pos)
 	}
-	return err
+	return tx.SendBatch(ctx, &b).Close()
 }
 
 // requeueChunk bounds the pending rows one requeue statement moves back
