@@ -93,22 +93,34 @@ func (c int64PtrCol) Scan(src any) error {
 	return nil
 }
 
-// jsonCol scans a JSON TEXT column into a Go value.
-type jsonCol struct{ dst any }
+// objectCol scans a JSON object TEXT column into a map, never nil: NULL
+// and JSON null are the empty object. It reads "{}", what most listed
+// origins hold, without the JSON decoder (~1 µs a row of a grab).
+type objectCol struct{ m *map[string]any }
 
-func (c jsonCol) Scan(src any) error {
-	var b []byte
+func (c objectCol) Scan(src any) error {
+	*c.m = nil
+	var err error
 	switch v := src.(type) {
 	case string:
-		b = []byte(v)
+		if v != "{}" {
+			err = json.Unmarshal([]byte(v), c.m)
+		}
 	case []byte:
-		b = v
+		if string(v) != "{}" {
+			err = json.Unmarshal(v, c.m)
+		}
 	case nil:
-		return nil
 	default:
 		return fmt.Errorf("JSON column holds %T", src)
 	}
-	return json.Unmarshal(b, c.dst)
+	if err != nil {
+		return err
+	}
+	if *c.m == nil {
+		*c.m = map[string]any{}
+	}
+	return nil
 }
 
 // rawJSONCol scans a JSON TEXT column as raw JSON.

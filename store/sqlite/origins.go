@@ -244,14 +244,11 @@ func scanCandidates(rows *sql.Rows, err error) ([]candidate, error) {
 			isFork sql.NullBool
 			forked sql.NullString
 		)
-		if err := rows.Scan(&o.ListerID, &o.URL, &o.VisitType, jsonCol{&o.ExtraLoaderArguments},
+		if err := rows.Scan(&o.ListerID, &o.URL, &o.VisitType, objectCol{&o.ExtraLoaderArguments},
 			&o.Enabled, timeCol{&o.FirstSeen}, timeCol{&o.LastSeen}, timePtrCol{&o.LastUpdate},
 			&isFork, &forked, int64PtrCol{&c.QueuePosition}, timePtrCol{&c.LastScheduled},
 			&c.id, &c.shared, int64PtrCol{&c.lastVisit}); err != nil {
 			return nil, err
-		}
-		if o.ExtraLoaderArguments == nil {
-			o.ExtraLoaderArguments = map[string]any{}
 		}
 		if isFork.Valid {
 			o.IsFork = &isFork.Bool
