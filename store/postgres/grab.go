@@ -114,6 +114,31 @@ func listerLabel(p revisit.GrabParams) string {
 	return p.ListerName + "/" + p.ListerInstanceName
 }
 
+// moveToPending moves the picked rows ($1 their addresses, $2 their URLs,
+// $3 whether shared) of visit type $4 to listed_origin_pending, marked
+// scheduled at $5: each picked row by its address, and the other listers'
+// rows of the origins that are shared, or whose picked row has moved, by
+// URL (OFFSET 0 keeps that lookup a probe per origin).
+var moveToPending = `
+	WITH picked AS (
+		SELECT * FROM unnest($1::tid[], $2::text[], $3::bool[]) AS p(tid, url, shared)
+	), by_row AS (
+		DELETE FROM listed_origin l USING picked p
+		WHERE l.ctid = p.tid AND l.visit_type = $4 AND l.url = p.url RETURNING l.*
+	), by_url AS (
+		DELETE FROM listed_origin l USING (
+			SELECT o.ctid FROM picked p CROSS JOIN LATERAL (
+				SELECT ctid FROM listed_origin WHERE url = p.url AND visit_type = $4 OFFSET 0) o
+			WHERE (p.shared OR NOT EXISTS (SELECT FROM by_row r WHERE r.url = p.url))
+				AND NOT EXISTS (SELECT FROM picked q WHERE q.tid = o.ctid)) o
+		WHERE l.ctid = o.ctid
+		RETURNING l.*
+	)
+	INSERT INTO listed_origin_pending (` + listedColumns + `)
+	SELECT ` + listedColumnsWith("GREATEST(last_scheduled, $5)") + ` FROM by_row
+	UNION ALL
+	SELECT ` + listedColumnsWith("GREATEST(last_scheduled, $5)") + ` FROM by_url`
+
 // markScheduled moves the picked origins' listed rows (of every lister) to
 // listed_origin_pending with last_scheduled = max(existing, now), and for
 // origins_without_last_update raises the queue position (a second statement).
@@ -135,31 +160,13 @@ func markScheduled(ctx context.Context, tx pgx.Tx, p revisit.GrabParams, now tim
 	}
 	// Each picked row is fetched by its address, one TID probe per pick in
 	// a join with the arrays; the URL check proves the address still holds
-	// the picked origin. The statement runs on its generic plan, made once
-	// per connection: planned for the arrays' values, it took 1.5–2 ms a
-	// grab on the 10M set (docs/performance.md, session 12). The three
-	// statements go in one round trip.
+	// the picked origin. No array is compared element by element
+	// (ctid = ANY($1), url = ANY($2)): planned for each grab's values, as
+	// every statement here is, such a comparison is estimated element by
+	// element, ~0.5–1 ms more planning a grab (docs/performance.md,
+	// session 12). The move and the queue position go in one round trip.
 	var b pgx.Batch
-	b.Queue("SET LOCAL plan_cache_mode = force_generic_plan")
-	b.Queue(`
-		WITH picked AS (
-			SELECT * FROM unnest($1::tid[], $2::text[], $3::bool[]) AS p(tid, url, shared)
-		), by_row AS (
-			DELETE FROM listed_origin l USING picked p
-			WHERE l.ctid = p.tid AND l.visit_type = $4 AND l.url = p.url RETURNING l.*
-		), by_url AS (
-			DELETE FROM listed_origin
-			WHERE visit_type = $4 AND ctid <> ALL($1::tid[]) AND url IN (
-				SELECT p.url FROM picked p
-				WHERE p.shared OR NOT EXISTS (SELECT FROM by_row r WHERE r.url = p.url))
-			RETURNING *
-		)
-		INSERT INTO listed_origin_pending (`+listedColumns+`)
-		SELECT `+listedColumnsWith("GREATEST(last_scheduled, $5)")+` FROM by_row
-		UNION ALL
-		SELECT `+listedColumnsWith("GREATEST(last_scheduled, $5)")+` FROM by_url`,
-		tids, urls, shared, p.VisitType, now)
-	b.Queue("SET LOCAL plan_cache_mode TO DEFAULT")
+	b.Queue(moveToPending, tids, urls, shared, p.VisitType, now)
 	if pos, ok := grabsql.MaxQueuePosition(picked); ok && p.Policy == revisit.OriginsWithoutLastUpdate {
 		b.Queue(`INSERT INTO queue_position AS qp (visit_type, position) VALUES ($1, $2)
 			ON CONFLICT (visit_type) DO UPDATE SET position = GREATEST(qp.position, EXCLUDED.position)`, p.VisitType, pos)

@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/stretchr/testify/require"
 
 	"github.com/revisit-sched/revisit/store/internal/grabsql"
 )
@@ -86,4 +88,32 @@ func explainSQL(t *testing.T, ctx context.Context, s *Store, sql string, args ..
 		t.Fatalf("explain: %v\n%s", err, sql)
 	}
 	return plan.String()
+}
+
+// TestMovePlan checks that a grab's move reaches each picked row by its
+// address and the other rows of a shared origin through the origin index,
+// never by scanning listed_origin, once the table outgrows a few pages.
+func TestMovePlan(t *testing.T) {
+	ctx := context.Background()
+	s := OpenMigrated(t, nil)
+	recordGitOrigins(t, s, 5000)
+	var (
+		tids []pgtype.TID
+		urls []string
+	)
+	require.NoError(t, s.pool.QueryRow(ctx, "SELECT array_agg(ctid), array_agg(url) FROM (SELECT ctid, url FROM listed_origin ORDER BY id DESC LIMIT 3) r").
+		Scan(&tids, &urls))
+	var lines []string
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		rows, _ := tx.Query(ctx, "EXPLAIN "+moveToPending, tids, urls, []bool{false, true, false}, "git", s.now())
+		var err error
+		lines, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		return err
+	})
+	require.NoError(t, err)
+	plan := strings.Join(lines, "\n")
+	for _, want := range []string{"TID Cond: (ctid = p_1.tid)", "Index Scan using listed_origin_origin "} {
+		require.Contains(t, plan, want)
+	}
+	require.NotContains(t, plan, "Seq Scan on listed_origin")
 }
