@@ -1,6 +1,6 @@
-// Package jsonobj decodes one JSON object of outside input (a line of a
+// Package jsonobj decodes one JSON object: of outside input (a line of a
 // JSON-lines file, an element of an API batch) field by field, with errors
-// that name the field at fault.
+// that name the field at fault, or as a store kept it (Stored).
 package jsonobj
 
 import (
@@ -92,4 +92,21 @@ func abbreviate(raw []byte) string {
 		s = s[:37] + "..."
 	}
 	return s
+}
+
+// Stored decodes a JSON object a store kept (trusted, written by revisit)
+// into a map, never nil: nil data and JSON null are the empty object. It
+// reads "{}", what most listed origins hold as extra loader arguments,
+// without the JSON decoder (~1 µs a row of a grab).
+func Stored(data []byte) (map[string]any, error) {
+	var m map[string]any
+	if data != nil && string(data) != "{}" {
+		if err := json.Unmarshal(data, &m); err != nil {
+			return nil, err
+		}
+	}
+	if m == nil {
+		m = map[string]any{}
+	}
+	return m, nil
 }

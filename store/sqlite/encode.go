@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/revisit-sched/revisit/internal/jsonobj"
 )
 
 // Values as SQLite stores them: times and durations are INTEGER
@@ -93,34 +95,24 @@ func (c int64PtrCol) Scan(src any) error {
 	return nil
 }
 
-// objectCol scans a JSON object TEXT column into a map, never nil: NULL
-// and JSON null are the empty object. It reads "{}", what most listed
-// origins hold, without the JSON decoder (~1 µs a row of a grab).
+// objectCol scans a JSON object TEXT column into a map as jsonobj.Stored
+// decodes it (never nil; "{}" without the JSON decoder).
 type objectCol struct{ m *map[string]any }
 
 func (c objectCol) Scan(src any) error {
-	*c.m = nil
-	var err error
+	var data []byte
 	switch v := src.(type) {
 	case string:
-		if v != "{}" {
-			err = json.Unmarshal([]byte(v), c.m)
-		}
+		data = []byte(v)
 	case []byte:
-		if string(v) != "{}" {
-			err = json.Unmarshal(v, c.m)
-		}
+		data = v
 	case nil:
 	default:
 		return fmt.Errorf("JSON column holds %T", src)
 	}
-	if err != nil {
-		return err
-	}
-	if *c.m == nil {
-		*c.m = map[string]any{}
-	}
-	return nil
+	m, err := jsonobj.Stored(data)
+	*c.m = m
+	return err
 }
 
 // rawJSONCol scans a JSON TEXT column as raw JSON.
