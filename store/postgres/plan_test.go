@@ -117,3 +117,26 @@ func TestMovePlan(t *testing.T) {
 	}
 	require.NotContains(t, plan, "Seq Scan on listed_origin")
 }
+
+// TestPendingLookupPlans checks that the statements that find pending
+// origins by URL (a result's, a released visit's) probe the hash index of
+// listed_origin_pending, as they run in production (withIndexScans).
+func TestPendingLookupPlans(t *testing.T) {
+	ctx := context.Background()
+	s := OpenMigrated(t, nil)
+	release := `WITH gone AS (DELETE FROM visit_in_flight WHERE id = ANY($1) AND state = 'pending'
+		RETURNING url, visit_type, scheduled_at, prev_scheduled)` + restoreEligibility
+	for name, c := range map[string]struct {
+		sql  string
+		args []any
+	}{
+		"result":  {writeStats, make([]any, 13)},
+		"release": {release, []any{[]uuid.UUID{uuid.New()}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			plan := explainSQL(t, ctx, s, c.sql, c.args...)
+			require.Contains(t, plan, "Index Scan using listed_origin_pending_url ")
+			require.NotContains(t, plan, "Seq Scan on listed_origin_pending")
+		})
+	}
+}

@@ -20,11 +20,21 @@ const visitColumns = "id, url, visit_type, lister_id, policy, state, scheduled_a
 // gives their origins back the last_scheduled they had before the visit,
 // unless a later grab scheduled them again, and counts the visits. Origins
 // still pending come back to listed_origin (docs/store.md).
+//
+// A visit's pending rows are probed by URL; OFFSET 0 keeps the time of the
+// grab out of the probe: every visit of a dispatch shares it, and on a
+// table without statistics the planner would rather probe
+// listed_origin_pending_scheduled by (visit type, grab time), reading every
+// pending row of the dispatch for each visit released.
 var restoreEligibility = `,
 	back AS (
-		DELETE FROM listed_origin_pending p USING gone AS g
-		WHERE p.url = g.url AND p.visit_type = g.visit_type AND p.last_scheduled = g.scheduled_at
-		RETURNING p.*, g.prev_scheduled),
+		DELETE FROM listed_origin_pending p USING (
+			SELECT o.ctid, g.prev_scheduled FROM gone g CROSS JOIN LATERAL (
+				SELECT ctid, last_scheduled FROM listed_origin_pending
+				WHERE url = g.url AND visit_type = g.visit_type OFFSET 0) o
+			WHERE o.last_scheduled = g.scheduled_at) o
+		WHERE p.ctid = o.ctid
+		RETURNING p.*, o.prev_scheduled),
 	returned AS (
 		INSERT INTO listed_origin (` + listedColumns + `) OVERRIDING SYSTEM VALUE
 		SELECT ` + restoredColumns + ` FROM back),
