@@ -119,8 +119,9 @@ func TestMovePlan(t *testing.T) {
 }
 
 // TestPendingLookupPlans checks that the statements that find pending
-// origins by URL (a result's, a released visit's) probe the hash index of
-// listed_origin_pending, as they run in production (withIndexScans).
+// origins by URL (a result's, a released visit's, recording's) probe the
+// hash index of listed_origin_pending, as they run in production
+// (withIndexScans), on a store without statistics.
 func TestPendingLookupPlans(t *testing.T) {
 	ctx := context.Background()
 	s := OpenMigrated(t, nil)
@@ -132,6 +133,8 @@ func TestPendingLookupPlans(t *testing.T) {
 	}{
 		"result":  {writeStats, make([]any, 13)},
 		"release": {release, []any{[]uuid.UUID{uuid.New()}}},
+		"recording": {`SELECT (` + pendingMark("b") + `) FROM (SELECT $1::text AS url, $2::text AS visit_type) b`,
+			[]any{"https://example.org/a", "git"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			plan := explainSQL(t, ctx, s, c.sql, c.args...)
