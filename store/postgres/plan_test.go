@@ -75,10 +75,20 @@ func explain(t *testing.T, ctx context.Context, s *Store, p grabsql.Params) stri
 // bitmap scans priced out.
 func explainSQL(t *testing.T, ctx context.Context, s *Store, sql string, args ...any) string {
 	t.Helper()
+	return explainWith(t, ctx, s, "SET LOCAL enable_sort = off; SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off",
+		sql, args...)
+}
+
+// explainWith returns the plan of a statement under the settings of
+// setup, statements run first in the same transaction ("" for none).
+func explainWith(t *testing.T, ctx context.Context, s *Store, setup, sql string, args ...any) string {
+	t.Helper()
 	var plan strings.Builder
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "SET LOCAL enable_sort = off; SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off"); err != nil {
-			return err
+		if setup != "" {
+			if _, err := tx.Exec(ctx, setup); err != nil {
+				return err
+			}
 		}
 		rows, _ := tx.Query(ctx, "EXPLAIN "+sql, args...)
 		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
@@ -104,15 +114,7 @@ func TestMovePlan(t *testing.T) {
 	)
 	require.NoError(t, s.pool.QueryRow(ctx, "SELECT array_agg(ctid), array_agg(url) FROM (SELECT ctid, url FROM listed_origin ORDER BY id DESC LIMIT 3) r").
 		Scan(&tids, &urls))
-	var lines []string
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		rows, _ := tx.Query(ctx, "EXPLAIN "+moveToPending, tids, urls, []bool{false, true, false}, "git", s.now())
-		var err error
-		lines, err = pgx.CollectRows(rows, pgx.RowTo[string])
-		return err
-	})
-	require.NoError(t, err)
-	plan := strings.Join(lines, "\n")
+	plan := explainWith(t, ctx, s, "", moveToPending, tids, urls, []bool{false, true, false}, "git", s.now())
 	for _, want := range []string{"TID Cond: (ctid = p_1.tid)", "Index Scan using listed_origin_origin "} {
 		require.Contains(t, plan, want)
 	}
@@ -164,12 +166,9 @@ func TestPendingStatsLookupPlan(t *testing.T) {
 	require.NoError(t, err)
 	_, err = s.pool.Exec(ctx, "ANALYZE listed_origin_pending")
 	require.NoError(t, err)
-	rows, _ := s.pool.Query(ctx, `EXPLAIN SELECT (`+pendingMark("k")+`)
+	plan := explainWith(t, ctx, s, "", `SELECT (`+pendingMark("k")+`)
 		FROM unnest($1::text[], $2::text[]) AS k(url, visit_type)`,
 		[]string{"https://forge.example/1", "https://forge.example/2"}, []string{"git", "git"})
-	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	require.NoError(t, err)
-	plan := strings.Join(lines, "\n")
 	require.Contains(t, plan, "Index Scan using listed_origin_pending_pkey ")
 	require.NotContains(t, plan, "BitmapAnd")
 }
