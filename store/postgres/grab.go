@@ -202,7 +202,7 @@ func requeue(ctx context.Context, tx pgx.Tx, visitType string, now time.Time, c 
 		branches[0] += fmt.Sprintf(" AND last_scheduled < $%d", len(args))
 		branches = append(branches, "SELECT ctid FROM listed_origin_pending WHERE "+due+" AND last_scheduled < last_visit LIMIT $2")
 	}
-	branches[0] += " ORDER BY visit_type, last_scheduled LIMIT $2"
+	branches[0] += " ORDER BY last_scheduled LIMIT $2"
 	sql := `
 		WITH due AS ((` + strings.Join(branches, ") UNION (") + `)
 		), back AS (

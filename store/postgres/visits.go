@@ -21,11 +21,11 @@ const visitColumns = "id, url, visit_type, lister_id, policy, state, scheduled_a
 // unless a later grab scheduled them again, and counts the visits. Origins
 // still pending come back to listed_origin (docs/store.md).
 //
-// A visit's pending rows are probed by their key, (url, visit_type);
-// OFFSET 0 keeps the time of the grab out of the probe: every visit of a
-// dispatch shares it, and on a table without statistics the planner would
-// rather probe listed_origin_pending_scheduled by (visit type, grab time),
-// reading every pending row of the dispatch for each visit released.
+// A visit's pending rows are probed by URL (the hash index); OFFSET 0
+// keeps the time of the grab out of the probe: every visit of a dispatch
+// shares it, and on a table without statistics the planner would rather
+// probe listed_origin_pending_scheduled by the time of the grab, reading
+// every pending row of the dispatch for each visit released.
 var restoreEligibility = `,
 	back AS (
 		DELETE FROM listed_origin_pending p USING (
