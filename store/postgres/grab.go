@@ -118,7 +118,8 @@ func listerLabel(p revisit.GrabParams) string {
 // $3 whether shared) of visit type $4 to listed_origin_pending, marked
 // scheduled at $5: each picked row by its address, and the other listers'
 // rows of the origins that are shared, or whose picked row has moved, by
-// URL (OFFSET 0 keeps that lookup a probe per origin).
+// URL (OFFSET 0 keeps that lookup a probe per origin, and the visit type
+// out of it: see TestMovePlan).
 var moveToPending = `
 	WITH picked AS (
 		SELECT * FROM unnest($1::tid[], $2::text[], $3::bool[]) AS p(tid, url, shared)
@@ -128,8 +129,8 @@ var moveToPending = `
 	), by_url AS (
 		DELETE FROM listed_origin l USING (
 			SELECT o.ctid FROM picked p CROSS JOIN LATERAL (
-				SELECT ctid FROM listed_origin WHERE url = p.url AND visit_type = $4 OFFSET 0) o
-			WHERE (p.shared OR NOT EXISTS (SELECT FROM by_row r WHERE r.url = p.url))
+				SELECT ctid, visit_type FROM listed_origin WHERE url = p.url OFFSET 0) o
+			WHERE o.visit_type = $4 AND (p.shared OR NOT EXISTS (SELECT FROM by_row r WHERE r.url = p.url))
 				AND NOT EXISTS (SELECT FROM picked q WHERE q.tid = o.ctid)) o
 		WHERE l.ctid = o.ctid
 		RETURNING l.*
