@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/revisit-sched/revisit"
 )
 
 func TestMaintainVacuumsAndAnalyzes(t *testing.T) {
@@ -35,21 +37,11 @@ func TestRecordingAnalyzesAFreshStore(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := OpenMigrated(t, nil)
-	analyzed := func() []string {
-		t.Helper()
-		var columns []string
-		err := s.pool.QueryRow(ctx, `SELECT coalesce(array_agg(attname::text ORDER BY attname), '{}') FROM pg_stats
-			WHERE schemaname = current_schema() AND tablename = 'listed_origin' AND attname IN ('lister_id', 'url', 'visit_type')`).Scan(&columns)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return columns
-	}
-	if got := analyzed(); len(got) != 0 {
+	if got := keyStatistics(t, s); len(got) != 0 {
 		t.Fatalf("a fresh store has statistics of %v", got)
 	}
 	recordGitOrigins(t, s, 50)
-	if got, want := analyzed(), []string{"lister_id", "url", "visit_type"}; !slices.Equal(got, want) {
+	if got, want := keyStatistics(t, s), []string{"lister_id", "url", "visit_type"}; !slices.Equal(got, want) {
 		t.Fatalf("statistics after the first batch: %v, want %v", got, want)
 	}
 	var plan []string
@@ -72,4 +64,51 @@ func TestRecordingAnalyzesAFreshStore(t *testing.T) {
 	}) {
 		t.Fatalf("an origin's own key is probed without its URL as an index condition:\n%s", strings.Join(plan, "\n"))
 	}
+}
+
+// A store restored from a dump (or filled by another process) holds listed
+// origins without statistics: the first result written gets them before
+// its copy onto listed_origin is planned, so that the copy looks rows up by
+// the hash index of their URL rather than by a policy index that lists
+// every origin of the visit type.
+func TestResultsAnalyzeAnUnanalyzedStore(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := OpenMigrated(t, nil)
+	l, err := s.ListerGetOrCreate(ctx, "gitlab", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.pool.Exec(ctx, `INSERT INTO listed_origin (lister_id, url, visit_type, first_seen, last_seen)
+		SELECT $1, 'https://forge.example/' || i, 'git', now(), now() FROM generate_series(1, 50) i`, l.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := keyStatistics(t, s); len(got) != 0 {
+		t.Fatalf("statistics before any result: %v", got)
+	}
+	at, status := s.now(), revisit.VisitSuccessful
+	err = s.VisitStatsUpsert(ctx, []revisit.VisitStats{{URL: "https://forge.example/7", VisitType: "git",
+		LastVisit: &at, LastSuccessful: &at, LastVisitStatus: &status,
+		NextPositionOffset: revisit.DefaultNextPositionOffset, SuccessiveVisits: revisit.DefaultSuccessiveVisits}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := keyStatistics(t, s), []string{"lister_id", "url", "visit_type"}; !slices.Equal(got, want) {
+		t.Fatalf("statistics after the first result: %v, want %v", got, want)
+	}
+}
+
+// keyStatistics returns the columns of listed_origin's key that have planner
+// statistics.
+func keyStatistics(t *testing.T, s *Store) []string {
+	t.Helper()
+	var columns []string
+	err := s.pool.QueryRow(context.Background(), `SELECT coalesce(array_agg(attname::text ORDER BY attname), '{}')
+		FROM pg_stats WHERE schemaname = current_schema() AND tablename = 'listed_origin'
+			AND attname IN ('lister_id', 'url', 'visit_type')`).Scan(&columns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return columns
 }

@@ -119,11 +119,8 @@ func (s *Store) ListedOriginsRecord(ctx context.Context, origins []revisit.Liste
 		if err != nil {
 			return err
 		}
-		return s.analyzeFreshStore(ctx, tx)
+		return s.ensureStatistics(ctx, tx)
 	})
-	if err == nil {
-		s.analyzed.Store(true)
-	}
 	return res, translate(wrap(err, "record %d listed origins", n))
 }
 

@@ -198,3 +198,37 @@ func TestPendingIndexesLeadWithoutVisitType(t *testing.T) {
 		require.NotEqual(t, "visit_type", first, "index %s leads with visit_type", name)
 	}
 }
+
+// TestURLLookupPlans checks that, with statistics (ensureStatistics), the
+// statements that find an origin's listed rows by (url, visit_type) (a
+// result's copy and disabling, a released visit's restore) reach
+// listed_origin through the hash index of url only. Without statistics
+// every equality looks equally selective, and the planner took
+// listed_origin_oldest_scheduled, whose visit_type prefix lists every
+// origin of the visit type.
+func TestURLLookupPlans(t *testing.T) {
+	ctx := context.Background()
+	s := OpenMigrated(t, nil)
+	recordGitOrigins(t, s, 5000)
+	release := `WITH gone AS (DELETE FROM visit_in_flight WHERE id = ANY($1) AND state = 'pending'
+		RETURNING url, visit_type, scheduled_at, prev_scheduled)` + restoreEligibility
+	for name, c := range map[string]struct {
+		sql  string
+		args []any
+	}{
+		"result":  {writeStats, make([]any, 13)},
+		"release": {release, []any{[]uuid.UUID{uuid.New()}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			plan := explainSQL(t, ctx, s, c.sql, c.args...)
+			scans := 0
+			for _, line := range strings.Split(plan, "\n") {
+				if strings.Contains(line, "Scan") && strings.Contains(line, " on listed_origin ") {
+					scans++
+					require.Contains(t, line, "Index Scan using listed_origin_url ", plan)
+				}
+			}
+			require.NotZero(t, scans, plan)
+		})
+	}
+}

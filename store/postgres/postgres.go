@@ -33,7 +33,7 @@ type Store struct {
 	pool *pgxpool.Pool
 	opts store.Options
 	// analyzed is set once listed_origin is known to have planner
-	// statistics (analyzeFreshStore).
+	// statistics (ensureStatistics).
 	analyzed atomic.Bool
 }
 
@@ -236,28 +236,37 @@ func isUniqueViolation(err error) bool {
 	return errors.As(err, &pgErr) && pgErr.Code == "23505"
 }
 
-// analyzeFreshStore gives the planner statistics of the listed origins, their
-// pending rows and the visit stats, in tx, the first time this process
-// records origins into a listed_origin that has none (a fresh store, with
-// autovacuum off or not round yet). Without column statistics every
-// equality looks equally selective, and recording's probe of an origin's
-// own key (lister_id, url, visit_type) walked listed_origin_lister_scheduled
-// on (lister_id, visit_type) instead of the primary key, reading every
-// origin of the lister at each probe: a 10M load fell from ~20,000 origins/s
-// to under 300 once the table held 70,000 rows. Statistics of the first
-// batch already say that a lister holds many origins, which is what the
-// choice needs; the planner scales them as the table grows. ANALYZE counts
-// tx's own rows; it runs in tx so that the batch and its statistics commit
-// or fail together.
-func (s *Store) analyzeFreshStore(ctx context.Context, tx pgx.Tx) error {
+// ensureStatistics gives the planner statistics of the listed origins,
+// their pending rows and the visit stats, in tx, when listed_origin holds
+// rows but has none: a fresh store after its first recorded batch (with
+// autovacuum off or not round yet), or a store restored from a dump. It
+// costs one flag check once this process has seen statistics.
+//
+// Without column statistics every equality looks equally selective, and
+// lookups chose an index that leads with a column every origin of a lister
+// or visit type shares: recording's probe of an origin's own key
+// (lister_id, url, visit_type) walked listed_origin_lister_scheduled, so
+// that a 10M load fell from ~20,000 origins/s to under 300 once the table
+// held 70,000 rows; a result's copy onto listed_origin, which looks rows up
+// by (url, visit_type), took a policy index over the hash index of url,
+// which answers only the URL. Statistics of a first batch already tell
+// these apart; the planner scales them as the table grows. ANALYZE runs in
+// tx, so that a batch and its statistics commit or fail together.
+func (s *Store) ensureStatistics(ctx context.Context, tx pgx.Tx) error {
 	if s.analyzed.Load() {
 		return nil
 	}
-	var fresh bool
-	err := tx.QueryRow(ctx, `SELECT NOT EXISTS (SELECT FROM pg_stats
-		WHERE schemaname = current_schema() AND tablename = 'listed_origin')`).Scan(&fresh)
-	if err != nil || !fresh {
+	var rows, stats bool
+	err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT FROM listed_origin), EXISTS (SELECT FROM pg_stats
+		WHERE schemaname = current_schema() AND tablename = 'listed_origin')`).Scan(&rows, &stats)
+	switch {
+	case err != nil:
 		return err
+	case stats:
+		s.analyzed.Store(true)
+		return nil
+	case !rows:
+		return nil
 	}
 	_, err = tx.Exec(ctx, "ANALYZE listed_origin, listed_origin_pending, visit_stats")
 	return err

@@ -139,11 +139,15 @@ func (s *Store) VisitsRecover(ctx context.Context, visitType string) (int, error
 	return n, translate(wrap(err, "recover %s visits", visitType))
 }
 
-// restoreInTx runs restore in a transaction of its own, with index scans
-// only: it joins the visits with listed_origin_pending (withIndexScans).
+// restoreInTx runs restore in a transaction of its own, with statistics
+// and index scans only: it joins the visits with listed_origin_pending
+// (withIndexScans) and listed_origin (ensureStatistics).
 func (s *Store) restoreInTx(ctx context.Context, change string, args ...any) (int, error) {
 	var n int
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		if err := s.ensureStatistics(ctx, tx); err != nil {
+			return err
+		}
 		return withIndexScans(ctx, tx, func() error {
 			var err error
 			n, err = restore(ctx, tx, change, args...)
@@ -209,12 +213,15 @@ func chunked(format, cond string) string {
 }
 
 // oldestFirst runs step, a statement of chunked, one chunk per transaction
-// with index scans only, until it changes fewer rows than a chunk, and
+// with statistics and index scans only (restoreInTx), until it changes fewer rows than a chunk, and
 // returns how many it changed in all.
 func (s *Store) oldestFirst(ctx context.Context, step func(tx pgx.Tx) (int, error)) (int, error) {
 	return inChunks(visitChunk, func() (int, error) {
 		n := 0
 		err := s.inTx(ctx, func(tx pgx.Tx) error {
+			if err := s.ensureStatistics(ctx, tx); err != nil {
+				return err
+			}
 			return withIndexScans(ctx, tx, func() error {
 				var err error
 				n, err = step(tx)
