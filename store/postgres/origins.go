@@ -60,6 +60,11 @@ func (s *Store) ListedOriginsRecord(ctx context.Context, origins []revisit.Liste
 		if err := shareGrabLocks(ctx, tx, types); err != nil {
 			return err
 		}
+		// Statistics before the statement (a restored store has rows but
+		// none) and after it (a fresh store's first batch).
+		if err := s.ensureStatistics(ctx, tx); err != nil {
+			return err
+		}
 		// Pending rows are updated where they sit; a new row of an origin
 		// pending under another lister takes that grab's last_scheduled. The
 		// rows of origins that several listers list are flagged shared
