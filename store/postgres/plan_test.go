@@ -132,17 +132,10 @@ func TestMovePlan(t *testing.T) {
 func TestPendingLookupPlans(t *testing.T) {
 	ctx := context.Background()
 	s := OpenMigrated(t, nil)
-	release := `WITH gone AS (DELETE FROM visit_in_flight WHERE id = ANY($1) AND state = 'pending'
-		RETURNING url, visit_type, scheduled_at, prev_scheduled)` + restoreEligibility
-	for name, c := range map[string]struct {
-		sql  string
-		args []any
-	}{
-		"result":  {writeStats, make([]any, 13)},
-		"release": {release, []any{[]uuid.UUID{uuid.New()}}},
-		"recording": {`SELECT (` + pendingMark("b") + `) FROM (SELECT $1::text AS url, $2::text AS visit_type) b`,
-			[]any{"https://example.org/a", "git"}},
-	} {
+	statements := urlLookups()
+	statements["recording"] = statement{`SELECT (` + pendingMark("b") + `) FROM (SELECT $1::text AS url, $2::text AS visit_type) b`,
+		[]any{"https://example.org/a", "git"}}
+	for name, c := range statements {
 		t.Run(name, func(t *testing.T) {
 			plan := explainSQL(t, ctx, s, c.sql, c.args...)
 			require.Contains(t, plan, "Index Scan using listed_origin_pending_url ")
@@ -210,15 +203,7 @@ func TestURLLookupPlans(t *testing.T) {
 	ctx := context.Background()
 	s := OpenMigrated(t, nil)
 	recordGitOrigins(t, s, 5000)
-	release := `WITH gone AS (DELETE FROM visit_in_flight WHERE id = ANY($1) AND state = 'pending'
-		RETURNING url, visit_type, scheduled_at, prev_scheduled)` + restoreEligibility
-	for name, c := range map[string]struct {
-		sql  string
-		args []any
-	}{
-		"result":  {writeStats, make([]any, 13)},
-		"release": {release, []any{[]uuid.UUID{uuid.New()}}},
-	} {
+	for name, c := range urlLookups() {
 		t.Run(name, func(t *testing.T) {
 			plan := explainSQL(t, ctx, s, c.sql, c.args...)
 			scans := 0
@@ -230,5 +215,22 @@ func TestURLLookupPlans(t *testing.T) {
 			}
 			require.NotZero(t, scans, plan)
 		})
+	}
+}
+
+// statement is a statement to plan, with arguments of the right types.
+type statement struct {
+	sql  string
+	args []any
+}
+
+// urlLookups are the statements that look origins up by URL in both
+// listed tables: a result's write and a released visit's restore.
+func urlLookups() map[string]statement {
+	release := `WITH gone AS (DELETE FROM visit_in_flight WHERE id = ANY($1) AND state = 'pending'
+		RETURNING url, visit_type, scheduled_at, prev_scheduled)` + restoreEligibility
+	return map[string]statement{
+		"result":  {writeStats, make([]any, 13)},
+		"release": {release, []any{[]uuid.UUID{uuid.New()}}},
 	}
 }
