@@ -112,7 +112,9 @@ func (l *loop) run(stop, hard context.Context, healthy func()) error {
 				continue
 			}
 		}
+		stopRenewing := l.renewDuring(hard)
 		wait, err := l.round(hard)
+		stopRenewing()
 		if err != nil {
 			l.dirty = true
 		}
@@ -193,6 +195,38 @@ func (l *loop) recover(ctx context.Context) error {
 			"visits", n)
 	}
 	return nil
+}
+
+// renewDuring renews the lease every LeaseTTL/3 until the function it
+// returns is called. A round can outlast the TTL (a slow store, a broker
+// that holds its confirms, a round waiting for the previous batch); a
+// lease that expired mid-round would let a standby replica take over and
+// release the visits still being published, and both would send them. The
+// loop itself learns of a lease lost anyway at its next dispatch, which
+// checks the lease.
+func (l *loop) renewDuring(ctx context.Context) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(l.o.cfg.LeaseTTL / 3)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			_, err := l.o.store.LeaseAcquire(ctx, l.lease, l.o.cfg.Owner, l.o.cfg.LeaseTTL)
+			if err != nil && ctx.Err() == nil {
+				l.log.Warn("cannot renew the lease", "err", err)
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
 }
 
 // pause waits d or until stop is done, renewing the lease as it goes.

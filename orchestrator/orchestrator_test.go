@@ -184,6 +184,36 @@ func TestOneOwnerPerVisitTypeAndTakeover(t *testing.T) {
 	})
 }
 
+// TestALongRoundKeepsTheLease checks that the owner renews its lease while
+// a round waits for the broker longer than the lease's TTL: a standby
+// replica must not take over and release the visits still being
+// published, which both would then send.
+func TestALongRoundKeepsTheLease(t *testing.T) {
+	st := teststore.SQLite(t)
+	w := newWorld(t, st, 15)
+	w.add(neverVisited, 40)
+	b, block := newBlockedBroker()
+	owner, standby := testConfig("a"), testConfig("b")
+	owner.MaxPerRound, standby.MaxPerRound = 10, 10
+	start(t, st, b, owner)
+	require.Eventually(t, func() bool { return w.counts().Pending == 15 }, waitFor, tick,
+		"the owner's round waits for its first batch")
+	start(t, st, b, standby)
+	time.Sleep(3 * owner.LeaseTTL)
+
+	b.set(func(b *fakeBroker) { b.block = nil })
+	close(block)
+	require.Eventually(t, func() bool { return w.counts().Sent == 15 }, waitFor, tick)
+	time.Sleep(100 * time.Millisecond)
+	seen := map[string]int{}
+	for _, m := range b.published() {
+		u := kwargs(t, m)["url"].(string)
+		seen[u]++
+		require.Equal(t, 1, seen[u], "%s published twice", u)
+	}
+	require.Len(t, seen, 15)
+}
+
 // TestNextRoundGrabsWhileTheBatchPublishes checks the pipeline: while a
 // round's batch waits for the broker, the next round grabs its own, with
 // the unconfirmed messages counted against the queue's free space, and
