@@ -154,7 +154,7 @@ func (l *loop) jitter() time.Duration {
 // acquire takes or renews the visit type's lease. On taking it, it
 // recovers what a crashed or stopped owner left pending.
 func (l *loop) acquire(ctx context.Context) error {
-	lease, err := l.o.store.LeaseAcquire(ctx, l.lease, l.o.cfg.Owner, l.o.cfg.LeaseTTL)
+	lease, err := l.renew(ctx)
 	if err != nil {
 		return err
 	}
@@ -197,6 +197,12 @@ func (l *loop) recover(ctx context.Context) error {
 	return nil
 }
 
+// renew takes or renews the visit type's lease for one TTL and returns
+// who holds it.
+func (l *loop) renew(ctx context.Context) (revisit.Lease, error) {
+	return l.o.store.LeaseAcquire(ctx, l.lease, l.o.cfg.Owner, l.o.cfg.LeaseTTL)
+}
+
 // renewDuring renews the lease every LeaseTTL/3 until the function it
 // returns is called. A round can outlast the TTL (a slow store, a broker
 // that holds its confirms, a round waiting for the previous batch); a
@@ -217,8 +223,7 @@ func (l *loop) renewDuring(ctx context.Context) (stop func()) {
 				return
 			case <-tick.C:
 			}
-			_, err := l.o.store.LeaseAcquire(ctx, l.lease, l.o.cfg.Owner, l.o.cfg.LeaseTTL)
-			if err != nil && ctx.Err() == nil {
+			if _, err := l.renew(ctx); err != nil && ctx.Err() == nil {
 				l.log.Warn("cannot renew the lease", "err", err)
 			}
 		}

@@ -60,16 +60,13 @@ func (s *Store) ListedOriginsRecord(ctx context.Context, origins []revisit.Liste
 		if err := shareGrabLocks(ctx, tx, types); err != nil {
 			return err
 		}
-		// Statistics before the statement (a restored store has rows but
-		// none) and after it (a fresh store's first batch).
-		if err := s.ensureStatistics(ctx, tx); err != nil {
-			return err
-		}
-		// Pending rows are updated where they sit; a new row of an origin
-		// pending under another lister takes that grab's last_scheduled. The
-		// rows of origins that several listers list are flagged shared
-		// (markScheduled).
-		err := withIndexScans(ctx, tx, func() error {
+		// Statistics before the statement (withIndexLookups: a restored
+		// store has rows but none) and after it (a fresh store's first
+		// batch). Pending rows are updated where they sit; a new row of an
+		// origin pending under another lister takes that grab's
+		// last_scheduled. The rows of origins that several listers list are
+		// flagged shared (markScheduled).
+		err := s.withIndexLookups(ctx, tx, func() error {
 			return tx.QueryRow(ctx, `
 			WITH b AS (
 				SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::bool[],

@@ -272,6 +272,16 @@ func (s *Store) ensureStatistics(ctx context.Context, tx pgx.Tx) error {
 	return err
 }
 
+// withIndexLookups runs fn in tx with planner statistics (ensureStatistics)
+// and index scans only (withIndexScans): the way every writer that looks
+// listed or pending rows up by key runs its statement.
+func (s *Store) withIndexLookups(ctx context.Context, tx pgx.Tx, fn func() error) error {
+	if err := s.ensureStatistics(ctx, tx); err != nil {
+		return err
+	}
+	return withIndexScans(ctx, tx, fn)
+}
+
 // Maintain vacuums the tables that grabs, results and recording churn,
 // and refreshes their planner statistics (VACUUM (ANALYZE)). Dead rows
 // left in listed_origin by the moves to listed_origin_pending cost every

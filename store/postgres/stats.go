@@ -107,10 +107,7 @@ func (s *Store) VisitStatsWrite(ctx context.Context, writes []revisit.VisitStats
 		if err := shareGrabLocks(ctx, tx, types); err != nil {
 			return err
 		}
-		if err := s.ensureStatistics(ctx, tx); err != nil {
-			return err
-		}
-		return withIndexScans(ctx, tx, func() error {
+		return s.withIndexLookups(ctx, tx, func() error {
 			var staleURLs, staleTypes []string
 			err := tx.QueryRow(ctx, writeStats,
 				urls, types, successful, visit, status, scheduled, snapshots, positions, offsets, successive,

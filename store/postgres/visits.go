@@ -140,15 +140,12 @@ func (s *Store) VisitsRecover(ctx context.Context, visitType string) (int, error
 }
 
 // restoreInTx runs restore in a transaction of its own, with statistics
-// and index scans only: it joins the visits with listed_origin_pending
-// (withIndexScans) and listed_origin (ensureStatistics).
+// and index scans only (withIndexLookups): it joins the visits with
+// listed_origin_pending and listed_origin.
 func (s *Store) restoreInTx(ctx context.Context, change string, args ...any) (int, error) {
 	var n int
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		if err := s.ensureStatistics(ctx, tx); err != nil {
-			return err
-		}
-		return withIndexScans(ctx, tx, func() error {
+		return s.withIndexLookups(ctx, tx, func() error {
 			var err error
 			n, err = restore(ctx, tx, change, args...)
 			return err
@@ -219,10 +216,7 @@ func (s *Store) oldestFirst(ctx context.Context, step func(tx pgx.Tx) (int, erro
 	return inChunks(visitChunk, func() (int, error) {
 		n := 0
 		err := s.inTx(ctx, func(tx pgx.Tx) error {
-			if err := s.ensureStatistics(ctx, tx); err != nil {
-				return err
-			}
-			return withIndexScans(ctx, tx, func() error {
+			return s.withIndexLookups(ctx, tx, func() error {
 				var err error
 				n, err = step(tx)
 				return err
