@@ -91,7 +91,7 @@ func RunOrchestrator(ctx context.Context, cfg OrchestratorConfig) (OrchestratorR
 	if err := forgetVisits(ctx, se, "git"); err != nil {
 		return rep, err
 	}
-	if err := maintain(ctx, se); err != nil {
+	if err := se.maintain(ctx); err != nil {
 		return rep, err
 	}
 

@@ -153,7 +153,7 @@ func (se *session) start(ctx context.Context, w io.Writer) error {
 	case state.Origins != se.ds.Origins || state.Seed != se.ds.Seed:
 		return fmt.Errorf("the store holds another bench data set (%d origins, seed %d): use an empty store", state.Origins, state.Seed)
 	}
-	if err := maintain(ctx, se.Store); err != nil {
+	if err := se.maintain(ctx); err != nil {
 		return err
 	}
 	se.now = se.ds.Now.Add(time.Duration(state.Runs) * 10 * day)
@@ -351,11 +351,12 @@ func timeRecord(ctx context.Context, s store.Store, ds Dataset, a, b uuid.UUID, 
 	return float64(batches*1000) / elapsed.Seconds(), nil
 }
 
-// maintain gives the store the upkeep that autovacuum gives it in
-// production (store.Maintainer), so that a run does not pay for the dead
-// rows of the previous one.
-func maintain(ctx context.Context, s store.Store) error {
-	if m, ok := s.(store.Maintainer); ok {
+// maintain gives the session's store the upkeep that autovacuum gives it
+// in production (store.Maintainer), so that a run does not pay for the
+// dead rows of the previous one. It asks the store itself: the session
+// embeds only the store.Store interface, which Maintain is not part of.
+func (se *session) maintain(ctx context.Context) error {
+	if m, ok := se.Store.(store.Maintainer); ok {
 		return m.Maintain(ctx)
 	}
 	return nil
