@@ -20,10 +20,6 @@ import (
 // context ended.
 const cleanupTimeout = 10 * time.Second
 
-// countInterval is how often a loop counts its in-flight records for the
-// revisit_visits_in_flight gauge: counting scans the visit type's records.
-const countInterval = 30 * time.Second
-
 // loop drives one visit type: it holds the visit type's lease and runs
 // rounds (semantics.md §4) while it does.
 type loop struct {
@@ -418,17 +414,12 @@ func (l *loop) expire(ctx context.Context) error {
 	return nil
 }
 
-// count sets the in-flight gauges of the visit type.
+// count sets the in-flight gauges of the visit type, from the count the
+// process's loops share.
 func (l *loop) count(ctx context.Context) error {
-	cs, err := l.o.store.VisitsCount(ctx)
+	c, err := l.o.counts.of(ctx, l.o.store, l.visitType, time.Now())
 	if err != nil {
 		return fmt.Errorf("count in-flight visits: %w", err)
-	}
-	c := revisit.VisitCounts{VisitType: l.visitType}
-	for _, vc := range cs {
-		if vc.VisitType == l.visitType {
-			c = vc
-		}
 	}
 	g := l.o.metrics.inFlight
 	g.WithLabelValues(l.visitType, string(revisit.VisitPending)).Set(float64(c.Pending))

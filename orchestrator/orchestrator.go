@@ -174,6 +174,7 @@ type Orchestrator struct {
 	log     *slog.Logger
 	metrics *Metrics
 	sup     *supervise.Supervisor
+	counts  inFlightCounts
 }
 
 // Health is the state of one visit type's loop: unhealthy after
