@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -408,4 +409,53 @@ func TestQueuesShareOneMeasureASecond(t *testing.T) {
 	now = now.Add(time.Second)
 	mu.Unlock()
 	require.Equal(t, 1.0, sent(), "after it, a new measure")
+}
+
+// slowCount is a store whose count of the visits in flight takes a while,
+// as on a large backlog.
+type slowCount struct {
+	store.Store
+	took  time.Duration
+	calls atomic.Int32
+}
+
+func (s *slowCount) VisitsCount(ctx context.Context) ([]revisit.VisitCounts, error) {
+	s.calls.Add(1)
+	time.Sleep(s.took)
+	return s.Store.VisitsCount(ctx)
+}
+
+// A count that takes long serves for ten times as long: polling /queues
+// every second never keeps the database counting most of the time.
+func TestQueuesCountAtMostATenthOfTheTime(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	later := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	h := newDataHarnessAt(t, clock)
+	st := &slowCount{Store: h.st, took: 150 * time.Millisecond}
+	srv := httptest.NewServer(api.New(api.Config{Store: st, Metrics: prometheus.NewRegistry(), Clock: clock}))
+	t.Cleanup(srv.Close)
+	id := h.seed()
+	h.json("POST", "/api/v1/listed-origins", `{"origins": [{"lister_id": "`+id+`", "url": "https://github.com/a/b", "visit_type": "git"}]}`, 200)
+	pending := func() float64 {
+		resp, err := http.Get(srv.URL + "/api/v1/queues")
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		var qr api.QueuesResponse
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&qr))
+		require.Len(t, qr.Queues, 1)
+		return float64(qr.Queues[0].Pending)
+	}
+	require.Zero(t, pending())
+	_, err := h.st.VisitsDispatch(context.Background(), revisit.DispatchParams{Owner: "test",
+		Grab: revisit.GrabParams{VisitType: "git", Count: 1, Policy: revisit.OldestScheduledFirst}})
+	require.NoError(t, err)
+	later(time.Second)
+	require.Zero(t, pending(), "a second later: the queues measured again, the count of 150 ms kept")
+	require.Equal(t, int32(1), st.calls.Load())
+	later(4 * time.Second)
+	require.Equal(t, 1.0, pending(), "five seconds later, counted again")
+	require.Equal(t, int32(2), st.calls.Load())
 }

@@ -41,15 +41,28 @@ type QueuesResponse struct {
 // poll it, so concurrent and close requests share one measure.
 const queuesTTL = time.Second
 
-// queuesCache holds the last measure of the queues.
+// countsReuse bounds the time spent counting the visits in flight: a
+// count serves for countsReuse times as long as it took (and at least
+// queuesTTL). Counting reads every in-flight record (on PostgreSQL ~0.4 s
+// a million), so with a large backlog polled every second the count
+// alone would keep the database busy; this way it takes at most a tenth
+// of one of its processors, while queue depths stay a second old at most.
+const countsReuse = 10
+
+// queuesCache holds the last measure of the queues, and the last count of
+// the visits in flight, which it may outlive.
 type queuesCache struct {
 	mu     sync.Mutex
 	at     time.Time
 	queues []Queue
+
+	counts    map[string]revisit.VisitCounts // by visit type
+	countedAt time.Time
+	countTook time.Duration
 }
 
 // queues returns the state of every load-* task type's queue, measured at
-// most queuesTTL ago.
+// most queuesTTL ago (the visits in flight: see countsReuse).
 func (s *Server) queues(ctx context.Context) ([]Queue, error) {
 	c := &s.live
 	c.mu.Lock()
@@ -57,7 +70,7 @@ func (s *Server) queues(ctx context.Context) ([]Queue, error) {
 	if c.queues != nil && s.now().Sub(c.at) < queuesTTL {
 		return c.queues, nil
 	}
-	qs, err := s.measureQueues(ctx)
+	qs, err := s.measureQueues(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -65,19 +78,16 @@ func (s *Server) queues(ctx context.Context) ([]Queue, error) {
 	return qs, nil
 }
 
-// measureQueues measures the queue of every load-* task type.
-func (s *Server) measureQueues(ctx context.Context) ([]Queue, error) {
+// measureQueues measures the queue of every load-* task type; c, locked,
+// keeps the count of the visits in flight.
+func (s *Server) measureQueues(ctx context.Context, c *queuesCache) ([]Queue, error) {
 	tts, err := s.st.TaskTypeList(ctx)
 	if err != nil {
 		return nil, err
 	}
-	counts, err := s.st.VisitsCount(ctx)
+	byType, err := s.inFlightCounts(ctx, c)
 	if err != nil {
 		return nil, err
-	}
-	byType := make(map[string]revisit.VisitCounts, len(counts))
-	for _, c := range counts {
-		byType[c.VisitType] = c
 	}
 	qs := []Queue{}
 	for _, tt := range tts {
@@ -85,9 +95,9 @@ func (s *Server) measureQueues(ctx context.Context) ([]Queue, error) {
 		if !ok {
 			continue
 		}
-		c := byType[vt]
+		n := byType[vt]
 		q := Queue{VisitType: vt, TaskType: tt.Type, Queue: tt.BackendName, MaxQueueLength: tt.MaxQueueLength,
-			Pending: c.Pending, Sent: c.Sent, Lost: c.Lost}
+			Pending: n.Pending, Sent: n.Sent, Lost: n.Lost}
 		if d, err := s.depth(ctx, tt.BackendName); err != nil {
 			q.DepthError = err.Error()
 		} else {
@@ -96,6 +106,28 @@ func (s *Server) measureQueues(ctx context.Context) ([]Queue, error) {
 		qs = append(qs, q)
 	}
 	return qs, nil
+}
+
+// inFlightCounts returns the visits in flight by visit type: c's count,
+// or a new one once c's is older than queuesTTL and countsReuse times
+// what it took.
+func (s *Server) inFlightCounts(ctx context.Context, c *queuesCache) (map[string]revisit.VisitCounts, error) {
+	now := s.now()
+	if c.counts != nil && !now.Before(c.countedAt) && now.Sub(c.countedAt) < max(queuesTTL, countsReuse*c.countTook) {
+		return c.counts, nil
+	}
+	start := time.Now()
+	counts, err := s.st.VisitsCount(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.countTook = time.Since(start)
+	c.counts = make(map[string]revisit.VisitCounts, len(counts))
+	for _, vc := range counts {
+		c.counts[vc.VisitType] = vc
+	}
+	c.countedAt = now
+	return c.counts, nil
 }
 
 // depth measures a queue's depth; a queue that does not exist is empty.
