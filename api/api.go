@@ -38,6 +38,7 @@ import (
 	"github.com/revisit-sched/revisit/broker"
 	"github.com/revisit-sched/revisit/broker/embedded"
 	"github.com/revisit-sched/revisit/config"
+	"github.com/revisit-sched/revisit/internal/inflight"
 	"github.com/revisit-sched/revisit/orchestrator"
 	"github.com/revisit-sched/revisit/store"
 )
@@ -103,6 +104,8 @@ type Server struct {
 
 	// live caches the queues' state for /queues and the dashboard.
 	live queuesCache
+	// inFlight is the count of the visits in flight the queues show.
+	inFlight inflight.Counts
 }
 
 // New returns the API server cfg describes.
@@ -113,7 +116,8 @@ func New(cfg Config) *Server {
 	if cfg.Clock == nil {
 		cfg.Clock = time.Now
 	}
-	s := &Server{cfg: cfg, mux: http.NewServeMux(), log: cfg.Logger, st: cfg.Store, q: cfg.Queues}
+	s := &Server{cfg: cfg, mux: http.NewServeMux(), log: cfg.Logger, st: cfg.Store, q: cfg.Queues,
+		inFlight: inflight.Counts{MinAge: queuesTTL, Reuse: countsReuse}}
 	s.draining, s.drain = context.WithCancel(context.Background())
 	for _, rt := range s.routes() {
 		s.mux.Handle(rt.Method+" "+rt.Path, s.wrap(rt))

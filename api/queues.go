@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/broker"
 )
 
@@ -43,22 +42,16 @@ const queuesTTL = time.Second
 
 // countsReuse bounds the time spent counting the visits in flight: a
 // count serves for countsReuse times as long as it took (and at least
-// queuesTTL). Counting reads every in-flight record (on PostgreSQL ~0.4 s
-// a million), so with a large backlog polled every second the count
-// alone would keep the database busy; this way it takes at most a tenth
-// of one of its processors, while queue depths stay a second old at most.
+// queuesTTL), so that a large backlog polled every second keeps the
+// database counting a tenth of the time at most, while queue depths stay
+// a second old at most.
 const countsReuse = 10
 
-// queuesCache holds the last measure of the queues, and the last count of
-// the visits in flight, which it may outlive.
+// queuesCache holds the last measure of the queues.
 type queuesCache struct {
 	mu     sync.Mutex
 	at     time.Time
 	queues []Queue
-
-	counts    map[string]revisit.VisitCounts // by visit type
-	countedAt time.Time
-	countTook time.Duration
 }
 
 // queues returns the state of every load-* task type's queue, measured at
@@ -70,7 +63,7 @@ func (s *Server) queues(ctx context.Context) ([]Queue, error) {
 	if c.queues != nil && s.now().Sub(c.at) < queuesTTL {
 		return c.queues, nil
 	}
-	qs, err := s.measureQueues(ctx, c)
+	qs, err := s.measureQueues(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -78,14 +71,13 @@ func (s *Server) queues(ctx context.Context) ([]Queue, error) {
 	return qs, nil
 }
 
-// measureQueues measures the queue of every load-* task type; c, locked,
-// keeps the count of the visits in flight.
-func (s *Server) measureQueues(ctx context.Context, c *queuesCache) ([]Queue, error) {
+// measureQueues measures the queue of every load-* task type.
+func (s *Server) measureQueues(ctx context.Context) ([]Queue, error) {
 	tts, err := s.st.TaskTypeList(ctx)
 	if err != nil {
 		return nil, err
 	}
-	byType, err := s.inFlightCounts(ctx, c)
+	byType, err := s.inFlight.Get(ctx, s.st, s.now())
 	if err != nil {
 		return nil, err
 	}
@@ -106,28 +98,6 @@ func (s *Server) measureQueues(ctx context.Context, c *queuesCache) ([]Queue, er
 		qs = append(qs, q)
 	}
 	return qs, nil
-}
-
-// inFlightCounts returns the visits in flight by visit type: c's count,
-// or a new one once c's is older than queuesTTL and countsReuse times
-// what it took.
-func (s *Server) inFlightCounts(ctx context.Context, c *queuesCache) (map[string]revisit.VisitCounts, error) {
-	now := s.now()
-	if c.counts != nil && !now.Before(c.countedAt) && now.Sub(c.countedAt) < max(queuesTTL, countsReuse*c.countTook) {
-		return c.counts, nil
-	}
-	start := time.Now()
-	counts, err := s.st.VisitsCount(ctx)
-	if err != nil {
-		return nil, err
-	}
-	c.countTook = time.Since(start)
-	c.counts = make(map[string]revisit.VisitCounts, len(counts))
-	for _, vc := range counts {
-		c.counts[vc.VisitType] = vc
-	}
-	c.countedAt = now
-	return c.counts, nil
 }
 
 // depth measures a queue's depth; a queue that does not exist is empty.

@@ -20,6 +20,10 @@ import (
 // context ended.
 const cleanupTimeout = 10 * time.Second
 
+// countInterval is how often the loops of a process count the visits in
+// flight for their revisit_visits_in_flight gauges, at most.
+const countInterval = 30 * time.Second
+
 // loop drives one visit type: it holds the visit type's lease and runs
 // rounds (semantics.md §4) while it does.
 type loop struct {
@@ -36,8 +40,6 @@ type loop struct {
 	// backoff spaces the rounds skipped for an unavailable dependency.
 	backoff supervise.Backoff
 	listers map[uuid.UUID]revisit.Lister
-	// counted is when the in-flight records were last counted.
-	counted time.Time
 	// publishing is the previous round's batch, published while this
 	// round grabs; nil when none is.
 	publishing *publication
@@ -329,10 +331,8 @@ func (l *loop) round(ctx context.Context) (time.Duration, error) {
 	if err := l.expire(ctx); err != nil {
 		return 0, err
 	}
-	if time.Since(l.counted) >= countInterval {
-		if err := l.count(ctx); err != nil {
-			return 0, err
-		}
+	if err := l.count(ctx); err != nil {
+		return 0, err
 	}
 
 	// The threshold applies to the queue's free space; the per-round cap
@@ -417,15 +417,15 @@ func (l *loop) expire(ctx context.Context) error {
 // count sets the in-flight gauges of the visit type, from the count the
 // process's loops share.
 func (l *loop) count(ctx context.Context) error {
-	c, err := l.o.counts.of(ctx, l.o.store, l.visitType, time.Now())
+	counts, err := l.o.counts.Get(ctx, l.o.store, time.Now())
 	if err != nil {
 		return fmt.Errorf("count in-flight visits: %w", err)
 	}
+	c := counts[l.visitType]
 	g := l.o.metrics.inFlight
 	g.WithLabelValues(l.visitType, string(revisit.VisitPending)).Set(float64(c.Pending))
 	g.WithLabelValues(l.visitType, string(revisit.VisitSent)).Set(float64(c.Sent))
 	g.WithLabelValues(l.visitType, string(revisit.VisitLost)).Set(float64(c.Lost))
-	l.counted = time.Now()
 	return nil
 }
 

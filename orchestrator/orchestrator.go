@@ -18,6 +18,7 @@ import (
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/broker"
+	"github.com/revisit-sched/revisit/internal/inflight"
 	"github.com/revisit-sched/revisit/internal/supervise"
 	"github.com/revisit-sched/revisit/store"
 )
@@ -174,7 +175,8 @@ type Orchestrator struct {
 	log     *slog.Logger
 	metrics *Metrics
 	sup     *supervise.Supervisor
-	counts  inFlightCounts
+	// counts is the count of the visits in flight that the loops share.
+	counts *inflight.Counts
 }
 
 // Health is the state of one visit type's loop: unhealthy after
@@ -195,7 +197,8 @@ func New(st store.Store, b broker.Broker, cfg Config) (*Orchestrator, error) {
 		OnHealth: func(vt string, h supervise.Health) {
 			m.healthy.WithLabelValues(vt).Set(map[bool]float64{false: 0, true: 1}[h.Healthy])
 		}})
-	return &Orchestrator{store: st, broker: b, cfg: cfg, log: cfg.Logger, metrics: m, sup: sup}, nil
+	return &Orchestrator{store: st, broker: b, cfg: cfg, log: cfg.Logger, metrics: m, sup: sup,
+		counts: &inflight.Counts{MinAge: countInterval, Reuse: 10}}, nil
 }
 
 // Owner returns the name this process goes by in leases.
