@@ -1,9 +1,11 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
+	"slices"
 	"strconv"
 	"time"
 
@@ -138,21 +140,30 @@ func resolveLister(ctx context.Context, tx *sql.Tx, p revisit.GrabParams, params
 // origins_without_last_update.
 func (s *Store) mark(ctx context.Context, tx *sql.Tx, p revisit.GrabParams, picked []candidate) error {
 	var (
-		own    [][3]any
+		own    []candidate
 		shared []string
 	)
 	for _, c := range picked {
 		if c.shared {
 			shared = append(shared, c.Origin.URL)
 		} else {
-			own = append(own, [3]any{c.id, c.Origin.URL, c.lastVisit})
+			own = append(own, c)
 		}
+	}
+	// In id order, the inserts walk listed_origin_mark's b-tree from one
+	// leaf to the next instead of seeking a random leaf each: the mark of
+	// 1000 picks takes a fifth to a third less time (docs/performance.md,
+	// "Session 16").
+	slices.SortFunc(own, func(a, b candidate) int { return cmp.Compare(a.id, b.id) })
+	rows := make([][3]any, len(own))
+	for i, c := range own {
+		rows[i] = [3]any{c.id, c.Origin.URL, c.lastVisit}
 	}
 	for _, m := range []struct {
 		query string
 		rows  string
 		n     int
-	}{{markRows, jsonArray(own), len(own)}, {setMarks, jsonArray(shared), len(shared)}} {
+	}{{markRows, jsonArray(rows), len(rows)}, {setMarks, jsonArray(shared), len(shared)}} {
 		if m.n == 0 {
 			continue
 		}
