@@ -46,8 +46,8 @@ func (s *Store) ListerGetOrCreate(ctx context.Context, name, instanceName string
 // ListerGet returns the lister of that name and instance; ErrNotFound if
 // absent.
 func (s *Store) ListerGet(ctx context.Context, name, instanceName string) (revisit.Lister, error) {
-	ls, err := scanListers(s.r.QueryContext(ctx, "SELECT "+listerColumns+
-		" FROM lister WHERE name = ?1 AND instance_name = ?2", name, instanceName))
+	ls, err := query(ctx, s, scanListers, "SELECT "+listerColumns+
+		" FROM lister WHERE name = ?1 AND instance_name = ?2", name, instanceName)
 	if err != nil {
 		return revisit.Lister{}, translate("get lister", err)
 	}
@@ -100,7 +100,7 @@ func (s *Store) ListerUpdate(ctx context.Context, l revisit.Lister) (revisit.Lis
 
 // ListerList returns every lister, by name and instance name.
 func (s *Store) ListerList(ctx context.Context) ([]revisit.Lister, error) {
-	ls, err := scanListers(s.r.QueryContext(ctx, "SELECT "+listerColumns+" FROM lister ORDER BY name, instance_name"))
+	ls, err := query(ctx, s, scanListers, "SELECT "+listerColumns+" FROM lister ORDER BY name, instance_name")
 	return ls, translate("list listers", err)
 }
 
@@ -110,8 +110,8 @@ func (s *Store) ListerGetByIDs(ctx context.Context, ids []uuid.UUID) ([]revisit.
 	if len(ids) == 0 {
 		return []revisit.Lister{}, nil
 	}
-	ls, err := scanListers(s.r.QueryContext(ctx, "SELECT "+listerColumns+
-		" FROM lister WHERE id IN (SELECT value FROM json_each(?)) ORDER BY name, instance_name", jsonArray(ids)))
+	ls, err := query(ctx, s, scanListers, "SELECT "+listerColumns+
+		" FROM lister WHERE id IN (SELECT value FROM json_each(?)) ORDER BY name, instance_name", jsonArray(ids))
 	return ls, translate("get listers", err)
 }
 

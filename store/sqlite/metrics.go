@@ -63,8 +63,8 @@ func (s *Store) MetricsUpdate(ctx context.Context, listerID *uuid.UUID, now time
 // lister and visit type when given.
 func (s *Store) MetricsGet(ctx context.Context, listerID *uuid.UUID, visitType string) ([]revisit.SchedulerMetrics, error) {
 	where, args := metricsFilter(listerID, visitType, 1)
-	ms, err := scanMetrics(s.r.QueryContext(ctx, "SELECT "+metricsColumns+" FROM scheduler_metrics WHERE "+
-		where+" ORDER BY lister_id, visit_type", args...))
+	ms, err := query(ctx, s, scanMetrics, "SELECT "+metricsColumns+" FROM scheduler_metrics WHERE "+
+		where+" ORDER BY lister_id, visit_type", args...)
 	return ms, translate("get metrics", err)
 }
 

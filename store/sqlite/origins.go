@@ -185,7 +185,7 @@ func (s *Store) ListedOriginsGet(ctx context.Context, f revisit.ListedOriginFilt
 	}
 	args = append(args, limit+1)
 	q += fmt.Sprintf(" ORDER BY lister_id, url, visit_type LIMIT ?%d", len(args))
-	cs, err := scanCandidates(s.r.QueryContext(ctx, q, args...))
+	cs, err := query(ctx, s, scanCandidates, q, args...)
 	if err != nil {
 		return page, translate("get listed origins", err)
 	}
@@ -198,21 +198,26 @@ func (s *Store) ListedOriginsGet(ctx context.Context, f revisit.ListedOriginFilt
 
 // ListerVisitTypes returns the visit types of a lister's origins, sorted.
 func (s *Store) ListerVisitTypes(ctx context.Context, listerID uuid.UUID) ([]string, error) {
-	rows, err := s.r.QueryContext(ctx,
+	vts, err := query(ctx, s, scanVisitTypes,
 		"SELECT DISTINCT visit_type FROM listed_origin WHERE lister_id = ? ORDER BY visit_type", listerID)
+	return vts, translate("get lister visit types", err)
+}
+
+// scanVisitTypes reads the rows of a query returning one visit type a row.
+func scanVisitTypes(rows *sql.Rows, err error) ([]string, error) {
 	if err != nil {
-		return nil, translate("get lister visit types", err)
+		return nil, err
 	}
 	defer rows.Close()
 	vts := []string{}
 	for rows.Next() {
 		var vt string
 		if err := rows.Scan(&vt); err != nil {
-			return nil, translate("get lister visit types", err)
+			return nil, err
 		}
 		vts = append(vts, vt)
 	}
-	return vts, translate("get lister visit types", rows.Err())
+	return vts, rows.Err()
 }
 
 // candidate is a row of the candidate query (or of a listing) with what a

@@ -200,10 +200,12 @@ func (s *Store) QueueDepth(ctx context.Context, queue string, now time.Time) (in
 		return 0, revisit.Invalidf("queue", "must not be empty")
 	}
 	var n int64
-	err := s.r.QueryRowContext(ctx, `SELECT
-		(SELECT count(*) FROM queue_message WHERE queue = ?1 AND state = 'ready') +
-		(SELECT count(*) FROM queue_message WHERE queue = ?1 AND state = 'leased' AND lease_expires_at <= ?2)`,
-		queue, micro(now)).Scan(&n)
+	err := s.read(ctx, func(c *sql.Conn) error {
+		return c.QueryRowContext(ctx, `SELECT
+			(SELECT count(*) FROM queue_message WHERE queue = ?1 AND state = 'ready') +
+			(SELECT count(*) FROM queue_message WHERE queue = ?1 AND state = 'leased' AND lease_expires_at <= ?2)`,
+			queue, micro(now)).Scan(&n)
+	})
 	return n, translate("depth of "+queue, err)
 }
 
@@ -214,17 +216,22 @@ func (s *Store) QueueResultsNext(ctx context.Context, p revisit.QueueResultsPara
 	}
 	const cols = "SELECT id, queue, task, worker, attempt, result, completed_at, body FROM queue_message WHERE state = 'done' AND "
 	var (
-		rows *sql.Rows
-		err  error
+		out []revisit.QueueResult
+		err error
 	)
 	if p.After == nil {
-		rows, err = s.r.QueryContext(ctx, cols+"result_acked = 0 ORDER BY completed_at, id LIMIT ?", p.Max)
+		out, err = query(ctx, s, scanQueueResults, cols+"result_acked = 0 ORDER BY completed_at, id LIMIT ?", p.Max)
 	} else {
-		rows, err = s.r.QueryContext(ctx, cols+"(completed_at, id) > (?2, ?3) ORDER BY completed_at, id LIMIT ?1",
+		out, err = query(ctx, s, scanQueueResults, cols+"(completed_at, id) > (?2, ?3) ORDER BY completed_at, id LIMIT ?1",
 			p.Max, micro(p.After.CompletedAt), p.After.ID)
 	}
+	return out, translate("read results", err)
+}
+
+// scanQueueResults reads the rows of QueueResultsNext's query.
+func scanQueueResults(rows *sql.Rows, err error) ([]revisit.QueueResult, error) {
 	if err != nil {
-		return nil, translate("read results", err)
+		return nil, err
 	}
 	defer rows.Close()
 	var out []revisit.QueueResult
@@ -235,12 +242,12 @@ func (s *Store) QueueResultsNext(ctx context.Context, p revisit.QueueResultsPara
 			completed int64
 		)
 		if err := rows.Scan(&r.ID, &r.Queue, &r.Task, &r.Worker, &r.Attempt, &result, &completed, &r.Body); err != nil {
-			return nil, translate("read results", err)
+			return nil, err
 		}
 		r.Result, r.CompletedAt = []byte(result), fromMicro(completed)
 		out = append(out, r)
 	}
-	return out, translate("read results", rows.Err())
+	return out, rows.Err()
 }
 
 // QueueResultsAck marks results consumed.

@@ -36,9 +36,8 @@ WHERE url = ?1 AND visit_type = ?2`
 // their first occurrence in keys; a pending origin's last_scheduled is its
 // mark (docs/store.md, "Pending marks (SQLite)").
 func (s *Store) VisitStatsGet(ctx context.Context, keys []revisit.OriginKey) ([]revisit.VisitStats, error) {
-	out := []revisit.VisitStats{}
 	if len(keys) == 0 {
-		return out, nil
+		return []revisit.VisitStats{}, nil
 	}
 	pairs := make([][2]string, 0, len(keys))
 	seen := make(map[revisit.OriginKey]struct{}, len(keys))
@@ -50,7 +49,7 @@ func (s *Store) VisitStatsGet(ctx context.Context, keys []revisit.OriginKey) ([]
 	}
 	// The key list is the outer loop (LEFT JOIN): one primary-key lookup
 	// per key in each table. A pending mark is the origin's last_scheduled.
-	rows, err := s.r.QueryContext(ctx, `SELECT k.value ->> 0, k.value ->> 1, s.last_successful, s.last_visit,
+	out, err := query(ctx, s, scanVisitStats, `SELECT k.value ->> 0, k.value ->> 1, s.last_successful, s.last_visit,
 		s.last_visit_status,
 		max(COALESCE(s.last_scheduled, k.mark), COALESCE(k.mark, s.last_scheduled)),
 		s.last_snapshot, s.next_visit_queue_position,
@@ -61,10 +60,16 @@ func (s *Store) VisitStatsGet(ctx context.Context, keys []revisit.OriginKey) ([]
 		LEFT JOIN visit_stats AS s ON s.url = k.value ->> 0 AND s.visit_type = k.value ->> 1
 		WHERE s.url IS NOT NULL OR k.mark IS NOT NULL
 		ORDER BY k.key`, jsonArray(pairs), revisit.DefaultNextPositionOffset, revisit.DefaultSuccessiveVisits)
+	return out, translate("get visit stats", err)
+}
+
+// scanVisitStats reads the rows of VisitStatsGet's query.
+func scanVisitStats(rows *sql.Rows, err error) ([]revisit.VisitStats, error) {
 	if err != nil {
-		return nil, translate("get visit stats", err)
+		return nil, err
 	}
 	defer rows.Close()
+	out := []revisit.VisitStats{}
 	for rows.Next() {
 		var (
 			v      revisit.VisitStats
@@ -73,7 +78,7 @@ func (s *Store) VisitStatsGet(ctx context.Context, keys []revisit.OriginKey) ([]
 		if err := rows.Scan(&v.URL, &v.VisitType, timePtrCol{&v.LastSuccessful}, timePtrCol{&v.LastVisit},
 			&status, timePtrCol{&v.LastScheduled}, &v.LastSnapshot, int64PtrCol{&v.NextVisitQueuePosition},
 			&v.NextPositionOffset, &v.SuccessiveVisits); err != nil {
-			return nil, translate("get visit stats", err)
+			return nil, err
 		}
 		if status.Valid {
 			st := revisit.VisitStatus(status.String)
@@ -81,7 +86,7 @@ func (s *Store) VisitStatsGet(ctx context.Context, keys []revisit.OriginKey) ([]
 		}
 		out = append(out, v)
 	}
-	return out, translate("get visit stats", rows.Err())
+	return out, rows.Err()
 }
 
 // VisitStatsUpsert writes stats in one transaction; a null (nil) field never
@@ -169,7 +174,9 @@ const guardHolds = `SELECT (SELECT last_visit FROM visit_stats WHERE url = ?1 AN
 // QueuePositionGet returns the visit type's queue position, 0 if unset.
 func (s *Store) QueuePositionGet(ctx context.Context, visitType string) (int64, error) {
 	var pos int64
-	err := s.r.QueryRowContext(ctx, "SELECT position FROM queue_position WHERE visit_type = ?", visitType).Scan(&pos)
+	err := s.read(ctx, func(c *sql.Conn) error {
+		return c.QueryRowContext(ctx, "SELECT position FROM queue_position WHERE visit_type = ?", visitType).Scan(&pos)
+	})
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}

@@ -37,9 +37,12 @@ const maxCachedStatements = 256
 // Store is a revisit store in one SQLite database file. It is safe for
 // concurrent use.
 type Store struct {
-	w    *sql.DB // one connection: every write, in BEGIN IMMEDIATE transactions
-	r    *sql.DB // read-only pool
-	opts store.Options
+	w *sql.DB // one connection: every write, in BEGIN IMMEDIATE transactions
+	r *sql.DB // read-only pool
+	// writeTurns and readTurns hand w's and r's connections out in the
+	// order callers asked for them.
+	writeTurns, readTurns turns
+	opts                  store.Options
 
 	mu     sync.Mutex
 	stmts  map[string]*sql.Stmt // prepared on w, keyed by SQL text
@@ -63,7 +66,7 @@ func Open(ctx context.Context, path string, opts store.Options) (*Store, error) 
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
-	s := &Store{w: w, opts: opts, stmts: make(map[string]*sql.Stmt)}
+	s := &Store{w: w, writeTurns: newTurns(1), opts: opts, stmts: make(map[string]*sql.Stmt)}
 	// The writer connects first: it turns WAL on before any reader exists.
 	if err := w.PingContext(ctx); err != nil {
 		_ = w.Close()
@@ -86,7 +89,7 @@ func Open(ctx context.Context, path string, opts store.Options) (*Store, error) 
 		_ = w.Close()
 		return nil, translate(fmt.Sprintf("open %s", path), err)
 	}
-	s.r = r
+	s.r, s.readTurns = r, newTurns(n)
 	return s, nil
 }
 
@@ -138,9 +141,13 @@ func (s *Store) Close() error {
 func (s *Store) now() time.Time { return revisit.Microsecond(s.opts.Now()) }
 
 // write runs fn in one write transaction (BEGIN IMMEDIATE on the single
-// writer connection) and commits it, or rolls it back if fn fails. Errors
-// come back translated, naming op.
+// writer connection, taken in turn) and commits it, or rolls it back if fn
+// fails. Errors come back translated, naming op.
 func (s *Store) write(ctx context.Context, op string, fn func(tx *sql.Tx) error) error {
+	if err := s.writeTurns.take(ctx); err != nil {
+		return translate(op, err)
+	}
+	defer s.writeTurns.give()
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return translate(op, err)

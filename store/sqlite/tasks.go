@@ -64,11 +64,7 @@ func (s *Store) TasksCreate(ctx context.Context, tasks []revisit.NewTask) ([]rev
 
 // taskTypesIn reads the task types of those names that exist.
 func (s *Store) taskTypesIn(ctx context.Context, tx *sql.Tx, names []string) (map[string]revisit.TaskType, error) {
-	rows, err := tx.QueryContext(ctx, "SELECT "+taskTypeColumns+" FROM task_type WHERE type IN (SELECT value FROM json_each(?))", jsonArray(names))
-	if err != nil {
-		return nil, err
-	}
-	ts, err := scanTaskTypes(rows)
+	ts, err := scanTaskTypes(tx.QueryContext(ctx, "SELECT "+taskTypeColumns+" FROM task_type WHERE type IN (SELECT value FROM json_each(?))", jsonArray(names)))
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +91,7 @@ func (s *Store) TasksGet(ctx context.Context, f revisit.TaskFilter) (revisit.Tas
 	if err != nil {
 		return revisit.TaskPage{}, err
 	}
-	ts, err := scanTasks(s.r.QueryContext(ctx, q, args...))
+	ts, err := query(ctx, s, scanTasks, q, args...)
 	if err != nil {
 		return revisit.TaskPage{}, translate("get tasks", err)
 	}
@@ -139,7 +135,7 @@ func (s *Store) TasksPeekReady(ctx context.Context, p revisit.ReadyTasksParams) 
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	ts, err := scanTasks(s.r.QueryContext(ctx, "SELECT "+tasksql.Columns+" FROM task WHERE "+taskDialect.Ready(p), taskDialect.ReadyArgs(p, s.now())...))
+	ts, err := query(ctx, s, scanTasks, "SELECT "+tasksql.Columns+" FROM task WHERE "+taskDialect.Ready(p), taskDialect.ReadyArgs(p, s.now())...)
 	if err != nil {
 		return nil, translate("peek ready tasks of "+p.Type, err)
 	}
@@ -394,8 +390,8 @@ func (s *Store) endRun(ctx context.Context, tx *sql.Tx, run revisit.TaskRun, e r
 
 // TaskRunsGet returns the runs of tasks, by task and run id.
 func (s *Store) TaskRunsGet(ctx context.Context, taskIDs []int64) ([]revisit.TaskRun, error) {
-	runs, err := scanTaskRuns(s.r.QueryContext(ctx, "SELECT "+tasksql.RunColumns+
-		" FROM task_run WHERE task IN (SELECT value FROM json_each(?)) ORDER BY task, id", jsonArray(taskIDs)))
+	runs, err := query(ctx, s, scanTaskRuns, "SELECT "+tasksql.RunColumns+
+		" FROM task_run WHERE task IN (SELECT value FROM json_each(?)) ORDER BY task, id", jsonArray(taskIDs))
 	if err != nil {
 		return nil, translate("get task runs", err)
 	}
@@ -446,8 +442,8 @@ func (s *Store) TaskRunsArchivable(ctx context.Context, f revisit.ArchiveFilter)
 	if err != nil {
 		return revisit.TaskRunPage{}, err
 	}
-	runs, err := scanTaskRuns(s.r.QueryContext(ctx, "SELECT "+tasksql.RunColumns+
-		" FROM task_run WHERE ended < ? AND id > ? ORDER BY id LIMIT ?", micro(f.Before), after, limit+1))
+	runs, err := query(ctx, s, scanTaskRuns, "SELECT "+tasksql.RunColumns+
+		" FROM task_run WHERE ended < ? AND id > ? ORDER BY id LIMIT ?", micro(f.Before), after, limit+1)
 	if err != nil {
 		return revisit.TaskRunPage{}, translate("archivable task runs", err)
 	}
@@ -467,10 +463,10 @@ func (s *Store) TasksArchivable(ctx context.Context, f revisit.ArchiveFilter) (r
 	if err != nil {
 		return revisit.TaskPage{}, err
 	}
-	ts, err := scanTasks(s.r.QueryContext(ctx, "SELECT "+tasksql.Columns+` FROM task t
+	ts, err := query(ctx, s, scanTasks, "SELECT "+tasksql.Columns+` FROM task t
 		WHERE policy = 'oneshot' AND status IN ('completed', 'disabled') AND next_run < ?1 AND id > ?2
 		AND NOT EXISTS (SELECT 1 FROM task_run r WHERE r.task = t.id AND (r.ended IS NULL OR r.ended >= ?1))
-		ORDER BY id LIMIT ?3`, micro(f.Before), after, limit+1))
+		ORDER BY id LIMIT ?3`, micro(f.Before), after, limit+1)
 	if err != nil {
 		return revisit.TaskPage{}, translate("archivable tasks", err)
 	}

@@ -78,16 +78,15 @@ func taskTypeArgs(t revisit.TaskType) []any {
 
 // taskTypes reads the task types that where (with args) selects, by name.
 func (s *Store) taskTypes(ctx context.Context, op, where string, args ...any) ([]revisit.TaskType, error) {
-	rows, err := s.r.QueryContext(ctx, "SELECT "+taskTypeColumns+" FROM task_type"+where+" ORDER BY type", args...)
-	if err != nil {
-		return nil, translate(op, err)
-	}
-	ts, err := scanTaskTypes(rows)
+	ts, err := query(ctx, s, scanTaskTypes, "SELECT "+taskTypeColumns+" FROM task_type"+where+" ORDER BY type", args...)
 	return ts, translate(op, err)
 }
 
 // scanTaskTypes reads and closes rows of taskTypeColumns.
-func scanTaskTypes(rows *sql.Rows) ([]revisit.TaskType, error) {
+func scanTaskTypes(rows *sql.Rows, err error) ([]revisit.TaskType, error) {
+	if err != nil {
+		return nil, err
+	}
 	defer rows.Close()
 	ts := []revisit.TaskType{}
 	for rows.Next() {

@@ -198,8 +198,8 @@ func (s *Store) restore(ctx context.Context, op, change string, args ...any) (in
 
 // VisitsGet returns the visits among ids that exist.
 func (s *Store) VisitsGet(ctx context.Context, ids []string) ([]revisit.Visit, error) {
-	visits, err := scanVisits(s.r.QueryContext(ctx, `SELECT `+visitColumns+` FROM visit_in_flight
-		WHERE id IN (SELECT value FROM json_each(?))`, jsonArray(batch.MessageIDs(ids))))
+	visits, err := query(ctx, s, scanVisits, `SELECT `+visitColumns+` FROM visit_in_flight
+		WHERE id IN (SELECT value FROM json_each(?))`, jsonArray(batch.MessageIDs(ids)))
 	return visits, translate("get visits", err)
 }
 
@@ -249,24 +249,29 @@ func scanVisits(rows *sql.Rows, err error) ([]revisit.Visit, error) {
 
 // VisitsCount counts visits by visit type and state.
 func (s *Store) VisitsCount(ctx context.Context) ([]revisit.VisitCounts, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT visit_type,
+	counts, err := query(ctx, s, scanVisitCounts, `SELECT visit_type,
 			count(*) FILTER (WHERE state = 'pending'),
 			count(*) FILTER (WHERE state = 'sent'),
 			count(*) FILTER (WHERE state = 'lost')
 		FROM visit_in_flight GROUP BY visit_type ORDER BY visit_type`)
+	return counts, translate("count visits", err)
+}
+
+// scanVisitCounts reads the rows of VisitsCount's query.
+func scanVisitCounts(rows *sql.Rows, err error) ([]revisit.VisitCounts, error) {
 	if err != nil {
-		return nil, translate("count visits", err)
+		return nil, err
 	}
 	defer rows.Close()
 	var counts []revisit.VisitCounts
 	for rows.Next() {
 		var c revisit.VisitCounts
 		if err := rows.Scan(&c.VisitType, &c.Pending, &c.Sent, &c.Lost); err != nil {
-			return nil, translate("count visits", err)
+			return nil, err
 		}
 		counts = append(counts, c)
 	}
-	return counts, translate("count visits", rows.Err())
+	return counts, rows.Err()
 }
 
 // LeaseAcquire takes or renews a lease, or reports who holds it.
