@@ -12,11 +12,9 @@ import (
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/store/internal/batch"
+	"github.com/revisit-sched/revisit/store/internal/grabsql"
 	"github.com/revisit-sched/revisit/store/internal/pagetoken"
 )
-
-const originColumns = "lister_id, url, visit_type, extra_loader_arguments, enabled, first_seen, last_seen, " +
-	"last_update, is_fork, forked_from_url"
 
 // ListedOriginsRecord upserts a batch of listed origins in one statement.
 func (s *Store) ListedOriginsRecord(ctx context.Context, origins []revisit.ListedOrigin) (revisit.RecordResult, error) {
@@ -89,7 +87,7 @@ func (s *Store) ListedOriginsRecord(ctx context.Context, origins []revisit.Liste
 				FROM b WHERE p.lister_id = b.lister_id AND p.url = b.url AND p.visit_type = b.visit_type
 				RETURNING p.lister_id, p.url, p.visit_type
 			), up AS (
-				INSERT INTO listed_origin AS lo (`+originColumns+`,
+				INSERT INTO listed_origin AS lo (`+grabsql.OriginColumns+`,
 					last_successful, last_visit, last_visit_status, last_scheduled, next_visit_queue_position, shared)
 				SELECT b.lister_id, b.url, b.visit_type, b.extra::jsonb, b.enabled, $9, $9,
 					b.last_update, b.is_fork, b.forked_from_url,
@@ -171,7 +169,7 @@ func (s *Store) ListedOriginsGet(ctx context.Context, f revisit.ListedOriginFilt
 		}
 		where = append(where, fmt.Sprintf("(lister_id, url, visit_type) > (%s, %s, %s)", arg(k.ListerID), arg(k.URL), arg(k.VisitType)))
 	}
-	sql := "SELECT " + originColumns + " FROM listed_origin_all"
+	sql := "SELECT " + grabsql.OriginColumns + " FROM listed_origin_all"
 	if len(where) > 0 {
 		sql += " WHERE " + strings.Join(where, " AND ")
 	}
@@ -187,14 +185,14 @@ func (s *Store) ListedOriginsGet(ctx context.Context, f revisit.ListedOriginFilt
 	return batch.Page(origins, limit), nil
 }
 
-// scanOrigin scans the originColumns of a row.
+// scanOrigin scans the grabsql.OriginColumns of a row.
 func scanOrigin(row pgx.Row, o *revisit.ListedOrigin) error {
 	err := row.Scan(originDests(o)...)
 	normalizeOrigin(o)
 	return err
 }
 
-// originDests returns the scan destinations of originColumns.
+// originDests returns the scan destinations of grabsql.OriginColumns.
 func originDests(o *revisit.ListedOrigin) []any {
 	return []any{uuidDest{&o.ListerID}, &o.URL, &o.VisitType, objectDest{&o.ExtraLoaderArguments}, &o.Enabled,
 		&o.FirstSeen, &o.LastSeen, &o.LastUpdate, &o.IsFork, &o.ForkedFromURL}

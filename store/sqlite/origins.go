@@ -179,19 +179,15 @@ func (s *Store) ListedOriginsGet(ctx context.Context, f revisit.ListedOriginFilt
 		}
 		cond("(lister_id, url, visit_type) > (?, ?, ?)", k.ListerID, k.URL, k.VisitType)
 	}
-	q := "SELECT " + grabsql.Columns + ", " + rowColumns + " FROM listed_origin"
+	q := "SELECT " + grabsql.OriginColumns + " FROM listed_origin"
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
 	args = append(args, limit+1)
 	q += fmt.Sprintf(" ORDER BY lister_id, url, visit_type LIMIT ?%d", len(args))
-	cs, err := query(ctx, s, scanCandidates, q, args...)
+	origins, err := query(ctx, s, scanOrigins, q, args...)
 	if err != nil {
 		return page, translate("get listed origins", err)
-	}
-	origins := make([]revisit.ListedOrigin, len(cs))
-	for i, c := range cs {
-		origins[i] = c.Origin
 	}
 	return batch.Page(origins, limit), nil
 }
@@ -241,27 +237,68 @@ func scanCandidates(rows *sql.Rows, err error) ([]candidate, error) {
 		return nil, err
 	}
 	defer rows.Close()
-	var cs []candidate
+	var (
+		cs []candidate
+		or originRow
+	)
 	for rows.Next() {
-		var (
-			c      candidate
-			o      = &c.Origin
-			isFork sql.NullBool
-			forked sql.NullString
-		)
-		if err := rows.Scan(&o.ListerID, &o.URL, &o.VisitType, objectCol{&o.ExtraLoaderArguments},
-			&o.Enabled, timeCol{&o.FirstSeen}, timeCol{&o.LastSeen}, timePtrCol{&o.LastUpdate},
-			&isFork, &forked, int64PtrCol{&c.QueuePosition}, timePtrCol{&c.LastScheduled},
-			&c.id, &c.shared, int64PtrCol{&c.lastVisit}); err != nil {
+		var c candidate
+		dest := append(or.dests(&c.Origin), int64PtrCol{&c.QueuePosition}, timePtrCol{&c.LastScheduled},
+			&c.id, &c.shared, int64PtrCol{&c.lastVisit})
+		if err := rows.Scan(dest...); err != nil {
 			return nil, err
 		}
-		if isFork.Valid {
-			o.IsFork = &isFork.Bool
-		}
-		if forked.Valid {
-			o.ForkedFromURL = &forked.String
-		}
+		or.finish(&c.Origin)
 		cs = append(cs, c)
 	}
 	return cs, rows.Err()
+}
+
+// scanOrigins reads the rows of a query returning grabsql.OriginColumns.
+func scanOrigins(rows *sql.Rows, err error) ([]revisit.ListedOrigin, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var (
+		origins []revisit.ListedOrigin
+		or      originRow
+	)
+	for rows.Next() {
+		var o revisit.ListedOrigin
+		if err := rows.Scan(or.dests(&o)...); err != nil {
+			return nil, err
+		}
+		or.finish(&o)
+		origins = append(origins, o)
+	}
+	return origins, rows.Err()
+}
+
+// originRow scans the grabsql.OriginColumns of rows into ListedOrigins,
+// through the nullable columns it holds between dests and finish.
+type originRow struct {
+	isFork sql.NullBool
+	forked sql.NullString
+}
+
+// dests returns the scan destinations of grabsql.OriginColumns for o.
+func (r *originRow) dests(o *revisit.ListedOrigin) []any {
+	return []any{&o.ListerID, &o.URL, &o.VisitType, objectCol{&o.ExtraLoaderArguments},
+		&o.Enabled, timeCol{&o.FirstSeen}, timeCol{&o.LastSeen}, timePtrCol{&o.LastUpdate},
+		&r.isFork, &r.forked}
+}
+
+// finish sets o's nullable fields from the row just scanned, to values of
+// o's own.
+func (r *originRow) finish(o *revisit.ListedOrigin) {
+	o.IsFork, o.ForkedFromURL = nil, nil
+	if r.isFork.Valid {
+		isFork := r.isFork.Bool
+		o.IsFork = &isFork
+	}
+	if r.forked.Valid {
+		forked := r.forked.String
+		o.ForkedFromURL = &forked
+	}
 }

@@ -200,12 +200,10 @@ func (s *Store) QueueDepth(ctx context.Context, queue string, now time.Time) (in
 		return 0, revisit.Invalidf("queue", "must not be empty")
 	}
 	var n int64
-	err := s.read(ctx, func(c *sql.Conn) error {
-		return c.QueryRowContext(ctx, `SELECT
-			(SELECT count(*) FROM queue_message WHERE queue = ?1 AND state = 'ready') +
-			(SELECT count(*) FROM queue_message WHERE queue = ?1 AND state = 'leased' AND lease_expires_at <= ?2)`,
-			queue, micro(now)).Scan(&n)
-	})
+	err := s.queryRow(ctx, `SELECT
+		(SELECT count(*) FROM queue_message WHERE queue = ?1 AND state = 'ready') +
+		(SELECT count(*) FROM queue_message WHERE queue = ?1 AND state = 'leased' AND lease_expires_at <= ?2)`,
+		[]any{queue, micro(now)}, &n)
 	return n, translate("depth of "+queue, err)
 }
 

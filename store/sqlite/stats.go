@@ -174,9 +174,7 @@ const guardHolds = `SELECT (SELECT last_visit FROM visit_stats WHERE url = ?1 AN
 // QueuePositionGet returns the visit type's queue position, 0 if unset.
 func (s *Store) QueuePositionGet(ctx context.Context, visitType string) (int64, error) {
 	var pos int64
-	err := s.read(ctx, func(c *sql.Conn) error {
-		return c.QueryRowContext(ctx, "SELECT position FROM queue_position WHERE visit_type = ?", visitType).Scan(&pos)
-	})
+	err := s.queryRow(ctx, "SELECT position FROM queue_position WHERE visit_type = ?", []any{visitType}, &pos)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}

@@ -44,9 +44,10 @@ type Store struct {
 	writeTurns, readTurns turns
 	opts                  store.Options
 
-	mu     sync.Mutex
-	stmts  map[string]*sql.Stmt // prepared on w, keyed by SQL text
-	wanted map[string]struct{}  // met by stmt, to prepare on w after the transaction
+	mu        sync.Mutex
+	stmts     map[string]*sql.Stmt // prepared on w, keyed by SQL text
+	wanted    map[string]struct{}  // met by stmt, to prepare on w after the transaction
+	readStmts map[string]*sql.Stmt // prepared on r, keyed by SQL text
 
 	closeOnce sync.Once
 	closeErr  error
@@ -89,7 +90,7 @@ func Open(ctx context.Context, path string, opts store.Options) (*Store, error) 
 		_ = w.Close()
 		return nil, translate(fmt.Sprintf("open %s", path), err)
 	}
-	s.r, s.readTurns = r, newTurns(n)
+	s.r, s.readTurns, s.readStmts = r, newTurns(n), make(map[string]*sql.Stmt)
 	return s, nil
 }
 
@@ -123,7 +124,10 @@ func (s *Store) Close() error {
 		for _, st := range s.stmts {
 			_ = st.Close()
 		}
-		s.stmts = nil
+		for _, st := range s.readStmts {
+			_ = st.Close()
+		}
+		s.stmts, s.readStmts = nil, nil
 		s.mu.Unlock()
 		var errs []error
 		if s.r != nil {

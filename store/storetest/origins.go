@@ -76,6 +76,37 @@ func init() {
 		require.Nil(t, f.get(l.ID, "a", "git").IsFork)
 	})
 
+	// Each row of a page, and of a grab, has fields of its own: a store
+	// reading nullable columns through one holder must not hand every row
+	// the same value.
+	register("ListedOrigins/RowsOfAPageKeepTheirOwnFields", func(t *testing.T, newStore NewStore) {
+		f := newFixture(t, newStore)
+		l := f.lister("gitlab", "gitlab.com")
+		f.clock.Set(at(-2 * day))
+		forks := []struct {
+			isFork *bool
+			from   *string
+		}{{bp(true), sp(url("up-a"))}, {nil, nil}, {bp(false), sp(url("up-c"))}, {bp(true), nil}}
+		var batch []revisit.ListedOrigin
+		for i, fk := range forks {
+			o := origin(l.ID, string(rune('a'+i)), "git")
+			o.IsFork, o.ForkedFromURL = fk.isFork, fk.from
+			batch = append(batch, o)
+		}
+		f.record(batch...)
+		page, err := f.s.ListedOriginsGet(f.ctx, revisit.ListedOriginFilter{ListerID: &l.ID})
+		require.NoError(t, err)
+		got := f.grab(revisit.GrabParams{VisitType: "git", Count: 10, Policy: revisit.OldestScheduledFirst, Now: base})
+		for _, rows := range [][]revisit.ListedOrigin{page.Origins, got} {
+			require.Len(t, rows, len(forks))
+			for _, o := range rows {
+				fk := forks[strings.TrimPrefix(o.URL, url(""))[0]-'a']
+				require.Equal(t, fk.isFork, o.IsFork, o.URL)
+				require.Equal(t, fk.from, o.ForkedFromURL, o.URL)
+			}
+		}
+	})
+
 	register("ListedOrigins/DuplicatesInBatchLastWins", func(t *testing.T, newStore NewStore) {
 		f := newFixture(t, newStore)
 		l := f.lister("gitlab", "gitlab.com")

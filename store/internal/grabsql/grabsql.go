@@ -36,9 +36,14 @@ type Dialect struct {
 	Exclude string
 }
 
-// Columns are the listed_origin columns the candidate query returns, in order.
-const Columns = "lister_id, url, visit_type, extra_loader_arguments, enabled, first_seen, last_seen, " +
-	"last_update, is_fork, forked_from_url, next_visit_queue_position, last_scheduled"
+// OriginColumns are the listed_origin columns of a revisit.ListedOrigin, in
+// order.
+const OriginColumns = "lister_id, url, visit_type, extra_loader_arguments, enabled, first_seen, last_seen, " +
+	"last_update, is_fork, forked_from_url"
+
+// Columns are the listed_origin columns the candidate query returns, in
+// order: OriginColumns, then what a Candidate adds.
+const Columns = OriginColumns + ", next_visit_queue_position, last_scheduled"
 
 // Query is a rendered candidate query and its arguments but the row limit,
 // which is the last placeholder (so callers can widen it and query again).
