@@ -459,3 +459,84 @@ func TestQueuesCountAtMostATenthOfTheTime(t *testing.T) {
 	require.Equal(t, 1.0, pending(), "five seconds later, counted again")
 	require.Equal(t, int32(2), st.calls.Load())
 }
+
+// gatedTaskTypes is a store whose task type list, once armed, waits for
+// release: a measure of the queues that is slow to get its answer.
+type gatedTaskTypes struct {
+	store.Store
+	armed   atomic.Bool
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (s *gatedTaskTypes) TaskTypeList(ctx context.Context) ([]revisit.TaskType, error) {
+	if s.armed.CompareAndSwap(true, false) {
+		close(s.entered)
+		<-s.release
+	}
+	return s.Store.TaskTypeList(ctx)
+}
+
+// While one request measures the queues again, the others get the last
+// measure at once instead of waiting for it.
+func TestQueuesServeTheLastMeasureWhileOneIsTaken(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	h := newDataHarnessAt(t, clock)
+	st := &gatedTaskTypes{Store: h.st, entered: make(chan struct{}), release: make(chan struct{})}
+	srv := httptest.NewServer(api.New(api.Config{Store: st, Metrics: prometheus.NewRegistry(), Clock: clock}))
+	t.Cleanup(srv.Close)
+	var releaseOnce sync.Once
+	release := func() { releaseOnce.Do(func() { close(st.release) }) }
+	t.Cleanup(release) // before srv.Close, which waits for the measuring request
+	id := h.seed()
+	h.json("POST", "/api/v1/listed-origins", `{"origins": [{"lister_id": "`+id+`", "url": "https://github.com/a/b", "visit_type": "git"}]}`, 200)
+	// Every request gives up after 5 s: the old behaviour, every request
+	// waiting for the measure, fails instead of hanging.
+	hc := &http.Client{Timeout: 5 * time.Second}
+	pending := func() (float64, error) {
+		resp, err := hc.Get(srv.URL + "/api/v1/queues")
+		if err != nil {
+			return 0, err
+		}
+		defer resp.Body.Close()
+		var qr api.QueuesResponse
+		if err := json.NewDecoder(resp.Body).Decode(&qr); err != nil {
+			return 0, err
+		}
+		if len(qr.Queues) != 1 {
+			return 0, fmt.Errorf("%d queues, want 1", len(qr.Queues))
+		}
+		return float64(qr.Queues[0].Pending), nil
+	}
+	n, err := pending()
+	require.NoError(t, err)
+	require.Zero(t, n)
+	_, err = h.st.VisitsDispatch(context.Background(), revisit.DispatchParams{Owner: "test",
+		Grab: revisit.GrabParams{VisitType: "git", Count: 1, Policy: revisit.OldestScheduledFirst}})
+	require.NoError(t, err)
+	mu.Lock()
+	now = now.Add(time.Minute) // past the measure, and past the count's reuse
+	mu.Unlock()
+
+	st.armed.Store(true)
+	measured := make(chan float64, 1)
+	go func() {
+		n, err := pending()
+		if err != nil {
+			t.Error(err)
+		}
+		measured <- n
+	}()
+	<-st.entered
+	n, err = pending()
+	require.NoError(t, err)
+	require.Zero(t, n, "while the measure waits: the last one, at once")
+	release()
+	require.Equal(t, 1.0, <-measured, "the measuring request gets its own measure")
+	n, err = pending()
+	require.NoError(t, err)
+	require.Equal(t, 1.0, n, "then everyone does")
+}

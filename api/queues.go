@@ -52,18 +52,39 @@ type queuesCache struct {
 	mu     sync.Mutex
 	at     time.Time
 	queues []Queue
+	// measuring is set while a request measures the queues again; the
+	// others meanwhile get the last measure.
+	measuring bool
 }
 
 // queues returns the state of every load-* task type's queue, measured at
-// most queuesTTL ago (the visits in flight: see countsReuse).
+// most queuesTTL ago, or, while another request measures it again, the
+// last measure (the visits in flight: see countsReuse). Under load a
+// measure waits for the store behind every other read: the requests that
+// came meanwhile no longer wait for it (the p99 of API reads on SQLite,
+// docs/performance.md, "Session 16"). The first measure is waited for.
 func (s *Server) queues(ctx context.Context) ([]Queue, error) {
 	c := &s.live
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.queues != nil && s.now().Sub(c.at) < queuesTTL {
-		return c.queues, nil
+	if c.queues == nil {
+		defer c.mu.Unlock()
+		qs, err := s.measureQueues(ctx)
+		if err == nil {
+			c.queues, c.at = qs, s.now()
+		}
+		return qs, err
 	}
+	if c.measuring || s.now().Sub(c.at) < queuesTTL {
+		qs := c.queues
+		c.mu.Unlock()
+		return qs, nil
+	}
+	c.measuring = true
+	c.mu.Unlock()
 	qs, err := s.measureQueues(ctx)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.measuring = false
 	if err != nil {
 		return nil, err
 	}
