@@ -43,8 +43,8 @@ const queuesTTL = time.Second
 // countsReuse bounds the time spent counting the visits in flight: a
 // count serves for countsReuse times as long as it took (and at least
 // queuesTTL), so that a large backlog polled every second keeps the
-// database counting a tenth of the time at most, while queue depths stay
-// a second old at most.
+// database counting a tenth of the time at most, while queue depths are
+// measured again every second.
 const countsReuse = 10
 
 // queuesCache holds the last measure of the queues.
