@@ -425,38 +425,79 @@ func (s *slowCount) VisitsCount(ctx context.Context) ([]revisit.VisitCounts, err
 	return s.Store.VisitsCount(ctx)
 }
 
+// queuesHarness serves the API over st, a store wrapping a data harness's
+// store, at a clock the test moves; one git origin is listed.
+type queuesHarness struct {
+	t     *testing.T
+	h     *dataHarness
+	srv   *httptest.Server
+	later func(time.Duration)
+	// hc gives up after 5 s, so that a request that waits too long fails
+	// the test instead of hanging it.
+	hc *http.Client
+}
+
+func newQueuesHarness(t *testing.T, wrap func(store.Store) store.Store) *queuesHarness {
+	var mu sync.Mutex
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	h := newDataHarnessAt(t, clock)
+	srv := httptest.NewServer(api.New(api.Config{Store: wrap(h.st), Metrics: prometheus.NewRegistry(), Clock: clock}))
+	t.Cleanup(srv.Close)
+	id := h.seed()
+	h.json("POST", "/api/v1/listed-origins", `{"origins": [{"lister_id": "`+id+`", "url": "https://github.com/a/b", "visit_type": "git"}]}`, 200)
+	return &queuesHarness{t: t, h: h, srv: srv, hc: &http.Client{Timeout: 5 * time.Second},
+		later: func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }}
+}
+
+// pending returns the pending visits /queues reports for git.
+func (q *queuesHarness) pending() (float64, error) {
+	resp, err := q.hc.Get(q.srv.URL + "/api/v1/queues")
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	var qr api.QueuesResponse
+	if err := json.NewDecoder(resp.Body).Decode(&qr); err != nil {
+		return 0, err
+	}
+	if len(qr.Queues) != 1 {
+		return 0, fmt.Errorf("%d queues, want 1", len(qr.Queues))
+	}
+	return float64(qr.Queues[0].Pending), nil
+}
+
+// requirePending checks the pending visits /queues reports for git.
+func (q *queuesHarness) requirePending(want float64, msg string) {
+	q.t.Helper()
+	n, err := q.pending()
+	require.NoError(q.t, err)
+	require.Equal(q.t, want, n, msg)
+}
+
+// dispatch records one visit of the git origin pending.
+func (q *queuesHarness) dispatch() {
+	_, err := q.h.st.VisitsDispatch(context.Background(), revisit.DispatchParams{Owner: "test",
+		Grab: revisit.GrabParams{VisitType: "git", Count: 1, Policy: revisit.OldestScheduledFirst}})
+	require.NoError(q.t, err)
+}
+
 // A count that takes long serves for ten times as long: polling /queues
 // every second never keeps the database counting most of the time.
 func TestQueuesCountAtMostATenthOfTheTime(t *testing.T) {
 	t.Parallel()
-	var mu sync.Mutex
-	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
-	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	later := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
-	h := newDataHarnessAt(t, clock)
-	st := &slowCount{Store: h.st, took: 150 * time.Millisecond}
-	srv := httptest.NewServer(api.New(api.Config{Store: st, Metrics: prometheus.NewRegistry(), Clock: clock}))
-	t.Cleanup(srv.Close)
-	id := h.seed()
-	h.json("POST", "/api/v1/listed-origins", `{"origins": [{"lister_id": "`+id+`", "url": "https://github.com/a/b", "visit_type": "git"}]}`, 200)
-	pending := func() float64 {
-		resp, err := http.Get(srv.URL + "/api/v1/queues")
-		require.NoError(t, err)
-		defer resp.Body.Close()
-		var qr api.QueuesResponse
-		require.NoError(t, json.NewDecoder(resp.Body).Decode(&qr))
-		require.Len(t, qr.Queues, 1)
-		return float64(qr.Queues[0].Pending)
-	}
-	require.Zero(t, pending())
-	_, err := h.st.VisitsDispatch(context.Background(), revisit.DispatchParams{Owner: "test",
-		Grab: revisit.GrabParams{VisitType: "git", Count: 1, Policy: revisit.OldestScheduledFirst}})
-	require.NoError(t, err)
-	later(time.Second)
-	require.Zero(t, pending(), "a second later: the queues measured again, the count of 150 ms kept")
+	var st *slowCount
+	q := newQueuesHarness(t, func(s store.Store) store.Store {
+		st = &slowCount{Store: s, took: 150 * time.Millisecond}
+		return st
+	})
+	q.requirePending(0, "first measure")
+	q.dispatch()
+	q.later(time.Second)
+	q.requirePending(0, "a second later: the queues measured again, the count of 150 ms kept")
 	require.Equal(t, int32(1), st.calls.Load())
-	later(4 * time.Second)
-	require.Equal(t, 1.0, pending(), "five seconds later, counted again")
+	q.later(4 * time.Second)
+	q.requirePending(1, "five seconds later, counted again")
 	require.Equal(t, int32(2), st.calls.Load())
 }
 
@@ -481,62 +522,30 @@ func (s *gatedTaskTypes) TaskTypeList(ctx context.Context) ([]revisit.TaskType, 
 // measure at once instead of waiting for it.
 func TestQueuesServeTheLastMeasureWhileOneIsTaken(t *testing.T) {
 	t.Parallel()
-	var mu sync.Mutex
-	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
-	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	h := newDataHarnessAt(t, clock)
-	st := &gatedTaskTypes{Store: h.st, entered: make(chan struct{}), release: make(chan struct{})}
-	srv := httptest.NewServer(api.New(api.Config{Store: st, Metrics: prometheus.NewRegistry(), Clock: clock}))
-	t.Cleanup(srv.Close)
+	var st *gatedTaskTypes
+	q := newQueuesHarness(t, func(s store.Store) store.Store {
+		st = &gatedTaskTypes{Store: s, entered: make(chan struct{}), release: make(chan struct{})}
+		return st
+	})
 	var releaseOnce sync.Once
 	release := func() { releaseOnce.Do(func() { close(st.release) }) }
-	t.Cleanup(release) // before srv.Close, which waits for the measuring request
-	id := h.seed()
-	h.json("POST", "/api/v1/listed-origins", `{"origins": [{"lister_id": "`+id+`", "url": "https://github.com/a/b", "visit_type": "git"}]}`, 200)
-	// Every request gives up after 5 s: the old behaviour, every request
-	// waiting for the measure, fails instead of hanging.
-	hc := &http.Client{Timeout: 5 * time.Second}
-	pending := func() (float64, error) {
-		resp, err := hc.Get(srv.URL + "/api/v1/queues")
-		if err != nil {
-			return 0, err
-		}
-		defer resp.Body.Close()
-		var qr api.QueuesResponse
-		if err := json.NewDecoder(resp.Body).Decode(&qr); err != nil {
-			return 0, err
-		}
-		if len(qr.Queues) != 1 {
-			return 0, fmt.Errorf("%d queues, want 1", len(qr.Queues))
-		}
-		return float64(qr.Queues[0].Pending), nil
-	}
-	n, err := pending()
-	require.NoError(t, err)
-	require.Zero(t, n)
-	_, err = h.st.VisitsDispatch(context.Background(), revisit.DispatchParams{Owner: "test",
-		Grab: revisit.GrabParams{VisitType: "git", Count: 1, Policy: revisit.OldestScheduledFirst}})
-	require.NoError(t, err)
-	mu.Lock()
-	now = now.Add(time.Minute) // past the measure, and past the count's reuse
-	mu.Unlock()
+	t.Cleanup(release) // before the server's close, which waits for the measuring request
+	q.requirePending(0, "first measure")
+	q.dispatch()
+	q.later(time.Minute) // past the measure, and past the count's reuse
 
 	st.armed.Store(true)
 	measured := make(chan float64, 1)
 	go func() {
-		n, err := pending()
+		n, err := q.pending()
 		if err != nil {
 			t.Error(err)
 		}
 		measured <- n
 	}()
 	<-st.entered
-	n, err = pending()
-	require.NoError(t, err)
-	require.Zero(t, n, "while the measure waits: the last one, at once")
+	q.requirePending(0, "while the measure waits: the last one, at once")
 	release()
 	require.Equal(t, 1.0, <-measured, "the measuring request gets its own measure")
-	n, err = pending()
-	require.NoError(t, err)
-	require.Equal(t, 1.0, n, "then everyone does")
+	q.requirePending(1, "then everyone does")
 }
