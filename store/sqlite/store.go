@@ -4,8 +4,10 @@
 // The store holds two handles on the file: a writer with a single connection,
 // through which every write runs in a BEGIN IMMEDIATE transaction (so writes,
 // and grabs in particular, are serialized), and a pool of read-only
-// connections that WAL lets run beside the writer. docs/store.md describes the
-// schema, which mirrors the PostgreSQL one.
+// connections that WAL lets run beside the writer. Both hand their
+// connections out in the order callers asked for them (turns.go), and
+// reads are prepared once. docs/store.md describes the schema, which
+// mirrors the PostgreSQL one.
 package sqlite
 
 import (
