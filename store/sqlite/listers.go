@@ -117,20 +117,11 @@ func (s *Store) ListerGetByIDs(ctx context.Context, ids []uuid.UUID) ([]revisit.
 
 // scanListers reads the rows of a query returning listerColumns.
 func scanListers(rows *sql.Rows, err error) ([]revisit.Lister, error) {
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	ls := []revisit.Lister{}
-	for rows.Next() {
-		var l revisit.Lister
-		if err := rows.Scan(&l.ID, &l.Name, &l.InstanceName, timeCol{&l.Created}, timeCol{&l.Updated},
-			rawJSONCol{&l.CurrentState}, timePtrCol{&l.LastListingFinishedAt}); err != nil {
-			return nil, err
-		}
-		ls = append(ls, l)
-	}
-	return ls, rows.Err()
+	return collect(rows, err, []revisit.Lister{}, func(rows *sql.Rows) (l revisit.Lister, err error) {
+		err = rows.Scan(&l.ID, &l.Name, &l.InstanceName, timeCol{&l.Created}, timeCol{&l.Updated},
+			rawJSONCol{&l.CurrentState}, timePtrCol{&l.LastListingFinishedAt})
+		return l, err
+	})
 }
 
 // jsonObject returns the compact form of a lister state, which must be a

@@ -85,18 +85,9 @@ func metricsFilter(listerID *uuid.UUID, visitType string, first int) (string, []
 
 // scanMetrics reads the rows of a query returning metricsColumns.
 func scanMetrics(rows *sql.Rows, err error) ([]revisit.SchedulerMetrics, error) {
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	ms := []revisit.SchedulerMetrics{}
-	for rows.Next() {
-		var m revisit.SchedulerMetrics
-		if err := rows.Scan(&m.ListerID, &m.VisitType, timeCol{&m.LastUpdate}, &m.OriginsKnown,
-			&m.OriginsEnabled, &m.OriginsNeverVisited, &m.OriginsWithPendingChanges); err != nil {
-			return nil, err
-		}
-		ms = append(ms, m)
-	}
-	return ms, rows.Err()
+	return collect(rows, err, []revisit.SchedulerMetrics{}, func(rows *sql.Rows) (m revisit.SchedulerMetrics, err error) {
+		err = rows.Scan(&m.ListerID, &m.VisitType, timeCol{&m.LastUpdate}, &m.OriginsKnown,
+			&m.OriginsEnabled, &m.OriginsNeverVisited, &m.OriginsWithPendingChanges)
+		return m, err
+	})
 }

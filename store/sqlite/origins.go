@@ -201,19 +201,10 @@ func (s *Store) ListerVisitTypes(ctx context.Context, listerID uuid.UUID) ([]str
 
 // scanVisitTypes reads the rows of a query returning one visit type a row.
 func scanVisitTypes(rows *sql.Rows, err error) ([]string, error) {
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	vts := []string{}
-	for rows.Next() {
-		var vt string
-		if err := rows.Scan(&vt); err != nil {
-			return nil, err
-		}
-		vts = append(vts, vt)
-	}
-	return vts, rows.Err()
+	return collect(rows, err, []string{}, func(rows *sql.Rows) (vt string, err error) {
+		err = rows.Scan(&vt)
+		return vt, err
+	})
 }
 
 // candidate is a row of the candidate query (or of a listing) with what a
@@ -233,46 +224,23 @@ const rowColumns = "id, shared, last_visit"
 // scanCandidates reads the rows of a query returning grabsql.Columns then
 // rowColumns.
 func scanCandidates(rows *sql.Rows, err error) ([]candidate, error) {
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var (
-		cs []candidate
-		or originRow
-	)
-	for rows.Next() {
-		var c candidate
-		dest := append(or.dests(&c.Origin), int64PtrCol{&c.QueuePosition}, timePtrCol{&c.LastScheduled},
-			&c.id, &c.shared, int64PtrCol{&c.lastVisit})
-		if err := rows.Scan(dest...); err != nil {
-			return nil, err
-		}
+	var or originRow
+	return collect(rows, err, nil, func(rows *sql.Rows) (c candidate, err error) {
+		err = rows.Scan(append(or.dests(&c.Origin), int64PtrCol{&c.QueuePosition}, timePtrCol{&c.LastScheduled},
+			&c.id, &c.shared, int64PtrCol{&c.lastVisit})...)
 		or.finish(&c.Origin)
-		cs = append(cs, c)
-	}
-	return cs, rows.Err()
+		return c, err
+	})
 }
 
 // scanOrigins reads the rows of a query returning grabsql.OriginColumns.
 func scanOrigins(rows *sql.Rows, err error) ([]revisit.ListedOrigin, error) {
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var (
-		origins []revisit.ListedOrigin
-		or      originRow
-	)
-	for rows.Next() {
-		var o revisit.ListedOrigin
-		if err := rows.Scan(or.dests(&o)...); err != nil {
-			return nil, err
-		}
+	var or originRow
+	return collect(rows, err, nil, func(rows *sql.Rows) (o revisit.ListedOrigin, err error) {
+		err = rows.Scan(or.dests(&o)...)
 		or.finish(&o)
-		origins = append(origins, o)
-	}
-	return origins, rows.Err()
+		return o, err
+	})
 }
 
 // originRow scans the grabsql.OriginColumns of rows into ListedOrigins,

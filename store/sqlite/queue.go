@@ -102,9 +102,7 @@ func (s *Store) QueueMessagesLease(ctx context.Context, p revisit.QueueLeasePara
 
 // scanQueueMessages reads and closes rows of queueMessageColumns.
 func scanQueueMessages(rows *sql.Rows) ([]revisit.QueueMessage, error) {
-	defer rows.Close()
-	var out []revisit.QueueMessage
-	for rows.Next() {
+	return collect(rows, nil, nil, func(rows *sql.Rows) (revisit.QueueMessage, error) {
 		var (
 			m                 revisit.QueueMessage
 			headers, body     string
@@ -115,7 +113,7 @@ func scanQueueMessages(rows *sql.Rows) ([]revisit.QueueMessage, error) {
 		)
 		if err := rows.Scan(&m.ID, &m.Seq, &m.Queue, &m.Task, &headers, &body, &state, &m.Attempt, &enqueued,
 			&worker, &expires, &result, &complete); err != nil {
-			return nil, err
+			return m, err
 		}
 		m.Headers, m.Body, m.State = []byte(headers), []byte(body), revisit.QueueState(state)
 		m.EnqueuedAt, m.Worker = fromMicro(enqueued), worker.String
@@ -128,9 +126,8 @@ func scanQueueMessages(rows *sql.Rows) ([]revisit.QueueMessage, error) {
 		if complete.Valid {
 			m.CompletedAt = fromMicro(complete.Int64)
 		}
-		out = append(out, m)
-	}
-	return out, rows.Err()
+		return m, nil
+	})
 }
 
 // QueueMessageHeartbeat extends the lease of a message held by p.Worker.
@@ -228,24 +225,16 @@ func (s *Store) QueueResultsNext(ctx context.Context, p revisit.QueueResultsPara
 
 // scanQueueResults reads the rows of QueueResultsNext's query.
 func scanQueueResults(rows *sql.Rows, err error) ([]revisit.QueueResult, error) {
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []revisit.QueueResult
-	for rows.Next() {
+	return collect(rows, err, nil, func(rows *sql.Rows) (revisit.QueueResult, error) {
 		var (
 			r         revisit.QueueResult
 			result    string
 			completed int64
 		)
-		if err := rows.Scan(&r.ID, &r.Queue, &r.Task, &r.Worker, &r.Attempt, &result, &completed, &r.Body); err != nil {
-			return nil, err
-		}
+		err := rows.Scan(&r.ID, &r.Queue, &r.Task, &r.Worker, &r.Attempt, &result, &completed, &r.Body)
 		r.Result, r.CompletedAt = []byte(result), fromMicro(completed)
-		out = append(out, r)
-	}
-	return out, rows.Err()
+		return r, err
+	})
 }
 
 // QueueResultsAck marks results consumed.

@@ -65,28 +65,20 @@ func (s *Store) VisitStatsGet(ctx context.Context, keys []revisit.OriginKey) ([]
 
 // scanVisitStats reads the rows of VisitStatsGet's query.
 func scanVisitStats(rows *sql.Rows, err error) ([]revisit.VisitStats, error) {
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []revisit.VisitStats{}
-	for rows.Next() {
+	return collect(rows, err, []revisit.VisitStats{}, func(rows *sql.Rows) (revisit.VisitStats, error) {
 		var (
 			v      revisit.VisitStats
 			status sql.NullString
 		)
-		if err := rows.Scan(&v.URL, &v.VisitType, timePtrCol{&v.LastSuccessful}, timePtrCol{&v.LastVisit},
+		err := rows.Scan(&v.URL, &v.VisitType, timePtrCol{&v.LastSuccessful}, timePtrCol{&v.LastVisit},
 			&status, timePtrCol{&v.LastScheduled}, &v.LastSnapshot, int64PtrCol{&v.NextVisitQueuePosition},
-			&v.NextPositionOffset, &v.SuccessiveVisits); err != nil {
-			return nil, err
-		}
+			&v.NextPositionOffset, &v.SuccessiveVisits)
 		if status.Valid {
 			st := revisit.VisitStatus(status.String)
 			v.LastVisitStatus = &st
 		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
+		return v, err
+	})
 }
 
 // VisitStatsUpsert writes stats in one transaction; a null (nil) field never

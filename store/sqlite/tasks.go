@@ -517,29 +517,15 @@ func priorityOrNull(p revisit.TaskPriority) any {
 
 // scanIDs reads a query returning one integer column.
 func scanIDs(rows *sql.Rows, err error) ([]int64, error) {
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
+	return collect(rows, err, nil, func(rows *sql.Rows) (id int64, err error) {
+		err = rows.Scan(&id)
+		return id, err
+	})
 }
 
 // scanTasks reads a query returning tasksql.Columns.
 func scanTasks(rows *sql.Rows, err error) ([]revisit.Task, error) {
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var ts []revisit.Task
-	for rows.Next() {
+	return collect(rows, err, nil, func(rows *sql.Rows) (revisit.Task, error) {
 		var (
 			t              revisit.Task
 			args           string
@@ -548,25 +534,18 @@ func scanTasks(rows *sql.Rows, err error) ([]revisit.Task, error) {
 		)
 		if err := rows.Scan(&t.ID, &t.Type, &args, timeCol{&t.NextRun}, durationCol{&t.CurrentInterval},
 			&status, &policy, &t.RetriesLeft, &priority); err != nil {
-			return nil, err
+			return t, err
 		}
 		t.Status, t.Policy, t.Priority = revisit.TaskStatus(status), revisit.TaskPolicy(policy), revisit.TaskPriority(priority.String)
-		if t.Arguments, err = batch.DecodeArguments([]byte(args)); err != nil {
-			return nil, err
-		}
-		ts = append(ts, t)
-	}
-	return ts, rows.Err()
+		var err error
+		t.Arguments, err = batch.DecodeArguments([]byte(args))
+		return t, err
+	})
 }
 
 // scanTaskRuns reads a query returning tasksql.RunColumns.
 func scanTaskRuns(rows *sql.Rows, err error) ([]revisit.TaskRun, error) {
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var runs []revisit.TaskRun
-	for rows.Next() {
+	return collect(rows, err, nil, func(rows *sql.Rows) (revisit.TaskRun, error) {
 		var (
 			r        revisit.TaskRun
 			metadata string
@@ -574,13 +553,11 @@ func scanTaskRuns(rows *sql.Rows, err error) ([]revisit.TaskRun, error) {
 		)
 		if err := rows.Scan(&r.ID, &r.TaskID, &r.BackendID, timePtrCol{&r.Scheduled}, timePtrCol{&r.Confirmed}, timePtrCol{&r.Started},
 			timePtrCol{&r.Ended}, &metadata, &status); err != nil {
-			return nil, err
+			return r, err
 		}
 		r.Status = revisit.TaskRunStatus(status)
-		if r.Metadata, err = batch.DecodeMetadata([]byte(metadata)); err != nil {
-			return nil, err
-		}
-		runs = append(runs, r)
-	}
-	return runs, rows.Err()
+		var err error
+		r.Metadata, err = batch.DecodeMetadata([]byte(metadata))
+		return r, err
+	})
 }

@@ -84,27 +84,19 @@ func (s *Store) taskTypes(ctx context.Context, op, where string, args ...any) ([
 
 // scanTaskTypes reads and closes rows of taskTypeColumns.
 func scanTaskTypes(rows *sql.Rows, err error) ([]revisit.TaskType, error) {
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	ts := []revisit.TaskType{}
-	for rows.Next() {
+	return collect(rows, err, []revisit.TaskType{}, func(rows *sql.Rows) (revisit.TaskType, error) {
 		var (
 			t       revisit.TaskType
 			backoff sql.NullFloat64
 			mql     sql.NullInt64
 			retries sql.NullInt64
 		)
-		if err := rows.Scan(&t.Type, &t.Description, &t.BackendName,
+		err := rows.Scan(&t.Type, &t.Description, &t.BackendName,
 			durationCol{&t.DefaultInterval}, durationCol{&t.MinInterval}, durationCol{&t.MaxInterval},
-			&backoff, &mql, &retries, durationCol{&t.RetryDelay}, durationCol{&t.RunTimeout}); err != nil {
-			return nil, err
-		}
+			&backoff, &mql, &retries, durationCol{&t.RetryDelay}, durationCol{&t.RunTimeout})
 		t.BackoffFactor = backoff.Float64
 		t.MaxQueueLength = int(mql.Int64)
 		t.NumRetries = int(retries.Int64)
-		ts = append(ts, t)
-	}
-	return ts, rows.Err()
+		return t, err
+	})
 }

@@ -231,20 +231,11 @@ func (s *Store) VisitsClose(ctx context.Context, ids []string) ([]revisit.Visit,
 
 // scanVisits reads the rows of a query returning visitColumns.
 func scanVisits(rows *sql.Rows, err error) ([]revisit.Visit, error) {
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var visits []revisit.Visit
-	for rows.Next() {
-		var v revisit.Visit
-		if err := rows.Scan(&v.ID, &v.Origin.URL, &v.Origin.VisitType, &v.Origin.ListerID, &v.Policy, &v.State,
-			timeCol{&v.ScheduledAt}, timePtrCol{&v.SentAt}, &v.Owner); err != nil {
-			return nil, err
-		}
-		visits = append(visits, v)
-	}
-	return visits, rows.Err()
+	return collect(rows, err, nil, func(rows *sql.Rows) (v revisit.Visit, err error) {
+		err = rows.Scan(&v.ID, &v.Origin.URL, &v.Origin.VisitType, &v.Origin.ListerID, &v.Policy, &v.State,
+			timeCol{&v.ScheduledAt}, timePtrCol{&v.SentAt}, &v.Owner)
+		return v, err
+	})
 }
 
 // VisitsCount counts visits by visit type and state.
@@ -259,19 +250,10 @@ func (s *Store) VisitsCount(ctx context.Context) ([]revisit.VisitCounts, error) 
 
 // scanVisitCounts reads the rows of VisitsCount's query.
 func scanVisitCounts(rows *sql.Rows, err error) ([]revisit.VisitCounts, error) {
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var counts []revisit.VisitCounts
-	for rows.Next() {
-		var c revisit.VisitCounts
-		if err := rows.Scan(&c.VisitType, &c.Pending, &c.Sent, &c.Lost); err != nil {
-			return nil, err
-		}
-		counts = append(counts, c)
-	}
-	return counts, rows.Err()
+	return collect(rows, err, nil, func(rows *sql.Rows) (c revisit.VisitCounts, err error) {
+		err = rows.Scan(&c.VisitType, &c.Pending, &c.Sent, &c.Lost)
+		return c, err
+	})
 }
 
 // LeaseAcquire takes or renews a lease, or reports who holds it.
