@@ -10,13 +10,15 @@
 // wrapping broker.ErrUnavailable, and a publish interrupted by a lost
 // connection reports each unconfirmed message Failed.
 //
-// Channels: Config.PublishChannels publishing channels in confirm mode,
-// shared by Publish calls, which take turns (a batch is published and
-// confirmed as a whole before the next call starts); a call stripes its
-// batch over the channels, which publish in parallel, each with its own
-// confirm window and returns (so matching returns against confirms stays
-// per channel and simple). One cached channel for passive declares
-// (Depth). One channel per running Events call.
+// Channels: each Publish call holds a set of Config.PublishChannels
+// publishing channels in confirm mode for its duration, so that calls for
+// different queues (the orchestrator's visit types) run side by side and a
+// queue slow to confirm never holds up another; a finished call leaves its
+// set open for the next one. A call stripes its batch over its channels,
+// which publish in parallel, each with its own confirm window and returns
+// (so matching returns against confirms stays per channel and simple). One
+// cached channel for passive declares (Depth). One channel per running
+// Events call.
 package amqp
 
 import (
@@ -143,8 +145,8 @@ type Broker struct {
 	closeOnce sync.Once
 	done      chan struct{} // closed when the supervisor has exited
 
-	pubTurn chan struct{} // one token: the Publish call that holds it owns pubs
-	pubs    []*pubChannel
+	pubMu   sync.Mutex
+	idlePub []pubSet // publishing channel sets no Publish call holds
 
 	depthMu sync.Mutex
 	depthCh *amqp091.Channel
@@ -170,9 +172,7 @@ func Open(ctx context.Context, cfg Config) (*Broker, error) {
 		ready:    make(chan struct{}),
 		closing:  make(chan struct{}),
 		done:     make(chan struct{}),
-		pubTurn:  make(chan struct{}, 1),
 	}
-	b.pubTurn <- struct{}{}
 	conn, err := b.dialUntil(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("amqp broker: connect to %s: %w", b.redacted, err)
@@ -285,9 +285,15 @@ func (b *Broker) clearConn() {
 	}
 }
 
-// closeChannels closes the cached depth channel (the publishing channels
-// belong to whoever holds pubTurn and die with the connection).
+// closeChannels closes the cached depth channel and the idle publishing
+// channels (those that Publish calls hold die with the connection).
 func (b *Broker) closeChannels() {
+	b.pubMu.Lock()
+	for _, set := range b.idlePub {
+		set.close()
+	}
+	b.idlePub = nil
+	b.pubMu.Unlock()
 	b.depthMu.Lock()
 	defer b.depthMu.Unlock()
 	if b.depthCh != nil {

@@ -29,29 +29,75 @@ func (p *pubChannel) usable() bool {
 	return p != nil && !p.ch.IsClosed() && !p.conn.IsClosed()
 }
 
-// publishChannels returns Config.PublishChannels open publishing channels,
-// opening those that are missing or closed (waiting for the connection
-// until ctx ends). The caller holds b.pubTurn.
-func (b *Broker) publishChannels(ctx context.Context) ([]*pubChannel, error) {
-	if len(b.pubs) != b.cfg.PublishChannels {
-		b.dropPublishChannels()
-		b.pubs = make([]*pubChannel, b.cfg.PublishChannels)
+// pubSet is the publishing channels one Publish call holds; a nil entry
+// is a channel not open (yet, or any more).
+type pubSet []*pubChannel
+
+// close closes the set's channels.
+func (s pubSet) close() {
+	for _, p := range s {
+		if p != nil {
+			_ = p.ch.Close()
+		}
 	}
-	for k, p := range b.pubs {
+}
+
+// maxIdlePubSets bounds the channel sets kept open between Publish calls:
+// as many as there were calls at once, up to this (a process publishes
+// for a few visit types and task types at a time).
+const maxIdlePubSets = 8
+
+// takePublishChannels returns a set of Config.PublishChannels open
+// publishing channels for one Publish call: an idle set, its closed
+// channels reopened, or a new one (waiting for the connection until ctx
+// ends). The caller gives it back with givePublishChannels.
+func (b *Broker) takePublishChannels(ctx context.Context) (pubSet, error) {
+	b.pubMu.Lock()
+	var set pubSet
+	if n := len(b.idlePub); n > 0 {
+		set, b.idlePub = b.idlePub[n-1], b.idlePub[:n-1]
+	}
+	b.pubMu.Unlock()
+	if set == nil {
+		set = make(pubSet, b.cfg.PublishChannels)
+	}
+	for k, p := range set {
 		if p.usable() {
 			continue
 		}
 		if p != nil {
 			_ = p.ch.Close()
-			b.pubs[k] = nil
+			set[k] = nil
 		}
 		np, err := b.openPublishChannel(ctx)
 		if err != nil {
+			b.givePublishChannels(set)
 			return nil, err
 		}
-		b.pubs[k] = np
+		set[k] = np
 	}
-	return b.pubs, nil
+	return set, nil
+}
+
+// givePublishChannels makes set idle again for the next Publish call,
+// dropping its closed channels, or closes it when enough sets are idle or
+// the broker is closing.
+func (b *Broker) givePublishChannels(set pubSet) {
+	for k, p := range set {
+		if p != nil && !p.usable() {
+			_ = p.ch.Close()
+			set[k] = nil
+		}
+	}
+	b.pubMu.Lock()
+	keep := len(b.idlePub) < maxIdlePubSets && !b.isClosing()
+	if keep {
+		b.idlePub = append(b.idlePub, set)
+	}
+	b.pubMu.Unlock()
+	if !keep {
+		set.close()
+	}
 }
 
 // openPublishChannel opens a confirm-mode channel with its returns,
@@ -77,17 +123,6 @@ func (b *Broker) openPublishChannel(ctx context.Context) (*pubChannel, error) {
 				return nil, broker.ErrClosed
 			}
 			return nil, fmt.Errorf("%w: open publishing channel: %w (%w)", broker.ErrUnavailable, err, ctx.Err())
-		}
-	}
-}
-
-// dropPublishChannels closes the publishing channels. The caller holds
-// b.pubTurn.
-func (b *Broker) dropPublishChannels() {
-	for k, p := range b.pubs {
-		if p != nil {
-			_ = p.ch.Close()
-			b.pubs[k] = nil
 		}
 	}
 }
@@ -118,9 +153,10 @@ type inflight struct {
 // alone: its unconfirmed messages are Failed, its unsent ones not sent,
 // the other channels go on.
 //
-// Concurrent calls take turns. A call made while disconnected waits for
-// the connection until ctx ends; a connection lost during the call fails
-// the rest of the batch instead of waiting.
+// Concurrent calls run side by side, each on channels of its own. A call
+// made while disconnected waits for the connection until ctx ends; a
+// connection lost during the call fails the rest of the batch instead of
+// waiting.
 func (b *Broker) Publish(ctx context.Context, queue string, msgs []celery.Message) ([]broker.Publication, error) {
 	res := make([]broker.Publication, len(msgs))
 	for i, m := range msgs {
@@ -145,19 +181,11 @@ func (b *Broker) Publish(ctx context.Context, queue string, msgs []celery.Messag
 	if err := ctx.Err(); err != nil {
 		return failAll(err)
 	}
-	select {
-	case <-b.pubTurn:
-	case <-ctx.Done():
-		return failAll(ctx.Err())
-	case <-b.closing:
-		return failAll(broker.ErrClosed)
-	}
-	defer func() { b.pubTurn <- struct{}{} }()
-
-	pcs, err := b.publishChannels(ctx)
+	pcs, err := b.takePublishChannels(ctx)
 	if err != nil {
 		return failAll(err)
 	}
+	defer b.givePublishChannels(pcs)
 
 	// Which messages to send: not duplicates.
 	toSend := make([]int, 0, len(msgs))
@@ -203,11 +231,6 @@ func (b *Broker) Publish(ctx context.Context, queue string, msgs []celery.Messag
 		sent += lanes[k].sent
 		if stopErr == nil {
 			stopErr = lanes[k].stopErr
-		}
-	}
-	for k, p := range b.pubs {
-		if p != nil && p.ch.IsClosed() {
-			b.pubs[k] = nil
 		}
 	}
 	if sent == 0 && stopErr != nil {

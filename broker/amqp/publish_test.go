@@ -15,6 +15,7 @@ import (
 	"github.com/revisit-sched/revisit/broker"
 	"github.com/revisit-sched/revisit/broker/amqp"
 	"github.com/revisit-sched/revisit/celery"
+	"github.com/revisit-sched/revisit/internal/celerytest"
 )
 
 func TestPublishConfirmsAndDeliversMessagesUnchanged(t *testing.T) {
@@ -158,7 +159,7 @@ func TestPublishRefusesDuplicateIDs(t *testing.T) {
 	}
 }
 
-func TestConcurrentPublishCallsTakeTurns(t *testing.T) {
+func TestConcurrentPublishCallsConfirmEachMessage(t *testing.T) {
 	t.Parallel()
 	b := openBroker(t, amqp.Config{ConfirmWindow: 50})
 	q := testQueue(t, true)
@@ -185,6 +186,47 @@ func TestConcurrentPublishCallsTakeTurns(t *testing.T) {
 	}
 	if d, err := b.Depth(context.Background(), q); err != nil || d != 800 {
 		t.Fatalf("depth: %d, %v; want 800", d, err)
+	}
+}
+
+// TestPublishCallsDoNotWaitForEachOther publishes one message to a queue
+// while a large batch is being published to another: the small call must
+// not wait for the large one (the orchestrator's loops, one per visit
+// type, publish side by side, and a slow queue must not hold up another).
+func TestPublishCallsDoNotWaitForEachOther(t *testing.T) {
+	t.Parallel()
+	b := openBroker(t, amqp.Config{ConfirmWindow: 100, PublishChannels: 1})
+	big, small := testQueue(t, true), testQueue(t, true)
+	const n = 20000
+	batch := messages(t, n)
+	bigDone := make(chan error, 1)
+	go func() {
+		pubs, err := b.Publish(context.Background(), big, batch)
+		if err == nil && countOutcomes(pubs)[broker.Confirmed] != n {
+			err = fmt.Errorf("large batch: %v", countOutcomes(pubs))
+		}
+		bigDone <- err
+	}()
+	celerytest.WaitFor(t, 30*time.Second, "the large batch to start arriving", func() bool {
+		d, err := b.Depth(context.Background(), big)
+		return err == nil && d > 0
+	})
+
+	pubs, err := b.Publish(context.Background(), small, messages(t, 1))
+	if err != nil || pubs[0].Outcome != broker.Confirmed {
+		t.Fatalf("small publish: %v, %+v", err, pubs)
+	}
+	depth, err := b.Depth(context.Background(), big)
+	select {
+	case err := <-bigDone:
+		t.Fatalf("the one-message publish returned only after the %d-message batch had finished (%v)", n, err)
+	default:
+	}
+	if err != nil || depth >= n {
+		t.Fatalf("depth of the large batch's queue when the small publish returned: %d, %v", depth, err)
+	}
+	if err := <-bigDone; err != nil {
+		t.Fatal(err)
 	}
 }
 
