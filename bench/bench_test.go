@@ -108,10 +108,12 @@ func TestRunBroker(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	rep := runBroker(t, b)
-	// This RabbitMQ runs on this host: its processor time is counted.
-	if rep.CPU.RabbitMQMicros <= 0 {
-		t.Errorf("CPU per message %+v: want RabbitMQ's time counted", rep.CPU)
+	for _, queues := range []int{1, 3} {
+		rep := runBroker(t, b, queues)
+		// This RabbitMQ runs on this host: its processor time is counted.
+		if rep.CPU.RabbitMQMicros <= 0 {
+			t.Errorf("CPU per message %+v: want RabbitMQ's time counted", rep.CPU)
+		}
 	}
 }
 
@@ -123,20 +125,20 @@ func TestRunBrokerEmbedded(t *testing.T) {
 	defer st.Close()
 	b := embedded.New(st, embedded.Config{})
 	defer b.Close()
-	runBroker(t, b)
+	runBroker(t, b, 2)
 }
 
-// runBroker runs a small broker benchmark, checks its report and returns
-// it.
-func runBroker(t *testing.T, b bench.ScratchBroker) bench.BrokerReport {
+// runBroker runs a small broker benchmark publishing to queues queues at
+// once, checks its report and returns it.
+func runBroker(t *testing.T, b bench.ScratchBroker, queues int) bench.BrokerReport {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	rep, err := bench.RunBroker(ctx, bench.BrokerConfig{Broker: b, Messages: 2500, Batch: 1000})
+	rep, err := bench.RunBroker(ctx, bench.BrokerConfig{Broker: b, Messages: 2500, Batch: 1000, Queues: queues})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Confirmed != 2500 || rep.Failed+rep.Returned != 0 || rep.Depth != 2500 || rep.PerSecond <= 0 {
+	if rep.Queues != queues || rep.Confirmed != 2500 || rep.Failed+rep.Returned != 0 || rep.Depth != 2500 || rep.PerSecond <= 0 {
 		t.Fatalf("report %+v: want 2500 confirmed and queued", rep)
 	}
 	if rep.CPU.RevisitMicros <= 0 {

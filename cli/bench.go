@@ -139,8 +139,8 @@ concurrent API requests are.`,
 
 func (a *app) benchBrokerCommand() *cobra.Command {
 	var (
-		messages, batch int
-		queueArgs       []string
+		messages, batch, queues int
+		queueArgs               []string
 	)
 	cmd := &cobra.Command{
 		Use:   "broker",
@@ -150,14 +150,18 @@ batches with publisher confirms, into a scratch durable queue that is
 deleted afterwards, and checks that the queue holds every confirmed one.
 With the embedded broker, this measures confirmed writes into the store.
 
+--queues N publishes to N scratch queues at once, one publisher each, as
+the orchestrator's loops publish for their visit types (the messages are
+split evenly; the rate is their total over the wall time).
+
 --queue-arg declares the RabbitMQ scratch queue with an argument, to try
 what a policy would set on the workers' queues, e.g.
 --queue-arg x-queue-mode=lazy --queue-arg x-queue-version=2 (integers are
 sent as int32).`,
 		Args: exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if messages <= 0 || batch <= 0 {
-				return usagef("--messages and --batch must be positive")
+			if messages <= 0 || batch <= 0 || queues <= 0 {
+				return usagef("--messages, --batch and --queues must be positive")
 			}
 			args, err := parseQueueArgs(queueArgs)
 			if err != nil {
@@ -169,13 +173,13 @@ sent as int32).`,
 			}
 			progress := a.progressWriter()
 			rep, err := bench.RunBroker(cmd.Context(), bench.BrokerConfig{Broker: sb, Messages: messages,
-				Batch: batch, QueueArgs: args, Progress: progress})
+				Batch: batch, Queues: queues, QueueArgs: args, Progress: progress})
 			if err != nil {
 				return fmt.Errorf("bench broker: %w", err)
 			}
-			rw := a.rows(cols(append([]string{"messages", "confirmed", "returned", "failed", "queue_depth_after",
+			rw := a.rows(cols(append([]string{"messages", "queues", "confirmed", "returned", "failed", "queue_depth_after",
 				"confirmed_per_s", "target_per_s", "met"}, cpuColumns...)...))
-			if err := rw.Row(append([]any{rep.Messages, rep.Confirmed, rep.Returned, rep.Failed, rep.Depth,
+			if err := rw.Row(append([]any{rep.Messages, rep.Queues, rep.Confirmed, rep.Returned, rep.Failed, rep.Depth,
 				math.Round(rep.PerSecond), bench.PublishTarget, rep.PerSecond >= bench.PublishTarget},
 				cpuCells(rep.CPU)...)...); err != nil {
 				return err
@@ -185,6 +189,7 @@ sent as int32).`,
 	}
 	cmd.Flags().IntVar(&messages, "messages", 200_000, "messages to publish")
 	cmd.Flags().IntVar(&batch, "batch", 1000, "messages per publish call")
+	cmd.Flags().IntVar(&queues, "queues", 1, "scratch queues published to at once, one publisher each")
 	cmd.Flags().StringArrayVar(&queueArgs, "queue-arg", nil, "scratch queue argument `KEY=VALUE` (RabbitMQ; repeatable)")
 	return cmd
 }
