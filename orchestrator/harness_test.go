@@ -34,6 +34,7 @@ type fakeBroker struct {
 	depthErr  error
 	failAll   bool
 	block     chan struct{} // when set, Publish waits for it to close (or ctx)
+	slowQueue string        // when set, only Publish calls to this queue wait for block
 	maxDepth  int64         // highest depth seen after a publish
 	publishes int
 }
@@ -51,6 +52,9 @@ func newBlockedBroker() (b *fakeBroker, block chan struct{}) {
 func (b *fakeBroker) Publish(ctx context.Context, queue string, msgs []celery.Message) ([]broker.Publication, error) {
 	b.mu.Lock()
 	block := b.block
+	if b.slowQueue != "" && queue != b.slowQueue {
+		block = nil
+	}
 	b.mu.Unlock()
 	pubs := make([]broker.Publication, len(msgs))
 	for i, m := range msgs {

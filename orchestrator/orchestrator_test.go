@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -115,6 +116,38 @@ func TestUnconfirmedMessagesReleaseTheirOrigins(t *testing.T) {
 	b.set(func(b *fakeBroker) { b.failAll = false })
 	require.Eventually(t, func() bool { return len(b.published()) == 30 }, waitFor, tick,
 		"once the broker confirms, every origin goes")
+}
+
+// TestASlowQueueDelaysNoOtherVisitType blocks every publish to git's queue:
+// hg's loop goes on publishing its visits all the same.
+func TestASlowQueueDelaysNoOtherVisitType(t *testing.T) {
+	st := teststore.SQLite(t)
+	w := newWorld(t, st, 100)
+	w.add(neverVisited, 5)
+	const hgTask = "swh.loader.mercurial.tasks.LoadMercurial"
+	require.NoError(t, st.TaskTypeCreate(w.ctx, revisit.TaskType{Type: "load-hg", BackendName: hgTask, MaxQueueLength: 100}))
+	var hg []revisit.ListedOrigin
+	for i := range 5 {
+		hg = append(hg, revisit.ListedOrigin{ListerID: w.lister.ID, URL: fmt.Sprintf("https://forge.example/hg-%d", i),
+			VisitType: "hg", Enabled: true})
+	}
+	_, err := st.ListedOriginsRecord(w.ctx, hg)
+	require.NoError(t, err)
+
+	b, block := newBlockedBroker()
+	b.set(func(b *fakeBroker) { b.slowQueue = gitTask })
+	start(t, st, b, testConfig("a"))
+	depth := func(queue string) int64 {
+		d, err := b.Depth(w.ctx, queue)
+		require.NoError(t, err)
+		return d
+	}
+	require.Eventually(t, func() bool { return depth(hgTask) == 5 }, waitFor, tick,
+		"hg's visits are published while git's publish waits")
+	require.Zero(t, depth(gitTask))
+	close(block)
+	require.Eventually(t, func() bool { return depth(gitTask) == 5 }, waitFor, tick,
+		"git's visits are published once its queue takes them")
 }
 
 func TestUnknownDepthPublishesNothing(t *testing.T) {
