@@ -90,17 +90,14 @@ func RunBroker(ctx context.Context, cfg BrokerConfig) (BrokerReport, error) {
 	}
 	host, _ := os.Hostname()
 	origin := "revisit-bench@" + host
-	var (
-		mu       sync.Mutex
-		progress = publishProgress{w: cfg.Progress, total: cfg.Messages}
-	)
+	progress := publishProgress{w: cfg.Progress, total: cfg.Messages}
+	outcomes := make([]BrokerReport, len(queues)) // each publisher's own
 	cpu := sampleCPU()
 	start := time.Now()
 	g, gctx := errgroup.WithContext(ctx)
 	for k, queue := range queues {
 		// Queue k publishes the messages whose number is k modulo the count.
 		g.Go(func() error {
-			var counts BrokerReport
 			msgs := make([]celery.Message, 0, cfg.Batch)
 			for first := k; first < cfg.Messages; first += cfg.Batch * cfg.Queues {
 				msgs = msgs[:0]
@@ -118,14 +115,9 @@ func RunBroker(ctx context.Context, cfg BrokerConfig) (BrokerReport, error) {
 				if err != nil {
 					return err
 				}
-				counts.count(pubs)
+				outcomes[k].count(pubs)
 				progress.add(len(msgs))
 			}
-			mu.Lock()
-			defer mu.Unlock()
-			rep.Confirmed += counts.Confirmed
-			rep.Returned += counts.Returned
-			rep.Failed += counts.Failed
 			return nil
 		})
 	}
@@ -133,6 +125,11 @@ func RunBroker(ctx context.Context, cfg BrokerConfig) (BrokerReport, error) {
 		return rep, err
 	}
 	elapsed := time.Since(start)
+	for _, o := range outcomes {
+		rep.Confirmed += o.Confirmed
+		rep.Returned += o.Returned
+		rep.Failed += o.Failed
+	}
 	rep.CPU = cpu.per(sampleCPU(), int64(rep.Confirmed))
 	rep.PerSecond = float64(rep.Confirmed) / elapsed.Seconds()
 	for _, queue := range queues {
