@@ -52,6 +52,7 @@ func (s *Store) ListedOriginsRecord(ctx context.Context, origins []revisit.Liste
 	}
 	var res revisit.RecordResult
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		var newURLs, newTypes []string
 		if err := checkListers(ctx, tx, origins); err != nil {
 			return err
 		}
@@ -63,7 +64,8 @@ func (s *Store) ListedOriginsRecord(ctx context.Context, origins []revisit.Liste
 		// batch). Pending rows are updated where they sit; a new row of an
 		// origin pending under another lister takes that grab's
 		// last_scheduled. The rows of origins that several listers list are
-		// flagged shared (markScheduled).
+		// flagged shared (markScheduled): here those listed twice in the
+		// batch, in shareOrigins those that other listers listed before.
 		err := s.withIndexLookups(ctx, tx, func() error {
 			return tx.QueryRow(ctx, `
 			WITH b AS (
@@ -71,14 +73,8 @@ func (s *Store) ListedOriginsRecord(ctx context.Context, origins []revisit.Liste
 					$6::timestamptz[], $7::bool[], $8::text[])
 					AS b(lister_id, url, visit_type, extra, enabled, last_update, is_fork, forked_from_url)
 			), multi AS (
-				-- CASE keeps the cheap probe first: the key the upsert
-				-- probes anyway, then, for new rows only, the origin.
-				SELECT b.url, b.visit_type FROM b
-				WHERE CASE WHEN EXISTS (SELECT FROM listed_origin_all o
-						WHERE o.lister_id = b.lister_id AND o.url = b.url AND o.visit_type = b.visit_type) THEN false
-					ELSE EXISTS (SELECT FROM listed_origin_all o
-						WHERE o.url = b.url AND o.visit_type = b.visit_type AND o.lister_id <> b.lister_id) END
-				UNION
+				-- Origins that several listers list in this batch; those
+				-- that other listers listed before are found by shareOrigins.
 				SELECT url, visit_type FROM b GROUP BY url, visit_type HAVING count(*) > 1
 			), pend AS (
 				UPDATE listed_origin_pending p SET extra_loader_arguments = b.extra::jsonb, enabled = b.enabled,
@@ -102,7 +98,7 @@ func (s *Store) ListedOriginsRecord(ctx context.Context, origins []revisit.Liste
 					last_seen = EXCLUDED.last_seen, last_update = EXCLUDED.last_update,
 					is_fork = EXCLUDED.is_fork, forked_from_url = EXCLUDED.forked_from_url,
 					shared = lo.shared OR EXCLUDED.shared
-				RETURNING xmax = 0 AS inserted
+				RETURNING xmax = 0 AS inserted, lo.shared, lo.url, lo.visit_type
 			), others AS (
 				UPDATE listed_origin o SET shared = true FROM multi m
 				WHERE o.url = m.url AND o.visit_type = m.visit_type AND NOT o.shared AND NOT EXISTS (SELECT FROM b
@@ -112,17 +108,60 @@ func (s *Store) ListedOriginsRecord(ctx context.Context, origins []revisit.Liste
 				WHERE o.url = m.url AND o.visit_type = m.visit_type AND NOT o.shared AND NOT EXISTS (SELECT FROM b
 					WHERE b.lister_id = o.lister_id AND b.url = o.url AND b.visit_type = o.visit_type)
 			)
-			SELECT count(*) FILTER (WHERE inserted), count(*) FILTER (WHERE NOT inserted) + (SELECT count(*) FROM pend)
+			SELECT count(*) FILTER (WHERE inserted), count(*) FILTER (WHERE NOT inserted) + (SELECT count(*) FROM pend),
+				COALESCE(array_agg(url) FILTER (WHERE inserted AND NOT shared), '{}'),
+				COALESCE(array_agg(visit_type) FILTER (WHERE inserted AND NOT shared), '{}')
 			FROM up`,
-				listers, urls, types, extras, enabled, updates, forks, forkURLs, s.now()).Scan(&res.Inserted, &res.Updated)
+				listers, urls, types, extras, enabled, updates, forks, forkURLs, s.now()).Scan(&res.Inserted, &res.Updated,
+				&newURLs, &newTypes)
 		})
 		if err != nil {
 			return err
 		}
-		return s.ensureStatistics(ctx, tx)
+		if err := s.ensureStatistics(ctx, tx); err != nil {
+			return err
+		}
+		return shareOrigins(ctx, tx, newURLs, newTypes)
 	})
 	return res, translate(wrap(err, "record %d listed origins", n))
 }
+
+// shareOrigins flags shared every listed row (pending or not) of the
+// origins (urls[i], types[i]) that the recording in tx has just inserted a
+// row of, if another lister lists them too.
+//
+// The recording statement cannot see the rows that a concurrent recording
+// has inserted and not committed yet: two listers that list one new origin
+// at the same moment would each insert an unshared row, and a grab would
+// move one row and offer the origin again through the other. So the
+// recordings that inserted rows take their visit types' record locks, in
+// turn, before looking: the second to look sees the first's committed rows
+// (a lock is released after its transaction's commit is visible).
+func shareOrigins(ctx context.Context, tx pgx.Tx, urls, types []string) error {
+	if len(urls) == 0 {
+		return nil
+	}
+	if err := lockVisitTypes(ctx, tx, recordLockKey, types); err != nil {
+		return err
+	}
+	return withIndexScans(ctx, tx, func() error {
+		_, err := tx.Exec(ctx, shareListedRows, urls, types)
+		return err
+	})
+}
+
+// shareListedRows flags shared every row of the origins ($1 their URLs, $2
+// their visit types) that more than one lister lists.
+const shareListedRows = `
+	WITH multi AS (
+		SELECT n.url, n.visit_type FROM unnest($1::text[], $2::text[]) AS n(url, visit_type)
+		WHERE (SELECT count(*) FROM listed_origin_all o WHERE o.url = n.url AND o.visit_type = n.visit_type) > 1
+	), listed AS (
+		UPDATE listed_origin o SET shared = true FROM multi m
+		WHERE o.url = m.url AND o.visit_type = m.visit_type AND NOT o.shared
+	)
+	UPDATE listed_origin_pending o SET shared = true FROM multi m
+	WHERE o.url = m.url AND o.visit_type = m.visit_type AND NOT o.shared`
 
 // checkListers fails with an invalid-input error naming the first origin
 // whose lister does not exist.

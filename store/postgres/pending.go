@@ -23,6 +23,10 @@ func listedColumnsWith(lastScheduled string) string {
 // grabLockKey is the advisory lock key of a visit type's grabs.
 const grabLockKey = "hashtextextended('revisit.grab:' || $1, 0)"
 
+// recordLockKey is the advisory lock key that recordings which insert rows
+// of a visit type take in turn (shareOrigins).
+const recordLockKey = "hashtextextended('revisit.record:' || $1, 0)"
+
 // lockGrabs takes the visit type's grab lock: a grab moves origins between
 // listed_origin and listed_origin_pending, so it runs alone.
 func lockGrabs(ctx context.Context, tx pgx.Tx, visitType string) error {
@@ -36,11 +40,29 @@ func lockGrabs(ctx context.Context, tx pgx.Tx, visitType string) error {
 // the grabs in progress and keep new ones out until they commit, but not
 // each other.
 func shareGrabLocks(ctx context.Context, tx pgx.Tx, visitTypes []string) error {
+	return eachVisitType(visitTypes, func(vt string) error {
+		_, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock_shared("+grabLockKey+")", vt)
+		return err
+	})
+}
+
+// lockVisitTypes takes the advisory locks of key (a lock key expression of
+// $1) for visitTypes exclusively, in a fixed order.
+func lockVisitTypes(ctx context.Context, tx pgx.Tx, key string, visitTypes []string) error {
+	return eachVisitType(visitTypes, func(vt string) error {
+		_, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock("+key+")", vt)
+		return err
+	})
+}
+
+// eachVisitType calls fn for each distinct visit type of visitTypes, in
+// sorted order (the order in which locks are taken, so that no two
+// transactions wait for each other), and stops at its first error.
+func eachVisitType(visitTypes []string, fn func(string) error) error {
 	types := slices.Clone(visitTypes)
 	slices.Sort(types)
-	types = slices.Compact(types)
-	for _, vt := range types {
-		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock_shared("+grabLockKey+")", vt); err != nil {
+	for _, vt := range slices.Compact(types) {
+		if err := fn(vt); err != nil {
 			return err
 		}
 	}

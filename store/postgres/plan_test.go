@@ -225,12 +225,14 @@ type statement struct {
 }
 
 // urlLookups are the statements that look origins up by URL in both
-// listed tables: a result's write and a released visit's restore.
+// listed tables: a result's write, a released visit's restore and the
+// flagging of origins that several listers list.
 func urlLookups() map[string]statement {
 	release := `WITH gone AS (DELETE FROM visit_in_flight WHERE id = ANY($1) AND state = 'pending'
 		RETURNING url, visit_type, scheduled_at, prev_scheduled)` + restoreEligibility
 	return map[string]statement{
 		"result":  {writeStats, make([]any, 13)},
 		"release": {release, []any{[]uuid.UUID{uuid.New()}}},
+		"shared":  {shareListedRows, []any{[]string{"https://example.org/a"}, []string{"git"}}},
 	}
 }

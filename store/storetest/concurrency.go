@@ -69,3 +69,50 @@ func init() {
 		}
 	})
 }
+
+func init() {
+	// Two listers that list the same new origins at the same moment, in
+	// concurrent batches: each grab must still take every lister's row of
+	// an origin, so that no origin is offered twice.
+	register("Record/ConcurrentListersOfOneOrigin", func(t *testing.T, newStore NewStore) {
+		f := newFixture(t, newStore)
+		listers := []revisit.Lister{f.lister("github", ""), f.lister("swh-save", "")}
+		const rounds, size = 5, 400
+		for r := range rounds {
+			errs := make([]error, len(listers))
+			var wg sync.WaitGroup
+			start := make(chan struct{})
+			for i, l := range listers {
+				batch := make([]revisit.ListedOrigin, size)
+				for j := range size {
+					batch[j] = origin(l.ID, fmt.Sprintf("r%d-o%03d", r, j), "git")
+				}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					<-start
+					_, errs[i] = f.s.ListedOriginsRecord(f.ctx, batch)
+				}()
+			}
+			close(start)
+			wg.Wait()
+			for i, err := range errs {
+				require.NoError(t, err, "lister %d, round %d", i, r)
+			}
+		}
+		seen := map[string]int{}
+		for {
+			got, err := f.s.GrabNextVisits(f.ctx, revisit.GrabParams{VisitType: "git", Count: 150,
+				Policy: revisit.OldestScheduledFirst, Now: base})
+			require.NoError(t, err)
+			if len(got) == 0 {
+				break
+			}
+			for _, n := range names(got) {
+				seen[n]++
+				require.Equal(t, 1, seen[n], "%s offered twice", n)
+			}
+		}
+		require.Len(t, seen, rounds*size, "every origin offered once")
+	})
+}
