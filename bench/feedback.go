@@ -4,10 +4,7 @@ import (
 	"context"
 	"io"
 	"math/rand/v2"
-	"sync"
 	"time"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/revisit-sched/revisit/feedback"
 )
@@ -19,7 +16,8 @@ type FeedbackConfig struct {
 	Statuses int
 	Batch    int
 	// Workers is how many batches are processed at once, as concurrent API
-	// requests or event consumers do (1: one after the other).
+	// requests or `visit-status ingest --workers` do (1: one after the
+	// other).
 	Workers  int
 	Progress io.Writer
 }
@@ -41,8 +39,9 @@ const FeedbackTarget = 50_000
 // RunFeedback processes visit statuses of random origins of the reference
 // data set (loaded first if needed) in batches, as results arrive from
 // workers: 90 % full with a new snapshot, 5 % failed, 5 % not_found, dated
-// after every visit the data set knows. The batches are drawn before the
-// clock starts; cfg.Workers goroutines process them, each taking the next.
+// after every visit the data set knows. The statuses are drawn before the
+// clock starts, then fed to a feedback.Pipeline of cfg.Workers workers, as
+// `revisit visit-status ingest` does.
 func RunFeedback(ctx context.Context, cfg FeedbackConfig) (FeedbackReport, error) {
 	workers := max(cfg.Workers, 1)
 	rep := FeedbackReport{Statuses: cfg.Statuses, Workers: workers}
@@ -52,48 +51,24 @@ func RunFeedback(ctx context.Context, cfg FeedbackConfig) (FeedbackReport, error
 	}
 	defer se.Close()
 	rng := rand.New(rand.NewPCG(uint64(se.now.Unix()), 4))
-	var batches [][]feedback.VisitStatus
-	for done := 0; done < cfg.Statuses; done += cfg.Batch {
-		batch := make([]feedback.VisitStatus, 0, cfg.Batch)
-		for k := done; k < min(done+cfg.Batch, cfg.Statuses); k++ {
-			batch = append(batch, randomStatus(rng, se, k))
-		}
-		batches = append(batches, batch)
+	statuses := make([]feedback.VisitStatus, cfg.Statuses)
+	for k := range statuses {
+		statuses[k] = randomStatus(rng, se, k)
 	}
 
-	var (
-		mu   sync.Mutex
-		next int
-	)
-	g, gctx := errgroup.WithContext(ctx)
 	start := time.Now()
-	for w := range workers {
-		rnd := rand.New(rand.NewPCG(uint64(se.now.Unix()), uint64(5+w))).Float64
-		g.Go(func() error {
-			for {
-				mu.Lock()
-				i := next
-				next++
-				mu.Unlock()
-				if i >= len(batches) {
-					return nil
-				}
-				res, err := feedback.Process(gctx, se, batches[i], rnd)
-				if err != nil {
-					return err
-				}
-				mu.Lock()
-				rep.Changed += len(res.Stats)
-				rep.Ignored += res.Ignored
-				rep.Disabled += res.Disabled
-				mu.Unlock()
-			}
-		})
+	p := feedback.NewPipeline(ctx, se, feedback.PipelineConfig{Workers: workers, BatchSize: cfg.Batch})
+	for _, v := range statuses {
+		if err := p.Add(v); err != nil {
+			return rep, err
+		}
 	}
-	if err := g.Wait(); err != nil {
+	if err := p.Close(); err != nil {
 		return rep, err
 	}
 	rep.PerSecond = float64(cfg.Statuses) / time.Since(start).Seconds()
+	_, res := p.Processed()
+	rep.Changed, rep.Ignored, rep.Disabled = len(res.Stats), res.Ignored, res.Disabled
 	return rep, nil
 }
 

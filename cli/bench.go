@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/revisit-sched/revisit/bench"
+	"github.com/revisit-sched/revisit/feedback"
 )
 
 func (a *app) benchCommand() *cobra.Command {
@@ -100,8 +101,8 @@ func (a *app) benchFeedbackCommand() *cobra.Command {
 		Long: `Processes visit statuses of random origins of the reference data set
 (loaded first unless a previous bench run left it in the store) in batches,
 through the same processing as revisit visit-status ingest, and reports
-statuses per second. With --workers N, N batches are processed at once, as
-concurrent API requests are.`,
+statuses per second. --workers batches are processed at once, as
+revisit visit-status ingest does by default and concurrent API requests do.`,
 		Args: exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			n, err := bench.ParseSize(size)
@@ -133,7 +134,7 @@ concurrent API requests are.`,
 	f.StringVar(&size, "origins", "1M", "data set `size`: 1M, 10M, or any count")
 	f.IntVar(&statuses, "statuses", 200_000, "visit statuses to process")
 	f.IntVar(&batches, "batch", 1000, "statuses per batch")
-	f.IntVar(&workers, "workers", 1, "batches processed at once")
+	f.IntVar(&workers, "workers", feedback.DefaultWorkers, "batches processed at once (1: one after the other)")
 	return cmd
 }
 

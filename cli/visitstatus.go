@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math/rand/v2"
 
 	"github.com/spf13/cobra"
 
@@ -25,6 +24,7 @@ func (a *app) visitStatusIngestCommand() *cobra.Command {
 	var (
 		skipInvalid bool
 		batchSize   int
+		workers     int
 	)
 	cmd := &cobra.Command{
 		Use:   "ingest FILE|-",
@@ -44,11 +44,15 @@ whose last three visits failed or found nothing is disabled.
 
 Every line is checked first; if any is invalid nothing is written, unless
 --skip-invalid is given. Statuses are processed in batches of --batch-size,
-in the order of the input.`,
+--workers batches at once; all the statuses of an origin go to one worker,
+which folds them in the order of the input.`,
 		Args: exactArgs("FILE|-"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if batchSize <= 0 {
 				return usagef("--batch-size: must be positive, not %d", batchSize)
+			}
+			if workers <= 0 {
+				return usagef("--workers: must be positive, not %d", workers)
 			}
 			in, name, chk, cleanup, err := a.checkedInput(args[0], skipInvalid, checkStatuses)
 			defer cleanup()
@@ -60,7 +64,7 @@ in the order of the input.`,
 				return err
 			}
 			progress, done := a.progressBar(chk.valid, "processing visit statuses")
-			sum, err := ingestStatuses(cmd.Context(), st, in, batchSize, progress)
+			sum, err := ingestStatuses(cmd.Context(), st, in, batchSize, workers, progress)
 			done()
 			if err != nil {
 				return fmt.Errorf("%s: %w (%d status(es) processed before the failure)", name, err, sum.processed)
@@ -76,6 +80,7 @@ in the order of the input.`,
 	}
 	cmd.Flags().BoolVar(&skipInvalid, "skip-invalid", false, "process the valid lines and report the invalid ones")
 	cmd.Flags().IntVar(&batchSize, "batch-size", 1000, "statuses processed per batch")
+	cmd.Flags().IntVar(&workers, "workers", feedback.DefaultWorkers, "batches processed at once (each origin's statuses stay in input order)")
 	return cmd
 }
 
@@ -102,26 +107,11 @@ type ingestSummary struct {
 }
 
 // ingestStatuses is the second pass: it processes the valid lines in
-// batches, in input order.
-func ingestStatuses(ctx context.Context, st store.Store, r io.Reader, batchSize int, progress func(int)) (ingestSummary, error) {
-	var sum ingestSummary
-	batch := make([]feedback.VisitStatus, 0, batchSize)
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
-		res, err := feedback.Process(ctx, st, batch, rand.Float64)
-		if err != nil {
-			return err
-		}
-		sum.processed += len(batch)
-		sum.changed += len(res.Stats)
-		sum.ignored += res.Ignored
-		sum.disabled += res.Disabled
-		progress(len(batch))
-		batch = batch[:0]
-		return nil
-	}
+// batches, workers batches at once, each origin's statuses in input order
+// (feedback.Pipeline).
+func ingestStatuses(ctx context.Context, st store.Store, r io.Reader, batchSize, workers int, progress func(int)) (ingestSummary, error) {
+	p := feedback.NewPipeline(ctx, st, feedback.PipelineConfig{Workers: workers, BatchSize: batchSize,
+		Done: func(n int, _ feedback.Result) { progress(n) }})
 	err := eachLine(r, func(_ int, line []byte, tooLong error) error {
 		if tooLong != nil {
 			return nil
@@ -130,14 +120,11 @@ func ingestStatuses(ctx context.Context, st store.Store, r io.Reader, batchSize 
 		if err != nil {
 			return nil
 		}
-		batch = append(batch, v)
-		if len(batch) >= batchSize {
-			return flush()
-		}
-		return nil
+		return p.Add(v)
 	})
-	if err != nil {
-		return sum, err
+	if closeErr := p.Close(); err == nil {
+		err = closeErr
 	}
-	return sum, flush()
+	n, res := p.Processed()
+	return ingestSummary{processed: n, changed: len(res.Stats), ignored: res.Ignored, disabled: res.Disabled}, err
 }

@@ -60,3 +60,31 @@ func TestVisitStatusIngestBadInputWritesNothing(t *testing.T) {
 	out := h.ok("visit-status", "ingest", "--skip-invalid", bad)
 	require.Contains(t, out, "processed 1 status(es)")
 }
+
+// Several workers fold each origin's statuses in input order: none is
+// taken for a late one, whatever batch and worker it lands in.
+func TestVisitStatusIngestWorkers(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	const origins = 12
+	var listed, lines []string
+	for i := range origins {
+		listed = append(listed, fmt.Sprintf(`{"url": "https://forge.example/%d", "visit_type": "git", "lister_name": "forge"}`, i))
+	}
+	h.ok("origin", "record", h.file("o.jsonl", strings.Join(listed, "\n")+"\n"))
+	for day := 1; day <= 3; day++ {
+		for i := range origins {
+			lines = append(lines, fmt.Sprintf(`{"origin": "https://forge.example/%d", "visit_type": "git", "status": "failed", "date": "2026-01-0%dT00:00:00Z"}`, i, day))
+		}
+	}
+	in := h.file("s.jsonl", strings.Join(lines, "\n")+"\n")
+	sum := h.jsonObject("visit-status", "ingest", "--workers", "3", "--batch-size", "2", in)
+	require.EqualValues(t, 3*origins, sum["processed"])
+	require.EqualValues(t, 0, sum["ignored"], "no status overtook an earlier one of its origin")
+	require.EqualValues(t, origins, sum["disabled"])
+	for i := range origins {
+		st := h.jsonObject("visit-stats", "show", fmt.Sprintf("https://forge.example/%d", i), "git")
+		require.EqualValues(t, 3, st["successive_visits"], "origin %d", i)
+	}
+	require.Contains(t, h.fails(ExitUsage, "visit-status", "ingest", "--workers", "0", in), "--workers: must be positive")
+}
