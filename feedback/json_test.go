@@ -43,3 +43,16 @@ func TestParseJSON(t *testing.T) {
 		t.Errorf("malformed line: %v", err)
 	}
 }
+
+// BenchmarkParseJSON parses a line of the shape visit-status ingest reads
+// from the upstream journal.
+func BenchmarkParseJSON(b *testing.B) {
+	line := []byte(`{"origin" : "https://git.example.org/project-003298578", "visit_type" : "git", "status" : "full", ` +
+		`"date" : "2026-11-24T00:00:00.001Z", "snapshot" : "40297d4c0b49d47c1a16ce3fcd2a19f6"}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ParseJSON(line); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

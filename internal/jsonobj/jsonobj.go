@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/revisit-sched/revisit"
 )
@@ -21,21 +22,9 @@ type Object map[string]json.RawMessage
 
 // Parse decodes data as one JSON object whose keys are all among known.
 func Parse(data []byte, known []string) (Object, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
 	var obj Object
-	if err := dec.Decode(&obj); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return nil, fmt.Errorf("want a JSON object, got %s", te.Value)
-		}
-		return nil, fmt.Errorf("malformed JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
-	}
-	if obj == nil {
-		return nil, errors.New("want a JSON object, got null")
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("malformed JSON: text after the object")
+	if err := json.Unmarshal(data, &obj); err != nil || obj == nil {
+		return nil, parseError(data)
 	}
 	var unknown []string
 	for k := range obj {
@@ -48,6 +37,27 @@ func Parse(data []byte, known []string) (Object, error) {
 		return nil, revisit.Invalidf(unknown[0], "unknown field (known: %s)", strings.Join(known, ", "))
 	}
 	return obj, nil
+}
+
+// parseError says what makes data, which json.Unmarshal refused, not one
+// JSON object: decoded again, value by value, for a clearer message.
+func parseError(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var obj Object
+	if err := dec.Decode(&obj); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return fmt.Errorf("want a JSON object, got %s", te.Value)
+		}
+		return fmt.Errorf("malformed JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
+	}
+	if obj == nil {
+		return errors.New("want a JSON object, got null")
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("malformed JSON: text after the object")
+	}
+	return errors.New("malformed JSON")
 }
 
 // Has reports whether the field is present and not null.
@@ -63,12 +73,36 @@ func (o Object) Decode(name string, dst any, want string) (bool, error) {
 	if !o.Has(name) {
 		return false, nil
 	}
+	if s, ok := dst.(*string); ok {
+		if plain, ok := plainString(o[name]); ok {
+			*s = plain
+			return true, nil
+		}
+	}
 	d := json.NewDecoder(bytes.NewReader(o[name]))
 	d.UseNumber()
 	if err := d.Decode(dst); err != nil {
 		return false, revisit.Invalidf(name, "want %s, got %s", want, abbreviate(o[name]))
 	}
 	return true, nil
+}
+
+// plainString returns the text of a JSON string with no escape and no
+// control character, which is most strings, without the JSON decoder.
+func plainString(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	body := raw[1 : len(raw)-1]
+	for _, c := range body {
+		if c == '"' || c == '\\' || c < 0x20 {
+			return "", false
+		}
+	}
+	if !utf8.Valid(body) {
+		return "", false
+	}
+	return string(body), true
 }
 
 // Time decodes an RFC 3339 time with a zone, in UTC; nil when absent.

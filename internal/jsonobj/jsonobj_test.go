@@ -40,3 +40,24 @@ func TestParseAndFields(t *testing.T) {
 		t.Errorf("Time: %v, %v", ts, err)
 	}
 }
+
+// Strings read without the JSON decoder and strings it must decode (escapes,
+// invalid UTF-8, which it replaces) come out as the decoder gives them.
+func TestDecodeStrings(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"s": "https://forge.example/a b"}`: "https://forge.example/a b",
+		`{"s": "caf\u00e9 \"q\" \\ \/"}`:     `café "q" \ /`,
+		`{"s": ""}`:                          "",
+		"{\"s\": \"\xff\"}":                  "\ufffd",
+		`{"s": "ünïcödé"}`:                   "ünïcödé",
+	} {
+		obj, err := Parse([]byte(in), []string{"s"})
+		if err != nil {
+			t.Fatalf("Parse(%s): %v", in, err)
+		}
+		var got string
+		if ok, err := obj.Decode("s", &got, "a string"); !ok || err != nil || got != want {
+			t.Errorf("Decode(%s) = %q, %v, %v; want %q", in, got, ok, err, want)
+		}
+	}
+}
