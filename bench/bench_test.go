@@ -82,9 +82,20 @@ func TestRunStoreOnSQLite(t *testing.T) {
 	if marked != 0 {
 		t.Fatalf("%d listed rows still marked after the run", marked)
 	}
+	listed := func() (n int) {
+		if err := db.QueryRowContext(ctx, "SELECT count(*) FROM listed_origin").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := listed()
+	cfg.RecordWriters = 3
 	again, err := bench.RunStore(ctx, cfg)
 	if err != nil || again.Loaded {
 		t.Fatalf("second run on the same store must reuse the data set: loaded=%v, %v", again.Loaded, err)
+	}
+	if got := listed() - before; got != cfg.RecordBatches*500 || again.RecordPS <= 0 {
+		t.Fatalf("three writers recorded %d new origins at %.0f/s, want %d", got, again.RecordPS, cfg.RecordBatches*500)
 	}
 	cfg.Origins = 4000
 	if _, err := bench.RunStore(ctx, cfg); err == nil {

@@ -30,6 +30,9 @@ type StoreConfig struct {
 	// RecordBatches is how many batches of 1000 (half new, half updates) P3
 	// measures.
 	RecordBatches int
+	// RecordWriters is how many of those batches are recorded at once, as
+	// listers running side by side record theirs (below 1: one).
+	RecordWriters int
 	// Progress receives progress lines (nil: none).
 	Progress io.Writer
 }
@@ -192,7 +195,7 @@ func RunStore(ctx context.Context, cfg StoreConfig) (StoreReport, error) {
 		}
 	}
 	progress(cfg.Progress, "record %d batches of 1000 (half new, half updates)", cfg.RecordBatches)
-	rep.RecordPS, err = timeRecord(ctx, se, se.ds, se.a.ID, se.b.ID, cfg.RecordBatches)
+	rep.RecordPS, err = timeRecord(ctx, se, se.ds, se.a.ID, se.b.ID, cfg.RecordBatches, cfg.RecordWriters)
 	return rep, err
 }
 
@@ -320,12 +323,16 @@ func visit(ctx context.Context, s store.Store, origins []revisit.ListedOrigin, n
 }
 
 // timeRecord measures recording batches of 1000 origins, half of them new
-// and half already listed, into the loaded data set.
-func timeRecord(ctx context.Context, s store.Store, ds Dataset, a, b uuid.UUID, batches int) (float64, error) {
+// and half already listed, into the loaded data set, writers batches at
+// once. The batches are drawn before the clock starts.
+func timeRecord(ctx context.Context, s store.Store, ds Dataset, a, b uuid.UUID, batches, writers int) (float64, error) {
+	if batches == 0 {
+		return 0, nil
+	}
 	run := rand.Uint64()
 	rng := rand.New(rand.NewPCG(run, 1))
-	var elapsed time.Duration
-	for k := range batches {
+	all := make([][]revisit.ListedOrigin, batches)
+	for k := range all {
 		origins := make([]revisit.ListedOrigin, 0, 1000)
 		for j := range 500 {
 			r := ds.Row(rng.IntN(ds.Origins))
@@ -339,16 +346,25 @@ func timeRecord(ctx context.Context, s store.Store, ds Dataset, a, b uuid.UUID, 
 			fresh.Origin.ListerID = a
 			origins = append(origins, fresh.Origin)
 		}
-		start := time.Now()
-		if _, err := s.ListedOriginsRecord(ctx, origins); err != nil {
-			return 0, err
-		}
-		elapsed += time.Since(start)
+		all[k] = origins
 	}
-	if batches == 0 {
-		return 0, nil
+	var next atomic.Int64
+	g, gctx := errgroup.WithContext(ctx)
+	start := time.Now()
+	for range max(writers, 1) {
+		g.Go(func() error {
+			for k := next.Add(1) - 1; k < int64(len(all)); k = next.Add(1) - 1 {
+				if _, err := s.ListedOriginsRecord(gctx, all[k]); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
 	}
-	return float64(batches*1000) / elapsed.Seconds(), nil
+	if err := g.Wait(); err != nil {
+		return 0, err
+	}
+	return float64(batches*1000) / time.Since(start).Seconds(), nil
 }
 
 // maintain gives the session's store the upkeep that autovacuum gives it

@@ -273,8 +273,8 @@ func parseQueueArgs(kvs []string) (map[string]any, error) {
 
 func (a *app) benchStoreCommand() *cobra.Command {
 	var (
-		size                  string
-		grabs, count, batches int
+		size                           string
+		grabs, count, batches, writers int
 	)
 	cmd := &cobra.Command{
 		Use:   "store",
@@ -290,13 +290,16 @@ Use an empty store: the run adds origins and marks visits.`,
 			if err != nil {
 				return usageError{err}
 			}
+			if writers <= 0 {
+				return usagef("--record-writers: must be positive, not %d", writers)
+			}
 			url, err := a.resolveStoreURL(cmd)
 			if err != nil {
 				return err
 			}
 			progress := a.progressWriter()
 			rep, err := bench.RunStore(cmd.Context(), bench.StoreConfig{URL: url, Origins: n, Grabs: grabs,
-				Count: count, RecordBatches: batches, Progress: progress})
+				Count: count, RecordBatches: batches, RecordWriters: writers, Progress: progress})
 			if err != nil {
 				return fmt.Errorf("bench store: %w", err)
 			}
@@ -321,7 +324,11 @@ Use an empty store: the run adds origins and marks visits.`,
 					return err
 				}
 			}
-			if err := rw.Row("record 1000-origin batches, half new (origins/s)", batches, batches*1000,
+			measure := "record 1000-origin batches, half new (origins/s)"
+			if writers > 1 {
+				measure = fmt.Sprintf("record 1000-origin batches, half new, %d at once (origins/s)", writers)
+			}
+			if err := rw.Row(measure, batches, batches*1000,
 				"", "", "", fmt.Sprintf("P3 %.0f/s", rep.RecordPS), rep.RecordPS >= bench.RecordTarget); err != nil {
 				return err
 			}
@@ -333,6 +340,7 @@ Use an empty store: the run adds origins and marks visits.`,
 	f.IntVar(&grabs, "grabs", 30, "grabs timed per visit type and policy")
 	f.IntVar(&count, "count", 1000, "origins per grab")
 	f.IntVar(&batches, "record-batches", 100, "batches of 1000 origins timed for P3")
+	f.IntVar(&writers, "record-writers", 1, "P3 batches recorded at once, as listers running side by side do")
 	return cmd
 }
 
