@@ -20,11 +20,20 @@ const eventsBindingKey = "task.#"
 // reconnection backoff from its minimum.
 const healthyRun = time.Minute
 
+// gatherWindow is how long a batch of events waits for more deliveries
+// once one has arrived, unless it fills first. amqp091-go hands deliveries
+// over one at a time from a goroutine of its own: taking only those ready
+// at the instant the batch is cut made batches of one or two deliveries
+// however long the queue, and the listener closed ~500 visits a second
+// (docs/performance.md, "Session 18").
+const gatherWindow = 5 * time.Millisecond
+
 // Events consumes task events from Config.EventsQueue, a durable queue bound
 // to the Config.EventsExchange topic exchange with "task.#" (both declared
 // if missing), with manual acknowledgements and at most
-// Config.EventsPrefetch deliveries in flight. Deliveries already waiting are
-// gathered into one batch (at most Config.EventsBatch); the batch's events
+// Config.EventsPrefetch deliveries in flight. The deliveries that arrive
+// within a few milliseconds of a batch's first are gathered into it (at
+// most Config.EventsBatch); the batch's events
 // go to handle and the deliveries are acked when it returns nil. When handle
 // fails, the batch is nacked back to the queue and handed again after a
 // backoff. Malformed events are counted (see Malformed), logged once per
@@ -85,6 +94,8 @@ func (b *Broker) consume(ctx context.Context, handle func(context.Context, []cel
 
 	handlerBackoff := newBackoff(b.cfg.MinBackoff, b.cfg.MaxBackoff)
 	batch := make([]amqp091.Delivery, 0, b.cfg.EventsBatch)
+	window := time.NewTimer(gatherWindow)
+	defer window.Stop()
 	for {
 		batch = batch[:0]
 		select {
@@ -98,6 +109,7 @@ func (b *Broker) consume(ctx context.Context, handle func(context.Context, []cel
 			}
 			batch = append(batch, d)
 		}
+		window.Reset(gatherWindow)
 	gather:
 		for len(batch) < b.cfg.EventsBatch {
 			select {
@@ -106,7 +118,7 @@ func (b *Broker) consume(ctx context.Context, handle func(context.Context, []cel
 					break gather // the next receive reports it
 				}
 				batch = append(batch, d)
-			default:
+			case <-window.C:
 				break gather
 			}
 		}

@@ -189,3 +189,63 @@ func TestTransientEventsObserveWithoutTaking(t *testing.T) {
 		t.Fatalf("the transient observer declared the named queue: %v", err)
 	}
 }
+
+// Events waiting in the queue reach the handler in full batches: amqp091
+// hands deliveries over one at a time, and a batch cut at the first instant
+// none was ready held one or two of them (~500 visits closed a second by
+// the listener, docs/performance.md, "Session 18").
+func TestEventsGatherWaitingDeliveriesIntoBatches(t *testing.T) {
+	t.Parallel()
+	exchange := "revisit.test.ev." + uuid.NewString()[:8]
+	queue := testQueue(t, false)
+	ch := admin(t)
+	t.Cleanup(func() { celerytest.DeleteExchange(t, exchange) })
+	if err := ch.ExchangeDeclare(exchange, "topic", true, false, false, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ch.QueueDeclare(queue, true, false, false, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := ch.QueueBind(queue, "task.#", exchange, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	const events, batch = 2000, 200
+	for i := range events {
+		body := fmt.Sprintf(`{"type": "task-started", "uuid": "%d", "hostname": "w@h", "timestamp": 1700000000.5}`, i)
+		err := ch.PublishWithContext(context.Background(), exchange, "task.started", false, false,
+			amqp091.Publishing{ContentType: "application/json", Body: []byte(body)})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	celerytest.WaitFor(t, 10*time.Second, "the events to be queued", func() bool {
+		q, err := ch.QueueDeclarePassive(queue, true, false, false, false, nil)
+		return err == nil && q.Messages == events
+	})
+
+	b := openBroker(t, amqp.Config{EventsExchange: exchange, EventsQueue: queue, EventsBatch: batch, EventsPrefetch: 500})
+	var (
+		mu      sync.Mutex
+		calls   int
+		handled int
+	)
+	runEvents(t, b, func(_ context.Context, evs []celery.Event) error {
+		mu.Lock()
+		defer mu.Unlock()
+		calls++
+		handled += len(evs)
+		return nil
+	})
+	celerytest.WaitFor(t, 15*time.Second, "every event handled", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return handled == events
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	// Full batches would take 10 calls; a gap in the deliveries may cut a
+	// few short, but not most.
+	if calls > 3*events/batch {
+		t.Fatalf("%d events handled in %d calls: want batches of up to %d", events, calls, batch)
+	}
+}
