@@ -214,3 +214,45 @@ func TestGrabTargetNeedsFullGrabs(t *testing.T) {
 		t.Fatalf("%+v: a slower p50 must not meet the target", slow)
 	}
 }
+
+func TestRunListener(t *testing.T) {
+	brokerURL := "amqp://guest:guest@127.0.0.1:5672/"
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if b, err := amqp.Open(ctx, amqp.Config{URL: brokerURL}); err != nil {
+		if os.Getenv("CI") == "" {
+			t.Skipf("RabbitMQ at %s: %v", brokerURL, err)
+		}
+		t.Fatal(err)
+	} else {
+		b.Close()
+	}
+	url := "sqlite://" + filepath.Join(t.TempDir(), "bench.db")
+	cfg := bench.ListenerConfig{URL: url, Origins: 3000, BrokerURL: brokerURL, Visits: 400}
+	rep, err := bench.RunListener(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Visits != 400 || rep.Events != 3*400 || rep.PerSecond <= 0 {
+		t.Fatalf("report: %+v", rep)
+	}
+	// The run waited for every visit to be closed by its result.
+	st, err := sqlite.Open(ctx, strings.TrimPrefix(url, "sqlite://"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	counts, err := st.VisitsCount(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range counts {
+		if c.Pending+c.Sent != 0 {
+			t.Fatalf("visits left in flight: %+v", c)
+		}
+	}
+	cfg.Visits = 3000 // more than the eligible git origins left
+	if _, err := bench.RunListener(ctx, cfg); err == nil || !strings.Contains(err.Error(), "eligible") {
+		t.Fatalf("a run of more visits than eligible origins: %v", err)
+	}
+}

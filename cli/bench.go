@@ -47,7 +47,7 @@ func (a *app) benchCommand() *cobra.Command {
 	}
 	b.PersistentFlags().StringVar(&cpuProfile, "cpu-profile", "",
 		"write a CPU profile of this process over the run to `file` (read it with go tool pprof)")
-	b.AddCommand(a.benchStoreCommand(), a.benchFeedbackCommand(), a.benchBrokerCommand(), a.benchOrchestratorCommand(), a.benchAPICommand())
+	b.AddCommand(a.benchStoreCommand(), a.benchFeedbackCommand(), a.benchBrokerCommand(), a.benchOrchestratorCommand(), a.benchListenerCommand(), a.benchAPICommand())
 	return b
 }
 
@@ -247,6 +247,55 @@ flight.`,
 	cmd.Flags().StringVar(&size, "origins", "1M", "data set size: 1M, 10M, or any count")
 	cmd.Flags().IntVar(&visits, "visits", 1_000_000, "visits to publish")
 	cmd.Flags().IntVar(&perRnd, "max-per-round", 10_000, "visits per round at most")
+	return cmd
+}
+
+func (a *app) benchListenerCommand() *cobra.Command {
+	var (
+		size   string
+		visits int
+	)
+	cmd := &cobra.Command{
+		Use:   "listener",
+		Short: "Time visit results from Celery workers' events to closed visits and updated stats",
+		Long: `Loads the reference data set into the store (unless a previous run left it
+there), dispatches --visits git visits (untimed), then publishes for each
+the events a Celery worker sends (task-received, task-started,
+task-succeeded with an eventful result) to a scratch events exchange of
+the configured RabbitMQ, while the listener of revisit listener consumes
+them, until every visit is closed. The scratch exchange and queue are
+deleted afterwards.`,
+		Args: exactArgs(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			n, err := bench.ParseSize(size)
+			if err != nil {
+				return usageError{err}
+			}
+			if visits <= 0 {
+				return usagef("--visits: must be positive, not %d", visits)
+			}
+			c, err := a.config(cmd)
+			if err != nil {
+				return err
+			}
+			if !strings.HasPrefix(c.Broker, "amqp://") && !strings.HasPrefix(c.Broker, "amqps://") {
+				return usagef("--broker: the listener reads Celery events from RabbitMQ: want an amqp:// URL, not %q", c.Broker)
+			}
+			rep, err := bench.RunListener(cmd.Context(), bench.ListenerConfig{URL: c.Store, Origins: n,
+				BrokerURL: c.Broker, Visits: visits, Progress: a.progressWriter()})
+			if err != nil {
+				return fmt.Errorf("bench listener: %w", err)
+			}
+			rw := a.rows(cols(append([]string{"origins", "visits", "events", "seconds", "results_per_s"}, cpuColumns...)...))
+			if err := rw.Row(append([]any{rep.Origins, rep.Visits, rep.Events, math.Round(rep.Seconds*100) / 100,
+				math.Round(rep.PerSecond)}, cpuCells(rep.CPU)...)...); err != nil {
+				return err
+			}
+			return rw.Close()
+		},
+	}
+	cmd.Flags().StringVar(&size, "origins", "1M", "data set size: 1M, 10M, or any count")
+	cmd.Flags().IntVar(&visits, "visits", 100_000, "visits dispatched, then reported done")
 	return cmd
 }
 
