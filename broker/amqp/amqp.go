@@ -46,8 +46,11 @@ const (
 	DefaultConfirmTimeout  = 30 * time.Second
 	DefaultMinBackoff      = 100 * time.Millisecond
 	DefaultMaxBackoff      = 30 * time.Second
-	DefaultEventsPrefetch  = 500
-	DefaultEventsBatch     = 200
+	// The listener closes ~2× as many visits a second with batches of
+	// 5000 deliveries as with 200 (docs/performance.md, "Session 18"):
+	// each batch costs the store a few statements whatever its size.
+	DefaultEventsPrefetch = 10_000
+	DefaultEventsBatch    = 5_000
 )
 
 // Config configures a Broker. Zero fields take the defaults above.
