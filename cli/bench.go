@@ -117,6 +117,7 @@ revisit visit-status ingest does by default and concurrent API requests do.`,
 				return err
 			}
 			progress := a.progressWriter()
+			a.adviseOnServer(cmd)
 			rep, err := bench.RunFeedback(cmd.Context(), bench.FeedbackConfig{URL: url, Origins: n,
 				Statuses: statuses, Batch: batches, Workers: workers, Progress: progress})
 			if err != nil {
@@ -228,6 +229,7 @@ flight.`,
 				return err
 			}
 			progress := a.progressWriter()
+			a.adviseOnServer(cmd)
 			rep, err := bench.RunOrchestrator(cmd.Context(), bench.OrchestratorConfig{URL: c.Store, Origins: n,
 				Broker: sb, Visits: visits, MaxPerRound: perRnd, Progress: progress})
 			if err != nil {
@@ -281,6 +283,7 @@ deleted afterwards.`,
 			if !strings.HasPrefix(c.Broker, "amqp://") && !strings.HasPrefix(c.Broker, "amqps://") {
 				return usagef("--broker: the listener reads Celery events from RabbitMQ: want an amqp:// URL, not %q", c.Broker)
 			}
+			a.adviseOnServer(cmd)
 			rep, err := bench.RunListener(cmd.Context(), bench.ListenerConfig{URL: c.Store, Origins: n,
 				BrokerURL: c.Broker, Visits: visits, Progress: a.progressWriter()})
 			if err != nil {
@@ -347,6 +350,7 @@ Use an empty store: the run adds origins and marks visits.`,
 				return err
 			}
 			progress := a.progressWriter()
+			a.adviseOnServer(cmd)
 			rep, err := bench.RunStore(cmd.Context(), bench.StoreConfig{URL: url, Origins: n, Grabs: grabs,
 				Count: count, RecordBatches: batches, RecordWriters: writers, Progress: progress})
 			if err != nil {

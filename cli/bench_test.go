@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/revisit-sched/revisit/store/postgres/pgtest"
 )
 
 func TestBenchFeedbackWorkersAndCPUProfile(t *testing.T) {
@@ -25,4 +27,20 @@ func TestBenchFeedbackWorkersAndCPUProfile(t *testing.T) {
 	require.Contains(t, msg, "cpu profile")
 	msg = h.fails(2, "bench", "feedback", "--workers", "0")
 	require.Contains(t, msg, "--workers")
+}
+
+// A bench on a server whose settings are known to slow revisit down logs
+// a warning before its figures, as the long-running commands do.
+func TestBenchWarnsOfSlowServerSettings(t *testing.T) {
+	h := newHarness(t)
+	h.url = pgtest.URL(t) + "&wal_compression=pglz"
+	r := h.run("bench", "feedback", "--origins", "500", "--statuses", "10")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stderr, "level=WARN")
+	require.Contains(t, r.stderr, "database server setting: wal_compression = pglz")
+
+	h.url = pgtest.URL(t) + "&wal_compression=lz4"
+	r = h.run("bench", "feedback", "--origins", "500", "--statuses", "10")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.NotContains(t, r.stderr, "database server setting")
 }

@@ -174,6 +174,7 @@ func (a *app) runRoleCommand(cmd *cobra.Command, metricsAddr string,
 	if err != nil {
 		return err
 	}
+	a.adviseOnServer(cmd)
 	b, err := a.openBroker(cmd, false)
 	if err != nil {
 		return err

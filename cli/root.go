@@ -260,6 +260,24 @@ func (a *app) openStore(cmd *cobra.Command) (store.Store, error) {
 	return st, nil
 }
 
+// adviseOnServer logs, as warnings, what the configured store says of its
+// database server's settings (store.SettingsAdvice). The long-running
+// commands and the benches call it as they start; a store that cannot be
+// reached is left for the command to report.
+func (a *app) adviseOnServer(cmd *cobra.Command) {
+	url, err := a.resolveStoreURL(cmd)
+	if err != nil {
+		return
+	}
+	advice, err := store.SettingsAdvice(cmd.Context(), url)
+	if err != nil {
+		a.log.Warn("could not read the database server's settings", "err", err)
+	}
+	for _, sentence := range advice {
+		a.log.Warn("database server setting: " + sentence)
+	}
+}
+
 func (a *app) close() {
 	for _, c := range a.closers {
 		if err := c(); err != nil && a.log != nil {

@@ -124,6 +124,7 @@ func (a *app) serve(cmd *cobra.Command, c config.Config, addr string, selected m
 	if err != nil {
 		return err
 	}
+	a.adviseOnServer(cmd)
 	b, err := a.openBroker(cmd, false)
 	if err != nil {
 		return err

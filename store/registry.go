@@ -84,40 +84,58 @@ func Open(ctx context.Context, rawURL string, opts Options) (Store, error) {
 // Migrate applies the pending migrations of the store at the URL and
 // returns the schema versions before and after.
 func Migrate(ctx context.Context, rawURL string) (from, to int64, err error) {
-	return withStore(ctx, rawURL, func(s MigratingStore) (int64, int64, error) {
-		from, _, err := s.SchemaVersion(ctx)
-		if err != nil {
-			return 0, 0, err
+	err = withStore(ctx, rawURL, func(s MigratingStore) error {
+		if from, _, err = s.SchemaVersion(ctx); err != nil {
+			return err
 		}
 		if err := s.Migrate(ctx); err != nil {
-			return from, 0, err
+			return err
 		}
-		to, _, err := s.SchemaVersion(ctx)
-		return from, to, err
+		to, _, err = s.SchemaVersion(ctx)
+		return err
 	})
+	return from, to, err
 }
 
 // SchemaStatus returns the applied and latest schema versions of the store
 // at the URL.
 func SchemaStatus(ctx context.Context, rawURL string) (current, latest int64, err error) {
-	return withStore(ctx, rawURL, func(s MigratingStore) (int64, int64, error) { return s.SchemaVersion(ctx) })
+	err = withStore(ctx, rawURL, func(s MigratingStore) error {
+		current, latest, err = s.SchemaVersion(ctx)
+		return err
+	})
+	return current, latest, err
 }
 
-func withStore(ctx context.Context, rawURL string, fn func(MigratingStore) (int64, int64, error)) (int64, int64, error) {
+// SettingsAdvice returns what the store at the URL says of its server's
+// settings (SettingsAdvisor), whatever its schema version: none for a
+// store that gives no advice.
+func SettingsAdvice(ctx context.Context, rawURL string) (advice []string, err error) {
+	err = withStore(ctx, rawURL, func(s MigratingStore) error {
+		if adv, ok := s.(SettingsAdvisor); ok {
+			advice, err = adv.SettingsAdvice(ctx)
+		}
+		return err
+	})
+	return advice, err
+}
+
+// withStore calls fn with the store at the URL, opened whatever its schema
+// version, and closes it.
+func withStore(ctx context.Context, rawURL string, fn func(MigratingStore) error) error {
 	d, err := driver(rawURL)
 	if err != nil {
-		return 0, 0, err
+		return err
 	}
 	s, err := d.Open(ctx, rawURL, Options{})
 	if err != nil {
-		return 0, 0, err
+		return err
 	}
 	defer s.Close()
-	a, b, err := fn(s)
-	if err != nil {
-		return a, b, fmt.Errorf("store %s: %w", Redact(rawURL), err)
+	if err := fn(s); err != nil {
+		return fmt.Errorf("store %s: %w", Redact(rawURL), err)
 	}
-	return a, b, nil
+	return nil
 }
 
 // Redact returns the URL with any password replaced, for messages and logs.

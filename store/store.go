@@ -108,3 +108,12 @@ type Migrator interface {
 type Maintainer interface {
 	Maintain(ctx context.Context) error
 }
+
+// SettingsAdvisor is implemented by stores whose database server has
+// settings under which revisit is known to run much slower. Long-running
+// commands and the benches log the advice when they start.
+type SettingsAdvisor interface {
+	// SettingsAdvice returns one sentence per such setting: its value,
+	// what it costs and what to set instead; none when all is well.
+	SettingsAdvice(ctx context.Context) ([]string, error)
+}
