@@ -16,24 +16,37 @@ const statsColumns = "url, visit_type, last_successful, last_visit, last_visit_s
 
 // VisitStatsGet returns the stats that exist among keys; a pending origin's
 // last_scheduled is the one its grab set (docs/store.md, "Pending origins").
+// The marks are looked up by index only (withIndexLookups): the pending
+// table's size swings between none and millions, and statistics taken at
+// one end led the planner to scan the whole table once per key at the other.
 func (s *Store) VisitStatsGet(ctx context.Context, keys []revisit.OriginKey) ([]revisit.VisitStats, error) {
 	urls, types := make([]string, len(keys)), make([]string, len(keys))
 	for i, k := range keys {
 		urls[i], types[i] = k.URL, k.VisitType
 	}
-	rows, _ := s.pool.Query(ctx, `
-		SELECT k.url, k.visit_type, vs.last_successful, vs.last_visit, vs.last_visit_status,
-			GREATEST(vs.last_scheduled, m.last_scheduled), vs.last_snapshot, vs.next_visit_queue_position,
-			COALESCE(vs.next_position_offset, $3), COALESCE(vs.successive_visits, $4)
-		FROM (SELECT DISTINCT * FROM unnest($1::text[], $2::text[]) AS k(url, visit_type)) AS k
-		LEFT JOIN visit_stats vs ON vs.url = k.url AND vs.visit_type = k.visit_type
-		LEFT JOIN LATERAL (`+pendingMark("k")+`) AS m(last_scheduled) ON true
-		WHERE vs.url IS NOT NULL OR m.last_scheduled IS NOT NULL
-		ORDER BY k.url, k.visit_type`,
-		urls, types, revisit.DefaultNextPositionOffset, revisit.DefaultSuccessiveVisits)
-	stats, err := pgx.CollectRows(rows, scanStats)
+	var stats []revisit.VisitStats
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		return s.withIndexLookups(ctx, tx, func() error {
+			rows, _ := tx.Query(ctx, getStats, urls, types, revisit.DefaultNextPositionOffset,
+				revisit.DefaultSuccessiveVisits)
+			var err error
+			stats, err = pgx.CollectRows(rows, scanStats)
+			return err
+		})
+	})
 	return stats, translate(wrap(err, "get visit stats"))
 }
+
+// getStats is VisitStatsGet's statement.
+var getStats = `
+	SELECT k.url, k.visit_type, vs.last_successful, vs.last_visit, vs.last_visit_status,
+		GREATEST(vs.last_scheduled, m.last_scheduled), vs.last_snapshot, vs.next_visit_queue_position,
+		COALESCE(vs.next_position_offset, $3), COALESCE(vs.successive_visits, $4)
+	FROM (SELECT DISTINCT * FROM unnest($1::text[], $2::text[]) AS k(url, visit_type)) AS k
+	LEFT JOIN visit_stats vs ON vs.url = k.url AND vs.visit_type = k.visit_type
+	LEFT JOIN LATERAL (` + pendingMark("k") + `) AS m(last_scheduled) ON true
+	WHERE vs.url IS NOT NULL OR m.last_scheduled IS NOT NULL
+	ORDER BY k.url, k.visit_type`
 
 // VisitStatsUpsert writes stats, never overwriting a value with null.
 func (s *Store) VisitStatsUpsert(ctx context.Context, stats []revisit.VisitStats) error {
@@ -122,7 +135,9 @@ func (s *Store) VisitStatsWrite(ctx context.Context, writes []revisit.VisitStats
 }
 
 // writeStats is VisitStatsWrite's statement. The grab locks it holds keep
-// grabs, and so new pending rows, out until it commits.
+// grabs, and so new pending rows, out until it commits: the pending origins
+// that marks finds are all there are, and only those are probed again to
+// move them back (most results are of origins that are not pending).
 var writeStats = `
 	WITH input AS (
 		SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::timestamptz[], $5::text[],
@@ -164,7 +179,7 @@ var writeStats = `
 		FROM (SELECT * FROM updated UNION ALL SELECT * FROM inserted) w
 		JOIN input i ON i.url = w.url AND i.visit_type = w.visit_type
 	), back AS (
-		DELETE FROM listed_origin_pending p USING up
+		DELETE FROM listed_origin_pending p USING up JOIN marks m ON m.url = up.url AND m.visit_type = up.visit_type
 		WHERE p.url = up.url AND p.visit_type = up.visit_type RETURNING p.*
 	), returned AS (
 		INSERT INTO listed_origin (` + listedColumns + `) OVERRIDING SYSTEM VALUE
