@@ -27,9 +27,10 @@ type Result struct {
 	// in the order of the first message that changed it. Rows are whole:
 	// fields the batch did not touch keep the values read.
 	Stats []revisit.VisitStats
-	// Disable lists, in the same order, the origins whose final state after
-	// the batch is a failed or not_found visit that ended a run of at least
-	// DisableAfter such visits of the same status.
+	// Disable lists, in the same order, the origins that a message of the
+	// batch left with a failed or not_found visit ending a run of at least
+	// DisableAfter such visits of the same status (rule 8), whatever
+	// messages followed it.
 	Disable []revisit.OriginKey
 	// Processed counts the messages folded into stats.
 	Processed int
@@ -111,9 +112,10 @@ func (r Result) without(keys map[revisit.OriginKey]bool, part Result) Result {
 //     the visit type's queue position. The visit type's queue position is
 //     only read.
 //  7. successive_visits is the previous count + 1 if same_status, else 1.
-//  8. The origin is disabled if, after the whole batch, its last status is
-//     failed or not_found with successive_visits >= DisableAfter. A later
-//     successful visit in the same batch thus spares it.
+//  8. The origin is disabled if a message leaves it failed or not_found
+//     with successive_visits >= DisableAfter. A later successful visit, in
+//     the same batch or another, does not enable it again (a listing
+//     does): where a stream is cut into batches changes nothing.
 //
 // Fields the rules do not name (last_scheduled) are kept as read.
 func Fold(stats map[revisit.OriginKey]revisit.VisitStats, positions map[string]int64, batch []VisitStatus, rnd func() float64) Result {
@@ -122,6 +124,7 @@ func Fold(stats map[revisit.OriginKey]revisit.VisitStats, positions map[string]i
 	}
 	var res Result
 	cur := make(map[revisit.OriginKey]revisit.VisitStats)
+	disable := make(map[revisit.OriginKey]bool)
 	var order []revisit.OriginKey
 	for _, m := range batch {
 		if !m.final() || !known(m.Status) || m.Date.IsZero() {
@@ -147,12 +150,12 @@ func Fold(stats map[revisit.OriginKey]revisit.VisitStats, positions map[string]i
 			order = append(order, k)
 		}
 		cur[k] = next
+		disable[k] = disable[k] || disabling(next)
 		res.Processed++
 	}
 	for _, k := range order {
-		s := cur[k]
-		res.Stats = append(res.Stats, s)
-		if disabling(s) {
+		res.Stats = append(res.Stats, cur[k])
+		if disable[k] {
 			res.Disable = append(res.Disable, k)
 		}
 	}
@@ -232,7 +235,7 @@ func outcome(s revisit.VisitStats, m VisitStatus) (revisit.VisitStatus, bool) {
 	}
 }
 
-// disabling reports whether s, as left by a batch, disables its origin.
+// disabling reports whether s, as left by a message, disables its origin.
 func disabling(s revisit.VisitStats) bool {
 	if s.LastVisitStatus == nil || s.SuccessiveVisits < DisableAfter {
 		return false

@@ -36,9 +36,9 @@ type PipelineConfig struct {
 // be ignored as late). Origins do not depend on each other (Process reads,
 // but does not write, the queue positions), and concurrent Process calls
 // are safe (see Process). A worker's batches hold other statuses than
-// those of the stream cut in order, which matters only to Fold's rule 8:
-// an origin's third failure followed by a success in the same batch spares
-// it.
+// those of the stream cut in order, which changes nothing: an origin's
+// statuses keep their order, and Fold's outcome does not depend on where
+// its stream is cut.
 type Pipeline struct {
 	cfg    PipelineConfig
 	ctx    context.Context
