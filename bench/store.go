@@ -409,3 +409,7 @@ func (t GrabTarget) Met(l Latency) bool {
 
 // RecordTarget is P3, in origins/s.
 const RecordTarget = 100_000
+
+// GrowthTarget is P1g: the most a grab's p50 may grow from the 1M set to
+// the 10M set (10M p50 / 1M p50).
+const GrowthTarget = 1.5

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -325,7 +326,7 @@ func parseQueueArgs(kvs []string) (map[string]any, error) {
 
 func (a *app) benchStoreCommand() *cobra.Command {
 	var (
-		size                           string
+		size, baselinePath             string
 		grabs, count, batches, writers int
 	)
 	cmd := &cobra.Command{
@@ -335,7 +336,12 @@ func (a *app) benchStoreCommand() *cobra.Command {
 (deterministic; a later run on the same store reuses it), then times
 grab_next_visits (select and mark, committed) for every visit type and
 policy, and recording batches of 1000 origins, half new, half updates.
-Use an empty store: the run adds origins and marks visits.`,
+Use an empty store: the run adds origins and marks visits.
+
+With --baseline, the JSON output (--format json) of a run on a smaller
+set, it also reports P1g: how much each case's grab p50 grew from there
+(run the 1M set first, then the 10M set with its output as the baseline).
+Cases that ran short of eligible origins in either run are left out.`,
 		Args: exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			n, err := bench.ParseSize(size)
@@ -344,6 +350,12 @@ Use an empty store: the run adds origins and marks visits.`,
 			}
 			if writers <= 0 {
 				return usagef("--record-writers: must be positive, not %d", writers)
+			}
+			var baseline grabBaseline
+			if baselinePath != "" {
+				if baseline, err = readGrabBaseline(baselinePath); err != nil {
+					return err
+				}
 			}
 			url, err := a.resolveStoreURL(cmd)
 			if err != nil {
@@ -371,6 +383,16 @@ Use an empty store: the run adds origins and marks visits.`,
 					return err
 				}
 			}
+			for _, l := range rep.Grabs {
+				growth, ok := baseline.growth(l)
+				if !ok {
+					continue
+				}
+				if err := rw.Row("growth from the baseline: grab "+l.Case, l.Calls, l.Returned, ms(l.P50), "", "",
+					fmt.Sprintf("P1g %.2f×", growth), growth <= bench.GrowthTarget); err != nil {
+					return err
+				}
+			}
 			if rep.Loaded {
 				if err := rw.Row(fmt.Sprintf("load %d origins (origins/s)", rep.Origins), 1, rep.Origins,
 					"", "", "", fmt.Sprintf("%.0f/s", rep.LoadPS), ""); err != nil {
@@ -394,7 +416,54 @@ Use an empty store: the run adds origins and marks visits.`,
 	f.IntVar(&count, "count", 1000, "origins per grab")
 	f.IntVar(&batches, "record-batches", 100, "batches of 1000 origins timed for P3")
 	f.IntVar(&writers, "record-writers", 1, "P3 batches recorded at once, as listers running side by side do")
+	f.StringVar(&baselinePath, "baseline", "", "JSON output of a run on a smaller set (`file`): report P1g against it")
 	return cmd
+}
+
+// grabBaseline holds, by case ("git oldest_scheduled_first"), the grabs of
+// an earlier bench store run: origins returned per call and p50 in ms.
+type grabBaseline map[string]struct{ returned, p50 float64 }
+
+// readGrabBaseline reads the grab rows of the JSON output of an earlier
+// bench store run.
+func readGrabBaseline(path string) (grabBaseline, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--baseline: %w", err)
+	}
+	var rows []map[string]any
+	if err := json.Unmarshal(data, &rows); err != nil {
+		return nil, fmt.Errorf("--baseline %s: not the JSON output of revisit bench store --format json: %v", path, err)
+	}
+	base := grabBaseline{}
+	for i, r := range rows {
+		measure, _ := r["measure"].(string)
+		c, ok := strings.CutPrefix(measure, "grab ")
+		if !ok {
+			continue
+		}
+		returned, ok1 := r["returned"].(float64)
+		p50, ok2 := r["p50_ms"].(float64)
+		if !ok1 || !ok2 {
+			return nil, fmt.Errorf("--baseline %s: row %d (%s): returned and p50_ms must be numbers", path, i+1, measure)
+		}
+		base[c] = struct{ returned, p50 float64 }{returned, p50}
+	}
+	if len(base) == 0 {
+		return nil, fmt.Errorf("--baseline %s: no grab rows: not the output of revisit bench store --format json", path)
+	}
+	return base, nil
+}
+
+// growth returns how many times l's p50 is the baseline's for the same case:
+// not ok when l is not a timed grab of the steady state, or when either run
+// of the case fell short of its count (it then proves nothing, as for P1).
+func (b grabBaseline) growth(l bench.Latency) (float64, bool) {
+	base, ok := b[l.Case]
+	if !ok || l.Mode != bench.Visited || l.Returned < l.Count || base.returned < float64(l.Count) || base.p50 <= 0 {
+		return 0, false
+	}
+	return ms(l.P50) / base.p50, true
 }
 
 // ms returns a duration in milliseconds, rounded to two decimals.

@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -43,4 +46,45 @@ func TestBenchWarnsOfSlowServerSettings(t *testing.T) {
 	r = h.run("bench", "feedback", "--origins", "500", "--statuses", "10")
 	require.Equal(t, 0, r.code, r.stderr)
 	require.NotContains(t, r.stderr, "database server setting")
+}
+
+// Given the JSON output of a run on a smaller set, bench store reports P1g:
+// each full case's grab p50 over the baseline's, against the target.
+func TestBenchStoreReportsGrowthOverABaseline(t *testing.T) {
+	h := newHarness(t)
+	args := []string{"bench", "store", "--grabs", "2", "--count", "20", "--record-batches", "1"}
+	base := h.ok(append(args, "--origins", "2000", "--format", "json")...)
+	basePath := h.file("base.json", base)
+	var baseRows []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(base), &baseRows))
+	baseP50 := map[string]float64{}
+	for _, r := range baseRows {
+		if p50, ok := r["p50_ms"].(float64); ok {
+			baseP50[r["measure"].(string)] = p50
+		}
+	}
+
+	h.url = "sqlite://" + filepath.Join(h.dir, "larger.db")
+	rows := h.jsonList(append(args, "--origins", "4000", "--baseline", basePath)...)
+	growth := 0
+	for _, r := range rows {
+		c, ok := strings.CutPrefix(r["measure"].(string), "growth from the baseline: ")
+		if !ok {
+			continue
+		}
+		growth++
+		p50, was := r["p50_ms"].(float64), baseP50[c]
+		require.Greater(t, was, 0.0, c)
+		ratio := p50 / was
+		require.Equal(t, fmt.Sprintf("P1g %.2f×", ratio), r["target"], c)
+		require.Equal(t, ratio <= 1.5, r["met"], c)
+	}
+	require.NotZero(t, growth, "no growth rows in %v", rows)
+
+	msg := h.fails(1, append(args, "--baseline", filepath.Join(h.dir, "missing.json"))...)
+	require.Contains(t, msg, "--baseline")
+	msg = h.fails(1, append(args, "--baseline", h.file("feedback.json", `[{"statuses": 10}]`))...)
+	require.Contains(t, msg, "no grab rows")
+	msg = h.fails(1, append(args, "--baseline", h.file("bad.json", `{"measure": `))...)
+	require.Contains(t, msg, "bad.json")
 }
