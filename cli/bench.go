@@ -421,8 +421,12 @@ Cases that ran short of eligible origins in either run are left out.`,
 }
 
 // grabBaseline holds, by case ("git oldest_scheduled_first"), the grabs of
-// an earlier bench store run: origins returned per call and p50 in ms.
-type grabBaseline map[string]struct{ returned, p50 float64 }
+// an earlier bench store run.
+type grabBaseline map[string]baselineGrabs
+
+// baselineGrabs is a case's line of an earlier run: origins returned per
+// call, and p50 in ms.
+type baselineGrabs struct{ returned, p50 float64 }
 
 // readGrabBaseline reads the grab rows of the JSON output of an earlier
 // bench store run.
@@ -447,7 +451,7 @@ func readGrabBaseline(path string) (grabBaseline, error) {
 		if !ok1 || !ok2 {
 			return nil, fmt.Errorf("--baseline %s: row %d (%s): returned and p50_ms must be numbers", path, i+1, measure)
 		}
-		base[c] = struct{ returned, p50 float64 }{returned, p50}
+		base[c] = baselineGrabs{returned, p50}
 	}
 	if len(base) == 0 {
 		return nil, fmt.Errorf("--baseline %s: no grab rows: not the output of revisit bench store --format json", path)
