@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/store"
 	"github.com/revisit-sched/revisit/store/postgres/pgtest"
@@ -16,8 +18,15 @@ import (
 // external tests use it.
 func OpenMigrated(t testing.TB, clock func() time.Time) *Store {
 	t.Helper()
+	return openMigratedAt(t, pgtest.URL(t), clock)
+}
+
+// openMigratedAt is OpenMigrated on the schema of url, which other stores
+// may share.
+func openMigratedAt(t testing.TB, url string, clock func() time.Time) *Store {
+	t.Helper()
 	ctx := context.Background()
-	s, err := Open(ctx, pgtest.URL(t), store.Options{Clock: clock})
+	s, err := Open(ctx, url, store.Options{Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,6 +51,17 @@ func recordGitOrigins(t *testing.T, s *Store, n int) {
 			VisitType: "git", Enabled: true}
 	}
 	if _, err := s.ListedOriginsRecord(ctx, origins); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// flushAside moves the picks that grabs set aside to the pending table, as
+// the next statement that looks pending origins up would, so that a test
+// can inspect or change the pending rows directly.
+func flushAside(t *testing.T, s *Store) {
+	t.Helper()
+	ctx := context.Background()
+	if err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return flushPicks(ctx, tx) }); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -23,19 +23,27 @@ var dialect = grabsql.Dialect{
 	Lag:            "(last_update - last_successful)",
 	Random:         "random()",
 	Time:           func(t time.Time) any { return t },
-	RowColumns:     "ctid, shared",
+	RowColumns:     "ctid, shared, id, last_visit",
+	Exclude:        "NOT EXISTS (SELECT FROM listed_origin_picked k WHERE k.id = listed_origin.id)",
 }
 
 // candidate is a row of the candidate query with its address, by which a
-// grab moves it, and whether other listers list its origin too.
+// grab moves it, whether other listers list its origin too, and its id, by
+// which the candidate queries leave it out while it is set aside.
 type candidate struct {
 	grabsql.Candidate
 	ctid   pgtype.TID
 	shared bool
+	id     int64
+	// lastVisit is the row's last_visit: a pick visited after its grab's
+	// now is not set aside (setAside).
+	lastVisit *time.Time
 }
 
 // GrabNextVisits selects the top eligible origins of a policy and marks them
-// scheduled, in one transaction that holds the visit type's grab lock.
+// scheduled, in one transaction that holds the visit type's grab lock. The
+// picks are set aside (markScheduled), and move to the pending table in the
+// background once the grab has returned.
 func (s *Store) GrabNextVisits(ctx context.Context, p revisit.GrabParams) ([]revisit.ListedOrigin, error) {
 	p, cooldowns, err := p.Resolve(s.opts.Now)
 	if err != nil {
@@ -48,11 +56,14 @@ func (s *Store) GrabNextVisits(ctx context.Context, p revisit.GrabParams) ([]rev
 		if _, err := tx.Exec(ctx, "SET LOCAL synchronous_commit = off"); err != nil {
 			return err
 		}
-		picked, err = s.grab(ctx, tx, p, cooldowns)
+		picked, err = s.grab(ctx, tx, p, cooldowns, true)
 		return err
 	})
 	if err != nil {
 		return nil, translate(wrap(err, "grab %d %s visits (%s)", p.Count, p.VisitType, p.Policy))
+	}
+	if !p.DryRun && len(picked) > 0 {
+		s.flusher.wake()
 	}
 	origins := make([]revisit.ListedOrigin, len(picked))
 	for i, c := range picked {
@@ -62,9 +73,13 @@ func (s *Store) GrabNextVisits(ctx context.Context, p revisit.GrabParams) ([]rev
 }
 
 // grab takes the visit type's grab lock, selects the top p.Count eligible
-// origins of p (resolved) and, unless p.DryRun, marks them scheduled.
-func (s *Store) grab(ctx context.Context, tx pgx.Tx, p revisit.GrabParams, cooldowns revisit.Cooldowns) ([]candidate, error) {
+// origins of p (resolved) and, unless p.DryRun, marks them scheduled,
+// setting them aside if aside (markScheduled).
+func (s *Store) grab(ctx context.Context, tx pgx.Tx, p revisit.GrabParams, cooldowns revisit.Cooldowns, aside bool) ([]candidate, error) {
 	if err := lockGrabs(ctx, tx, p.VisitType); err != nil {
+		return nil, err
+	}
+	if err := flushDuePicks(ctx, tx, p.VisitType, p.Now, cooldowns); err != nil {
 		return nil, err
 	}
 	if err := requeue(ctx, tx, p.VisitType, p.Now, cooldowns); err != nil {
@@ -81,7 +96,7 @@ func (s *Store) grab(ctx context.Context, tx pgx.Tx, p revisit.GrabParams, coold
 	if err != nil || p.DryRun || len(picked) == 0 {
 		return picked, err
 	}
-	return picked, markScheduled(ctx, tx, p, p.Now, picked)
+	return picked, markScheduled(ctx, tx, p, p.Now, picked, aside)
 }
 
 // grabQuery resolves the lister filter and renders the candidate query.
@@ -114,35 +129,52 @@ func listerLabel(p revisit.GrabParams) string {
 	return p.ListerName + "/" + p.ListerInstanceName
 }
 
-// moveToPending moves the picked rows ($1 their addresses, $2 their URLs,
-// $3 whether shared) of visit type $4 to listed_origin_pending, marked
-// scheduled at $5: each picked row by its address, and the other listers'
+// moveToPending renders the statement that moves rows to
+// listed_origin_pending: picked is a query of the picks, with columns tid
+// (the address the candidate query read), url, visit_type, shared and
+// scheduled (the time of their grab, their new mark unless a later one is
+// there). Each pick's row moves by its address, and the other listers'
 // rows of the origins that are shared, or whose picked row has moved, by
 // URL (OFFSET 0 keeps that lookup a probe per origin, and the visit type
 // out of it: see TestMovePlan).
-var moveToPending = `
-	WITH picked AS (
-		SELECT * FROM unnest($1::tid[], $2::text[], $3::bool[]) AS p(tid, url, shared)
+func moveToPending(picked string) string {
+	return `
+	WITH picked AS (` + picked + `
 	), by_row AS (
 		DELETE FROM listed_origin l USING picked p
-		WHERE l.ctid = p.tid AND l.visit_type = $4 AND l.url = p.url RETURNING l.*
+		WHERE l.ctid = p.tid AND l.visit_type = p.visit_type AND l.url = p.url RETURNING l.*, p.scheduled
 	), by_url AS (
 		DELETE FROM listed_origin l USING (
-			SELECT o.ctid FROM picked p CROSS JOIN LATERAL (
+			SELECT o.ctid, p.scheduled FROM picked p CROSS JOIN LATERAL (
 				SELECT ctid, visit_type FROM listed_origin WHERE url = p.url OFFSET 0) o
-			WHERE o.visit_type = $4 AND (p.shared OR NOT EXISTS (SELECT FROM by_row r WHERE r.url = p.url))
+			WHERE o.visit_type = p.visit_type AND (p.shared OR NOT EXISTS (SELECT FROM by_row r WHERE r.url = p.url))
 				AND NOT EXISTS (SELECT FROM picked q WHERE q.tid = o.ctid)) o
 		WHERE l.ctid = o.ctid
-		RETURNING l.*
+		RETURNING l.*, o.scheduled
 	)
 	INSERT INTO listed_origin_pending (` + listedColumns + `)
-	SELECT ` + listedColumnsWith("GREATEST(last_scheduled, $5)") + ` FROM by_row
+	SELECT ` + listedColumnsWith("GREATEST(last_scheduled, scheduled)") + ` FROM by_row
 	UNION ALL
-	SELECT ` + listedColumnsWith("GREATEST(last_scheduled, $5)") + ` FROM by_url`
+	SELECT ` + listedColumnsWith("GREATEST(last_scheduled, scheduled)") + ` FROM by_url`
+}
 
-// markScheduled moves the picked origins' listed rows (of every lister) to
-// listed_origin_pending with last_scheduled = max(existing, now), and for
-// origins_without_last_update raises the queue position (a second statement).
+// movePicks is the grab's move: $1 the picks' addresses, $2 their URLs, $3
+// whether shared, of visit type $4, marked scheduled at $5.
+var movePicks = moveToPending(`
+		SELECT tid, url, $4::text AS visit_type, shared, $5::timestamptz AS scheduled
+		FROM unnest($1::tid[], $2::text[], $3::bool[]) AS p(tid, url, shared)`)
+
+// setPicksAside records the picks of $1 (ids), $2 (addresses) and $3 (URLs)
+// of visit type $4, grabbed at $5, in listed_origin_picked.
+const setPicksAside = `INSERT INTO listed_origin_picked (id, tid, url, visit_type, scheduled_at)
+	SELECT id, tid, url, $4, $5 FROM unnest($1::int8[], $2::tid[], $3::text[]) AS p(id, tid, url)`
+
+// markScheduled marks the picked origins scheduled at now, either by
+// moving their listed rows (of every lister) to listed_origin_pending with
+// last_scheduled = max(existing, now), or, if aside, by setting the picks
+// of origins that one lister lists aside in listed_origin_picked, to move
+// after the grab (flushPicks); shared origins move at once. For
+// origins_without_last_update it also raises the queue position.
 // visit_stats keeps its last_scheduled until the origin comes back
 // (docs/store.md, "Pending origins").
 //
@@ -150,14 +182,14 @@ var moveToPending = `
 // grab lock that keeps recording and results out; the origin's other rows
 // are looked up by URL only when it is shared, or when its row has moved
 // (a concurrent disable: it takes no grab lock).
-func markScheduled(ctx context.Context, tx pgx.Tx, p revisit.GrabParams, now time.Time, picked []candidate) error {
-	var (
-		tids   = make([]pgtype.TID, len(picked))
-		urls   = make([]string, len(picked))
-		shared = make([]bool, len(picked))
-	)
-	for i, c := range picked {
-		tids[i], urls[i], shared[i] = c.ctid, c.Origin.URL, c.shared
+func markScheduled(ctx context.Context, tx pgx.Tx, p revisit.GrabParams, now time.Time, picked []candidate, aside bool) error {
+	var move, keep picks
+	for _, c := range picked {
+		if aside && setAside(c, now) {
+			keep.add(c)
+		} else {
+			move.add(c)
+		}
 	}
 	// Each picked row is fetched by its address, one TID probe per pick in
 	// a join with the arrays; the URL check proves the address still holds
@@ -165,14 +197,41 @@ func markScheduled(ctx context.Context, tx pgx.Tx, p revisit.GrabParams, now tim
 	// (ctid = ANY($1), url = ANY($2)): planned for each grab's values, as
 	// every statement here is, such a comparison is estimated element by
 	// element, ~0.5–1 ms more planning a grab (docs/performance.md,
-	// session 12). The move and the queue position go in one round trip.
+	// session 12). The writes go in one round trip.
 	var b pgx.Batch
-	b.Queue(moveToPending, tids, urls, shared, p.VisitType, now)
+	if len(move.tids) > 0 {
+		b.Queue(movePicks, move.tids, move.urls, move.shared, p.VisitType, now)
+	}
+	if len(keep.tids) > 0 {
+		b.Queue(setPicksAside, keep.ids, keep.tids, keep.urls, p.VisitType, now)
+	}
 	if pos, ok := grabsql.MaxQueuePosition(picked); ok && p.Policy == revisit.OriginsWithoutLastUpdate {
 		b.Queue(`INSERT INTO queue_position AS qp (visit_type, position) VALUES ($1, $2)
 			ON CONFLICT (visit_type) DO UPDATE SET position = GREATEST(qp.position, EXCLUDED.position)`, p.VisitType, pos)
 	}
 	return tx.SendBatch(ctx, &b).Close()
+}
+
+// setAside tells whether a pick grabbed at now may wait in
+// listed_origin_picked: not if its origin is shared (its other rows would
+// stay eligible) nor if it was visited after now (a clock set back: the
+// scheduled cooldown lets it be grabbed again at once, and flushDuePicks
+// only looks at the time of the grab).
+func setAside(c candidate, now time.Time) bool {
+	return !c.shared && (c.lastVisit == nil || !c.lastVisit.After(now))
+}
+
+// picks are the columns of candidates that markScheduled binds.
+type picks struct {
+	ids    []int64
+	tids   []pgtype.TID
+	urls   []string
+	shared []bool
+}
+
+func (ps *picks) add(c candidate) {
+	ps.ids, ps.tids = append(ps.ids, c.id), append(ps.tids, c.ctid)
+	ps.urls, ps.shared = append(ps.urls, c.Origin.URL), append(ps.shared, c.shared)
 }
 
 // requeueChunk bounds the pending rows one requeue statement moves back
@@ -226,7 +285,7 @@ func requeue(ctx context.Context, tx pgx.Tx, visitType string, now time.Time, c 
 // scanCandidate scans a row of grabsql.Columns and dialect.RowColumns.
 func scanCandidate(row pgx.CollectableRow) (candidate, error) {
 	var c candidate
-	dests := append(originDests(&c.Origin), &c.QueuePosition, &c.LastScheduled, &c.ctid, &c.shared)
+	dests := append(originDests(&c.Origin), &c.QueuePosition, &c.LastScheduled, &c.ctid, &c.shared, &c.id, &c.lastVisit)
 	err := row.Scan(dests...)
 	normalizeOrigin(&c.Origin)
 	c.LastScheduled = utcPtr(c.LastScheduled)

@@ -39,7 +39,7 @@ func TestMarkScheduledChecksAddresses(t *testing.T) {
 	stale := candidate{Candidate: grabsql.Candidate{Origin: origins[0]}, ctid: bystander}
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		return markScheduled(ctx, tx, revisit.GrabParams{VisitType: "git", Policy: revisit.OldestScheduledFirst},
-			now, []candidate{stale})
+			now, []candidate{stale}, false)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -95,6 +95,7 @@ func TestRequeueMovesEveryChunk(t *testing.T) {
 	// Visits reported after the mark (a clock set back) release the origins
 	// at once under the scheduled cooldown.
 	later := t0.Add(3 * time.Hour)
+	flushAside(t, s)
 	if _, err := s.pool.Exec(ctx, "UPDATE listed_origin_pending SET last_visit = $1", later); err != nil {
 		t.Fatal(err)
 	}

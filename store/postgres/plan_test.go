@@ -116,7 +116,7 @@ func TestMovePlan(t *testing.T) {
 	)
 	require.NoError(t, s.pool.QueryRow(ctx, "SELECT array_agg(ctid), array_agg(url) FROM (SELECT ctid, url FROM listed_origin ORDER BY id DESC LIMIT 3) r").
 		Scan(&tids, &urls))
-	plan := explainWith(t, ctx, s, "", moveToPending, tids, urls, []bool{false, true, false}, "git", s.now())
+	plan := explainWith(t, ctx, s, "", movePicks, tids, urls, []bool{false, true, false}, "git", s.now())
 	for _, want := range []string{"TID Cond: (ctid = p_1.tid)", "Index Scan using listed_origin_url "} {
 		require.Contains(t, plan, want)
 	}
@@ -160,6 +160,7 @@ func TestPendingStatsLookupPlan(t *testing.T) {
 	recordGitOrigins(t, s, 6000)
 	_, err := s.GrabNextVisits(ctx, revisit.GrabParams{VisitType: "git", Count: 5000, Policy: revisit.OldestScheduledFirst})
 	require.NoError(t, err)
+	flushAside(t, s)
 	_, err = s.pool.Exec(ctx, "ANALYZE listed_origin_pending")
 	require.NoError(t, err)
 	plan := explainWith(t, ctx, s, "", `SELECT (`+pendingMark("k")+`)

@@ -35,6 +35,8 @@ type Store struct {
 	// analyzed is set once listed_origin is known to have planner
 	// statistics (ensureStatistics).
 	analyzed atomic.Bool
+	// flusher moves the picks that grabs set aside.
+	flusher *flusher
 }
 
 var (
@@ -67,11 +69,12 @@ func Open(ctx context.Context, url string, opts store.Options) (*Store, error) {
 		pool.Close()
 		return nil, translate(fmt.Errorf("postgres: connect: %w", err))
 	}
-	return &Store{pool: pool, opts: opts}, nil
+	return &Store{pool: pool, opts: opts, flusher: startFlusher(pool)}, nil
 }
 
-// Close closes the connection pool.
+// Close stops the background flusher and closes the connection pool.
 func (s *Store) Close() error {
+	s.flusher.close()
 	s.pool.Close()
 	return nil
 }
@@ -273,13 +276,19 @@ func (s *Store) ensureStatistics(ctx context.Context, tx pgx.Tx) error {
 }
 
 // withIndexLookups runs fn in tx with planner statistics (ensureStatistics)
-// and index scans only (withIndexScans): the way every writer that looks
-// listed or pending rows up by key runs its statement.
+// and index scans only (withIndexScans), once the picks that grabs set
+// aside are in the pending table (flushPicks): the way every statement that
+// looks listed or pending rows up by key runs.
 func (s *Store) withIndexLookups(ctx context.Context, tx pgx.Tx, fn func() error) error {
 	if err := s.ensureStatistics(ctx, tx); err != nil {
 		return err
 	}
-	return withIndexScans(ctx, tx, fn)
+	return withIndexScans(ctx, tx, func() error {
+		if err := flushPicks(ctx, tx); err != nil {
+			return err
+		}
+		return fn()
+	})
 }
 
 // Maintain vacuums the tables that grabs, results and recording churn,
@@ -289,6 +298,6 @@ func (s *Store) withIndexLookups(ctx context.Context, tx pgx.Tx, fn func() error
 // visits, visit-status processing ran 40 % slower until a vacuum
 // (docs/performance.md, "Session 7").
 func (s *Store) Maintain(ctx context.Context) error {
-	_, err := s.pool.Exec(ctx, "VACUUM (ANALYZE) listed_origin, listed_origin_pending, visit_stats, visit_in_flight, lister")
+	_, err := s.pool.Exec(ctx, "VACUUM (ANALYZE) listed_origin, listed_origin_pending, listed_origin_picked, visit_stats, visit_in_flight, lister")
 	return translate(wrap(err, "vacuum"))
 }

@@ -1,0 +1,164 @@
+package postgres
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/store/postgres/pgtest"
+)
+
+// counts returns how many rows listed_origin_picked and
+// listed_origin_pending hold.
+func counts(t *testing.T, s *Store) (aside, pending int) {
+	t.Helper()
+	require.NoError(t, s.pool.QueryRow(context.Background(),
+		"SELECT (SELECT count(*) FROM listed_origin_picked), (SELECT count(*) FROM listed_origin_pending)").
+		Scan(&aside, &pending))
+	return aside, pending
+}
+
+// gitGrab grabs count git origins, oldest scheduled first, at now under
+// cooldowns c (nil: the defaults), and returns their URLs.
+func gitGrab(t *testing.T, s *Store, count int, now time.Time, c *revisit.Cooldowns) []string {
+	t.Helper()
+	got, err := s.GrabNextVisits(context.Background(), revisit.GrabParams{VisitType: "git", Count: count,
+		Policy: revisit.OldestScheduledFirst, Now: now, Cooldowns: c})
+	require.NoError(t, err)
+	urls := make([]string, len(got))
+	for i, o := range got {
+		urls[i] = o.URL
+	}
+	return urls
+}
+
+// TestPicksSetAside stops the background flusher: a grab's picks wait in
+// listed_origin_picked, the next grab leaves them out, the first statement
+// that looks pending origins up moves them, with the grab's mark, and they
+// survive the process that grabbed them.
+func TestPicksSetAside(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.URL(t)
+	s := openMigratedAt(t, url, nil)
+	s.flusher.close()
+	recordGitOrigins(t, s, 10)
+	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+
+	first := gitGrab(t, s, 5, t0, nil)
+	require.Len(t, first, 5)
+	aside, pending := counts(t, s)
+	require.Equal(t, [2]int{5, 0}, [2]int{aside, pending}, "picks aside, pending")
+
+	// Another process sees them aside too.
+	other := openMigratedAt(t, url, nil)
+	other.flusher.close()
+	second := gitGrab(t, other, 10, t0.Add(time.Second), nil)
+	require.Len(t, second, 5)
+	require.Empty(t, intersect(first, second), "a pick set aside was grabbed again")
+
+	stats, err := s.VisitStatsGet(ctx, []revisit.OriginKey{{URL: first[0], VisitType: "git"}})
+	require.NoError(t, err)
+	require.Len(t, stats, 1)
+	require.Equal(t, t0, *stats[0].LastScheduled, "the grab's mark, read after the move")
+	aside, pending = counts(t, s)
+	require.Equal(t, [2]int{0, 10}, [2]int{aside, pending}, "picks aside, pending after a stats read")
+	require.Empty(t, gitGrab(t, s, 10, t0.Add(2*time.Second), nil), "pending origins grabbed again")
+}
+
+// TestFlusherMovesPicks lets the background flusher run: it moves a
+// grab's picks to the pending table soon after the grab returns.
+func TestFlusherMovesPicks(t *testing.T) {
+	s := OpenMigrated(t, nil)
+	recordGitOrigins(t, s, 10)
+	require.Len(t, gitGrab(t, s, 10, time.Now(), nil), 10)
+	require.Eventually(t, func() bool {
+		aside, pending := counts(t, s)
+		return aside == 0 && pending == 10
+	}, 10*time.Second, 10*time.Millisecond, "picks still aside")
+}
+
+// TestSharedAndRevisitedPicksMoveAtOnce: the picks of an origin that two
+// listers list, and of an origin visited after the grab's now (a clock set
+// back), move to the pending table in the grab itself.
+func TestSharedAndRevisitedPicksMoveAtOnce(t *testing.T) {
+	ctx := context.Background()
+	s := OpenMigrated(t, nil)
+	s.flusher.close()
+	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	a, err := s.ListerGetOrCreate(ctx, "gitlab", "a")
+	require.NoError(t, err)
+	b, err := s.ListerGetOrCreate(ctx, "gitlab", "b")
+	require.NoError(t, err)
+	shared, revisited, plain := "https://forge.example/shared", "https://forge.example/revisited", "https://forge.example/plain"
+	_, err = s.ListedOriginsRecord(ctx, []revisit.ListedOrigin{
+		{ListerID: a.ID, URL: shared, VisitType: "git", Enabled: true},
+		{ListerID: b.ID, URL: shared, VisitType: "git", Enabled: true},
+		{ListerID: a.ID, URL: revisited, VisitType: "git", Enabled: true},
+		{ListerID: a.ID, URL: plain, VisitType: "git", Enabled: true},
+	})
+	require.NoError(t, err)
+	later := t0.Add(time.Hour)
+	require.NoError(t, s.VisitStatsUpsert(ctx, []revisit.VisitStats{{URL: revisited, VisitType: "git", LastVisit: &later,
+		NextPositionOffset: revisit.DefaultNextPositionOffset, SuccessiveVisits: revisit.DefaultSuccessiveVisits}}))
+
+	require.ElementsMatch(t, []string{shared, revisited, plain}, gitGrab(t, s, 10, t0, &revisit.Cooldowns{}))
+	var aside []string
+	require.NoError(t, s.pool.QueryRow(ctx, "SELECT array_agg(url) FROM listed_origin_picked").Scan(&aside))
+	require.Equal(t, []string{plain}, aside)
+	_, pending := counts(t, s)
+	require.Equal(t, 3, pending, "both rows of the shared origin and the revisited one are pending")
+}
+
+// TestDuePicksComeBack: a grab whose cooldowns let picks still set aside
+// be grabbed again returns them, as it would pending ones.
+func TestDuePicksComeBack(t *testing.T) {
+	s := OpenMigrated(t, nil)
+	s.flusher.close()
+	recordGitOrigins(t, s, 4)
+	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	hour := revisit.Cooldowns{Scheduled: time.Hour}
+	require.Len(t, gitGrab(t, s, 10, t0, &hour), 4)
+	require.Empty(t, gitGrab(t, s, 10, t0.Add(time.Minute), &hour), "within the cooldown")
+	aside, _ := counts(t, s)
+	require.Equal(t, 4, aside, "picks not due stay aside")
+	require.Len(t, gitGrab(t, s, 10, t0.Add(2*time.Hour), &hour), 4, "after the cooldown")
+	require.Len(t, gitGrab(t, s, 10, t0.Add(2*time.Hour+time.Second), &revisit.Cooldowns{}), 4, "without cooldowns")
+}
+
+// TestMigrationDownMovesPicks: going back to the schema before
+// listed_origin_picked leaves no pick behind: they are pending, marked.
+func TestMigrationDownMovesPicks(t *testing.T) {
+	ctx := context.Background()
+	s := OpenMigrated(t, nil)
+	s.flusher.close()
+	recordGitOrigins(t, s, 6)
+	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	require.Len(t, gitGrab(t, s, 4, t0, nil), 4)
+	p, db, err := s.provider(ctx)
+	require.NoError(t, err)
+	defer db.Close()
+	_, err = p.DownTo(ctx, 14)
+	require.NoError(t, err)
+	var pending, marked int
+	require.NoError(t, s.pool.QueryRow(ctx,
+		"SELECT count(*), count(*) FILTER (WHERE last_scheduled = $1) FROM listed_origin_pending", t0).
+		Scan(&pending, &marked))
+	require.Equal(t, [2]int{4, 4}, [2]int{pending, marked}, "pending, marked at the grab")
+}
+
+func intersect(a, b []string) []string {
+	in := map[string]bool{}
+	for _, x := range a {
+		in[x] = true
+	}
+	var both []string
+	for _, x := range b {
+		if in[x] {
+			both = append(both, x)
+		}
+	}
+	return both
+}
