@@ -80,6 +80,23 @@ func TestFlusherMovesPicks(t *testing.T) {
 	}, 10*time.Second, 10*time.Millisecond, "picks still aside")
 }
 
+// TestFlusherVacuumsPicks: the background flusher vacuums the table of
+// picks once it has moved vacuumPicksEvery of them.
+func TestFlusherVacuumsPicks(t *testing.T) {
+	every := vacuumPicksEvery
+	t.Cleanup(func() { vacuumPicksEvery = every }) // after the store's close
+	vacuumPicksEvery = 5
+	s := OpenMigrated(t, nil)
+	recordGitOrigins(t, s, 10)
+	require.Len(t, gitGrab(t, s, 10, time.Now(), nil), 10)
+	require.Eventually(t, func() bool {
+		var vacuumed bool
+		require.NoError(t, s.pool.QueryRow(context.Background(), `SELECT last_vacuum IS NOT NULL FROM pg_stat_user_tables
+			WHERE schemaname = current_schema() AND relname = 'listed_origin_picked'`).Scan(&vacuumed))
+		return vacuumed
+	}, 10*time.Second, 20*time.Millisecond, "listed_origin_picked not vacuumed")
+}
+
 // TestSharedAndRevisitedPicksMoveAtOnce: the picks of an origin that two
 // listers list, and of an origin visited after the grab's now (a clock set
 // back), move to the pending table in the grab itself.

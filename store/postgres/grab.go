@@ -129,17 +129,20 @@ func listerLabel(p revisit.GrabParams) string {
 	return p.ListerName + "/" + p.ListerInstanceName
 }
 
-// moveToPending renders the statement that moves rows to
-// listed_origin_pending: picked is a query of the picks, with columns tid
-// (the address the candidate query read), url, visit_type, shared and
-// scheduled (the time of their grab, their new mark unless a later one is
-// there). Each pick's row moves by its address, and the other listers'
-// rows of the origins that are shared, or whose picked row has moved, by
-// URL (OFFSET 0 keeps that lookup a probe per origin, and the visit type
-// out of it: see TestMovePlan).
-func moveToPending(picked string) string {
-	return `
-	WITH picked AS (` + picked + `
+// movePicks moves picked rows to listed_origin_pending: $1 the addresses
+// the candidate query read, $2 their URLs, $3 their visit types, $4
+// whether shared, $5 the time of their grab, their new mark unless a later
+// one is there. Each pick's row moves by its address, and the other
+// listers' rows of the origins that are shared, or whose picked row has
+// moved, by URL (OFFSET 0 keeps that lookup a probe per origin, and the
+// visit type out of it: see TestMovePlan). The picks come as arrays, whose
+// length the planner knows: read from a table, their number was estimated
+// from its pages, dead rows included, and the planner hashed all of
+// listed_origin to find them (2 s a move, session 21).
+var movePicks = `
+	WITH picked AS (
+		SELECT * FROM unnest($1::tid[], $2::text[], $3::text[], $4::bool[], $5::timestamptz[])
+			AS p(tid, url, visit_type, shared, scheduled)
 	), by_row AS (
 		DELETE FROM listed_origin l USING picked p
 		WHERE l.ctid = p.tid AND l.visit_type = p.visit_type AND l.url = p.url RETURNING l.*, p.scheduled
@@ -156,13 +159,6 @@ func moveToPending(picked string) string {
 	SELECT ` + listedColumnsWith("GREATEST(last_scheduled, scheduled)") + ` FROM by_row
 	UNION ALL
 	SELECT ` + listedColumnsWith("GREATEST(last_scheduled, scheduled)") + ` FROM by_url`
-}
-
-// movePicks is the grab's move: $1 the picks' addresses, $2 their URLs, $3
-// whether shared, of visit type $4, marked scheduled at $5.
-var movePicks = moveToPending(`
-		SELECT tid, url, $4::text AS visit_type, shared, $5::timestamptz AS scheduled
-		FROM unnest($1::tid[], $2::text[], $3::bool[]) AS p(tid, url, shared)`)
 
 // setPicksAside records the picks of $1 (ids), $2 (addresses) and $3 (URLs)
 // of visit type $4, grabbed at $5, in listed_origin_picked.
@@ -185,10 +181,11 @@ const setPicksAside = `INSERT INTO listed_origin_picked (id, tid, url, visit_typ
 func markScheduled(ctx context.Context, tx pgx.Tx, p revisit.GrabParams, now time.Time, picked []candidate, aside bool) error {
 	var move, keep picks
 	for _, c := range picked {
+		pk := pick{id: c.id, tid: c.ctid, url: c.Origin.URL, visitType: p.VisitType, shared: c.shared, scheduled: now}
 		if aside && setAside(c, now) {
-			keep.add(c)
+			keep.add(pk)
 		} else {
-			move.add(c)
+			move.add(pk)
 		}
 	}
 	// Each picked row is fetched by its address, one TID probe per pick in
@@ -200,7 +197,7 @@ func markScheduled(ctx context.Context, tx pgx.Tx, p revisit.GrabParams, now tim
 	// session 12). The writes go in one round trip.
 	var b pgx.Batch
 	if len(move.tids) > 0 {
-		b.Queue(movePicks, move.tids, move.urls, move.shared, p.VisitType, now)
+		move.queueMove(&b)
 	}
 	if len(keep.tids) > 0 {
 		b.Queue(setPicksAside, keep.ids, keep.tids, keep.urls, p.VisitType, now)
@@ -221,17 +218,35 @@ func setAside(c candidate, now time.Time) bool {
 	return !c.shared && (c.lastVisit == nil || !c.lastVisit.After(now))
 }
 
-// picks are the columns of candidates that markScheduled binds.
-type picks struct {
-	ids    []int64
-	tids   []pgtype.TID
-	urls   []string
-	shared []bool
+// pick is a picked row, as movePicks and setPicksAside take it.
+type pick struct {
+	id        int64
+	tid       pgtype.TID
+	url       string
+	visitType string
+	shared    bool
+	scheduled time.Time
 }
 
-func (ps *picks) add(c candidate) {
-	ps.ids, ps.tids = append(ps.ids, c.id), append(ps.tids, c.ctid)
-	ps.urls, ps.shared = append(ps.urls, c.Origin.URL), append(ps.shared, c.shared)
+// picks are picks by column, as the statements bind them.
+type picks struct {
+	ids        []int64
+	tids       []pgtype.TID
+	urls       []string
+	visitTypes []string
+	shared     []bool
+	scheduled  []time.Time
+}
+
+func (ps *picks) add(p pick) {
+	ps.ids, ps.tids, ps.urls = append(ps.ids, p.id), append(ps.tids, p.tid), append(ps.urls, p.url)
+	ps.visitTypes, ps.shared = append(ps.visitTypes, p.visitType), append(ps.shared, p.shared)
+	ps.scheduled = append(ps.scheduled, p.scheduled)
+}
+
+// queueMove queues movePicks of ps in b.
+func (ps *picks) queueMove(b *pgx.Batch) {
+	b.Queue(movePicks, ps.tids, ps.urls, ps.visitTypes, ps.shared, ps.scheduled)
 }
 
 // requeueChunk bounds the pending rows one requeue statement moves back

@@ -94,32 +94,39 @@ func pendingMark(alias string) string {
 //   - the background flusher moves what it can soon after each grab,
 //     skipping the picks that someone else is moving.
 //
-// Each locks its picks in id order, so that two of them never wait for
-// each other.
+// Each takes its picks out of the table (takePicks), locked in id order so
+// that two of them never wait for each other, then moves them (movePicks).
+
+// takePicks renders the statement that deletes and returns the picks set
+// aside that cond selects, locked in id order, skipping the locked ones if
+// skipLocked. The picks are found through the primary key (withIndexScans):
+// the table churns a grab's worth of rows at every grab, and its estimated
+// size counts the dead ones until a vacuum.
+func takePicks(cond string, skipLocked bool) string {
+	lock := "FOR UPDATE"
+	if skipLocked {
+		lock += " SKIP LOCKED"
+	}
+	return `DELETE FROM listed_origin_picked WHERE id = ANY(ARRAY(
+		SELECT id FROM listed_origin_picked WHERE ` + cond + ` ORDER BY id ` + lock + `))
+		RETURNING id, tid, url, visit_type, scheduled_at`
+}
+
 var (
-	flushAll = moveToPending(`
-		DELETE FROM listed_origin_picked
-		WHERE id IN (SELECT id FROM listed_origin_picked ORDER BY id FOR UPDATE)
-		RETURNING tid, url, visit_type, false AS shared, scheduled_at AS scheduled`)
-	flushDue = moveToPending(`
-		DELETE FROM listed_origin_picked
-		WHERE id IN (SELECT id FROM listed_origin_picked
-			WHERE visit_type = $1 AND ($2::timestamptz IS NULL OR scheduled_at < $2) ORDER BY id FOR UPDATE)
-		RETURNING tid, url, visit_type, false AS shared, scheduled_at AS scheduled`)
-	flushUnlocked = moveToPending(`
-		DELETE FROM listed_origin_picked
-		WHERE id IN (SELECT id FROM listed_origin_picked ORDER BY id FOR UPDATE SKIP LOCKED)
-		RETURNING tid, url, visit_type, false AS shared, scheduled_at AS scheduled`)
+	takeAll      = takePicks("true", false)
+	takeDue      = takePicks("visit_type = $1 AND ($2::timestamptz IS NULL OR scheduled_at < $2)", false)
+	takeUnlocked = takePicks("true", true)
 )
 
-// flushPicks moves every pick set aside to listed_origin_pending. When
-// there is none, as between grabs, it costs one probe of the picks.
+// flushPicks moves every pick set aside to listed_origin_pending; tx runs
+// with index scans only (withIndexScans). When there is none, as between
+// grabs, it costs one probe of the picks.
 func flushPicks(ctx context.Context, tx pgx.Tx) error {
 	var some bool
 	if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT FROM listed_origin_picked)").Scan(&some); err != nil || !some {
 		return err
 	}
-	_, err := tx.Exec(ctx, flushAll)
+	_, err := movePicksAside(ctx, tx, takeAll)
 	return err
 }
 
@@ -135,8 +142,29 @@ func flushDuePicks(ctx context.Context, tx pgx.Tx, visitType string, now time.Ti
 			before = &t
 		}
 	}
-	_, err := tx.Exec(ctx, flushDue, visitType, before)
-	return err
+	return withIndexScans(ctx, tx, func() error {
+		_, err := movePicksAside(ctx, tx, takeDue, visitType, before)
+		return err
+	})
+}
+
+// movePicksAside takes the picks that take (a takePicks statement of args)
+// selects out of listed_origin_picked and moves them to
+// listed_origin_pending, and returns how many it moved.
+func movePicksAside(ctx context.Context, tx pgx.Tx, take string, args ...any) (int, error) {
+	rows, _ := tx.Query(ctx, take, args...)
+	var ps picks
+	var p pick
+	_, err := pgx.ForEachRow(rows, []any{&p.id, &p.tid, &p.url, &p.visitType, &p.scheduled}, func() error {
+		ps.add(p)
+		return nil
+	})
+	if err != nil || len(ps.ids) == 0 {
+		return 0, err
+	}
+	var b pgx.Batch
+	ps.queueMove(&b)
+	return len(ps.ids), tx.SendBatch(ctx, &b).Close()
 }
 
 // flusher moves the picks that grabs set aside to listed_origin_pending in
@@ -164,11 +192,21 @@ func (f *flusher) wake() {
 	}
 }
 
+// vacuumPicksEvery is how many picks the flusher moves between two
+// vacuums of listed_origin_picked (a variable so that tests can lower it).
+var vacuumPicksEvery = 100000
+
 // run flushes after each wake until stopped. A failed flush leaves the
 // picks where they are: the next flush, or the next statement that needs
 // them moved, moves them.
+//
+// It also vacuums listed_origin_picked every vacuumPicksEvery picks moved,
+// as autovacuum would if it is on and round in time: each grab leaves a
+// grab's worth of dead rows there, and the candidate queries probe the
+// table's primary key for every row they read.
 func (f *flusher) run(ctx context.Context) {
 	defer close(f.done)
+	moved := 0
 	for {
 		select {
 		case <-ctx.Done():
@@ -180,9 +218,16 @@ func (f *flusher) run(ctx context.Context) {
 			if _, err := tx.Exec(ctx, "SET LOCAL synchronous_commit = off"); err != nil {
 				return err
 			}
-			_, err := tx.Exec(ctx, flushUnlocked)
-			return err
+			return withIndexScans(ctx, tx, func() error {
+				n, err := movePicksAside(ctx, tx, takeUnlocked)
+				moved += n
+				return err
+			})
 		})
+		if err == nil && moved >= vacuumPicksEvery {
+			moved = 0
+			_, err = f.pool.Exec(ctx, "VACUUM (ANALYZE) listed_origin_picked")
+		}
 		if err != nil && ctx.Err() == nil {
 			slog.Warn("postgres: moving the picks set aside to the pending table", "err", err)
 		}

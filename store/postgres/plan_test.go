@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -116,7 +117,9 @@ func TestMovePlan(t *testing.T) {
 	)
 	require.NoError(t, s.pool.QueryRow(ctx, "SELECT array_agg(ctid), array_agg(url) FROM (SELECT ctid, url FROM listed_origin ORDER BY id DESC LIMIT 3) r").
 		Scan(&tids, &urls))
-	plan := explainWith(t, ctx, s, "", movePicks, tids, urls, []bool{false, true, false}, "git", s.now())
+	now := s.now()
+	plan := explainWith(t, ctx, s, "", movePicks, tids, urls, []string{"git", "git", "git"}, []bool{false, true, false},
+		[]time.Time{now, now, now})
 	for _, want := range []string{"TID Cond: (ctid = p_1.tid)", "Index Scan using listed_origin_url "} {
 		require.Contains(t, plan, want)
 	}
