@@ -35,6 +35,31 @@ func TestGrabPlans(t *testing.T) {
 	}
 }
 
+// TestSetAsideProbePlan checks that the candidate queries leave the picks
+// set aside out by probing listed_origin_picked's key once per candidate,
+// when its statistics, taken while it was empty, are far from its size: as
+// an anti-join, the planner read every pick once and compared each
+// candidate with all of them.
+func TestSetAsideProbePlan(t *testing.T) {
+	ctx := context.Background()
+	s := OpenMigrated(t, nil)
+	s.flusher.close()
+	recordGitOrigins(t, s, 8000)
+	require.NoError(t, s.Maintain(ctx))
+	require.Len(t, gitGrab(t, s, 5000, s.now(), nil), 5000)
+	for _, c := range grabsql.PlanCases(uuid.New()) {
+		t.Run(c.Name, func(t *testing.T) {
+			q, err := dialect.Build(c.Params)
+			require.NoError(t, err)
+			plan := explainWith(t, ctx, s, "", q.SQL, append(q.Args, 1000)...)
+			require.Contains(t, plan, "Index Only Scan using listed_origin_picked_pkey on listed_origin_picked k")
+			require.Contains(t, plan, "Index Cond: (id = listed_origin.id)")
+			require.NotContains(t, plan, "Materialize")
+			require.NotContains(t, plan, "Hash")
+		})
+	}
+}
+
 // TestVisitPlans checks that expiry walks the visits not yet lost only, and
 // forgetting the lost ones only: each round's expiry must not read the lost
 // visits kept for the lost retention.
