@@ -87,9 +87,6 @@ func (s *Store) grab(ctx context.Context, tx pgx.Tx, p revisit.GrabParams, coold
 	if err := lockGrabs(ctx, tx, p.VisitType); err != nil {
 		return nil, err
 	}
-	if err := flushDuePicks(ctx, tx, p.VisitType, p.Now, cooldowns); err != nil {
-		return nil, err
-	}
 	if err := requeue(ctx, tx, p.VisitType, p.Now, cooldowns); err != nil {
 		return nil, err
 	}
@@ -268,8 +265,9 @@ var requeueChunk = 10000
 // default cooldowns it finds nothing: results and lost visits bring
 // origins back long before.
 //
-// It finds them a chunk at a time, with index scans only in the pending
-// indexes' order (withIndexScans).
+// It first moves the picks set aside that may be due to the pending table
+// (flushDuePicks), then finds the due origins a chunk at a time, with index
+// scans only in the pending indexes' order (withIndexScans).
 func requeue(ctx context.Context, tx pgx.Tx, visitType string, now time.Time, c revisit.Cooldowns) error {
 	args := []any{visitType, requeueChunk}
 	due := "visit_type = $1"
@@ -297,6 +295,9 @@ func requeue(ctx context.Context, tx pgx.Tx, visitType string, now time.Time, c 
 		)
 		INSERT INTO listed_origin (` + listedColumns + `) OVERRIDING SYSTEM VALUE SELECT ` + listedColumns + ` FROM back`
 	return withIndexScans(ctx, tx, func() error {
+		if err := flushDuePicks(ctx, tx, visitType, now, c); err != nil {
+			return err
+		}
 		_, err := inChunks(requeueChunk, func() (int, error) {
 			tag, err := tx.Exec(ctx, sql, args...)
 			return int(tag.RowsAffected()), err

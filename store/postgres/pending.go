@@ -133,8 +133,9 @@ func flushPicks(ctx context.Context, tx pgx.Tx) error {
 // flushDuePicks moves to listed_origin_pending the picks of visitType set
 // aside before the time the cooldowns c at now would let a grab return
 // them again (all of them with both time cooldowns off), so that the
-// requeue step sees them. A pick set aside is never visited after its
-// grab (setAside), so that time decides.
+// requeue step sees them; tx runs with index scans only (withIndexScans).
+// A pick set aside is never visited after its grab (setAside), so that
+// time decides.
 func flushDuePicks(ctx context.Context, tx pgx.Tx, visitType string, now time.Time, c revisit.Cooldowns) error {
 	var before *time.Time
 	for _, d := range []time.Duration{c.Absolute, c.Scheduled} {
@@ -142,10 +143,8 @@ func flushDuePicks(ctx context.Context, tx pgx.Tx, visitType string, now time.Ti
 			before = &t
 		}
 	}
-	return withIndexScans(ctx, tx, func() error {
-		_, err := movePicksAside(ctx, tx, takeDue, visitType, before)
-		return err
-	})
+	_, err := movePicksAside(ctx, tx, takeDue, visitType, before)
+	return err
 }
 
 // movePicksAside takes the picks that take (a takePicks statement of args)
