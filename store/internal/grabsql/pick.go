@@ -28,10 +28,16 @@ func (c Candidate) Base() Candidate { return c }
 // Pick returns the first count candidates of distinct URLs in the order
 // fetch returns them (the policy's order), so that an origin listed by
 // several listers is returned once, from the lister whose row comes first.
-// fetch(limit) must return the first limit rows of the candidate query;
-// Pick widens the limit until it has count origins or the rows run out.
+// fetch(limit) must return the first limit rows of the candidate query.
+//
+// Pick asks for count rows first: only the rows of origins that several
+// listers list can repeat a URL, and they are few, so a margin on every
+// grab (it asked for 1/8 more, ~0.6 ms of a 1000-origin grab on the 10M
+// set) would be paid for nothing almost always. When repeated URLs leave
+// it short, it asks again for twice as many more rows as it lacks, until
+// it has count origins or the rows run out.
 func Pick[R Row](count int, fetch func(limit int) ([]R, error)) ([]R, error) {
-	limit := count + count/8 + 16
+	limit := count
 	for {
 		rows, err := fetch(limit)
 		if err != nil {
@@ -53,7 +59,7 @@ func Pick[R Row](count int, fetch func(limit int) ([]R, error)) ([]R, error) {
 		if len(rows) < limit {
 			return picked, nil
 		}
-		limit *= 2
+		limit += 2*(count-len(picked)) + 16
 	}
 }
 
