@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/revisit-sched/revisit"
@@ -178,4 +179,31 @@ func intersect(a, b []string) []string {
 		}
 	}
 	return both
+}
+
+// TestRequeueTellsPicksSetAside: the requeue step tells a grab whether
+// picks of its visit type wait set aside, which its candidate query must
+// then leave out; without any, the query has no probe of the table.
+func TestRequeueTellsPicksSetAside(t *testing.T) {
+	ctx := context.Background()
+	s := OpenMigrated(t, nil)
+	s.flusher.close()
+	recordGitOrigins(t, s, 20)
+	now := s.now()
+	setAside := func(visitType string) bool {
+		t.Helper()
+		var aside bool
+		require.NoError(t, pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			var err error
+			aside, err = requeue(ctx, tx, visitType, now, revisit.DefaultCooldowns())
+			return err
+		}))
+		return aside
+	}
+	require.False(t, setAside("git"), "no grab yet")
+	require.Len(t, gitGrab(t, s, 5, now, nil), 5)
+	require.True(t, setAside("git"), "after a grab")
+	require.False(t, setAside("hg"), "another visit type's picks")
+	flushAside(t, s)
+	require.False(t, setAside("git"), "after the picks moved")
 }

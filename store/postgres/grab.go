@@ -24,16 +24,22 @@ var dialect = grabsql.Dialect{
 	Random:         "random()",
 	Time:           func(t time.Time) any { return t },
 	RowColumns:     "ctid, shared, id, last_visit",
-	Exclude:        excludeSetAside,
 }
 
-// excludeSetAside leaves the picks set aside out of the candidate queries,
-// one probe of listed_origin_picked's primary key per candidate row. OFFSET
-// 0 keeps it that probe: as an anti-join, planned with statistics taken
-// while the table was empty, it read all the picks once and compared each
-// candidate with every one of them (2 s a grab with 7000 picks aside,
-// session 21).
-const excludeSetAside = "NOT EXISTS (SELECT FROM listed_origin_picked k WHERE k.id = listed_origin.id OFFSET 0)"
+// dialectAside renders the grab queries of a visit type whose picks are
+// set aside: they leave those picks out, one probe of
+// listed_origin_picked's primary key per candidate row. OFFSET 0 keeps it
+// that probe: as an anti-join, planned with statistics taken while the
+// table was empty, it read all the picks once and compared each candidate
+// with every one of them (2 s a grab with 7000 picks aside, session 21).
+// A grab whose visit type has none set aside, as between grabs once they
+// have moved, uses dialect, without the probes (~1 ms of a git grab's
+// candidate query, docs/performance.md, session 22).
+var dialectAside = func() grabsql.Dialect {
+	d := dialect
+	d.Exclude = "NOT EXISTS (SELECT FROM listed_origin_picked k WHERE k.id = listed_origin.id OFFSET 0)"
+	return d
+}()
 
 // candidate is a row of the candidate query with its address, by which a
 // grab moves it, whether other listers list its origin too, and its id, by
@@ -87,10 +93,11 @@ func (s *Store) grab(ctx context.Context, tx pgx.Tx, p revisit.GrabParams, coold
 	if err := lockGrabs(ctx, tx, p.VisitType); err != nil {
 		return nil, err
 	}
-	if err := requeue(ctx, tx, p.VisitType, p.Now, cooldowns); err != nil {
+	setAside, err := requeue(ctx, tx, p.VisitType, p.Now, cooldowns)
+	if err != nil {
 		return nil, err
 	}
-	q, err := s.grabQuery(ctx, tx, p, p.Now, cooldowns)
+	q, err := s.grabQuery(ctx, tx, p, p.Now, cooldowns, setAside)
 	if err != nil {
 		return nil, err
 	}
@@ -104,8 +111,10 @@ func (s *Store) grab(ctx context.Context, tx pgx.Tx, p revisit.GrabParams, coold
 	return picked, markScheduled(ctx, tx, p, p.Now, picked, aside)
 }
 
-// grabQuery resolves the lister filter and renders the candidate query.
-func (s *Store) grabQuery(ctx context.Context, tx pgx.Tx, p revisit.GrabParams, now time.Time, c revisit.Cooldowns) (grabsql.Query, error) {
+// grabQuery resolves the lister filter and renders the candidate query,
+// leaving out the picks set aside if setAside (some of the visit type's
+// are) or if it filters by lister.
+func (s *Store) grabQuery(ctx context.Context, tx pgx.Tx, p revisit.GrabParams, now time.Time, c revisit.Cooldowns, setAside bool) (grabsql.Query, error) {
 	gp := grabsql.Params{VisitType: p.VisitType, Policy: p.Policy, Now: now, Disabled: p.Disabled,
 		Cooldowns: c, Sample: p.Sample}
 	if p.ListerID != nil || p.ListerName != "" {
@@ -123,6 +132,15 @@ func (s *Store) grabQuery(ctx context.Context, tx pgx.Tx, p revisit.GrabParams, 
 			return grabsql.Query{}, err
 		}
 		gp.ListerID, gp.ListingFinishedAt = id, finished
+	}
+	// A grab filtered by lister leaves them out in any case: without the
+	// probes' per-row cost, the planner prefers the visit type's index,
+	// filtered by lister, to the lister's own index, priced ~20 times
+	// dearer from its first column's correlation, and reads all the other
+	// listers' rows at the head of the order (18.6 ms instead of 5.5 for
+	// git first_visits_after_listing on the 10M set, session 22).
+	if setAside || gp.ListerID != nil {
+		return dialectAside.Build(gp)
 	}
 	return dialect.Build(gp)
 }
@@ -254,6 +272,12 @@ func (ps *picks) queueMove(b *pgx.Batch) {
 	b.Queue(movePicks, ps.tids, ps.urls, ps.visitTypes, ps.shared, ps.scheduled)
 }
 
+// move moves ps to listed_origin_pending (movePicks).
+func (ps *picks) move(ctx context.Context, tx pgx.Tx) error {
+	_, err := tx.Exec(ctx, movePicks, ps.tids, ps.urls, ps.visitTypes, ps.shared, ps.scheduled)
+	return err
+}
+
 // requeueChunk bounds the pending rows one requeue statement moves back
 // (a variable so that tests can make several chunks of a few rows).
 var requeueChunk = 10000
@@ -267,8 +291,11 @@ var requeueChunk = 10000
 //
 // It first moves the picks set aside that may be due to the pending table
 // (flushDuePicks), then finds the due origins a chunk at a time, with index
-// scans only in the pending indexes' order (withIndexScans).
-func requeue(ctx context.Context, tx pgx.Tx, visitType string, now time.Time, c revisit.Cooldowns) error {
+// scans only in the pending indexes' order (withIndexScans). It tells
+// whether picks of the visit type remain set aside: under the grab lock,
+// no new one can be, so a candidate query that finds none need not leave
+// them out.
+func requeue(ctx context.Context, tx pgx.Tx, visitType string, now time.Time, c revisit.Cooldowns) (setAside bool, err error) {
 	args := []any{visitType, requeueChunk}
 	due := "visit_type = $1"
 	if c.Absolute > 0 {
@@ -294,8 +321,8 @@ func requeue(ctx context.Context, tx pgx.Tx, visitType string, now time.Time, c 
 			ON CONFLICT (url, visit_type) DO UPDATE SET last_scheduled = GREATEST(vs.last_scheduled, EXCLUDED.last_scheduled)
 		)
 		INSERT INTO listed_origin (` + listedColumns + `) OVERRIDING SYSTEM VALUE SELECT ` + listedColumns + ` FROM back`
-	return withIndexScans(ctx, tx, func() error {
-		if err := flushDuePicks(ctx, tx, visitType, now, c); err != nil {
+	err = withIndexScans(ctx, tx, func() error {
+		if setAside, err = flushDuePicks(ctx, tx, visitType, now, c); err != nil {
 			return err
 		}
 		_, err := inChunks(requeueChunk, func() (int, error) {
@@ -304,6 +331,7 @@ func requeue(ctx context.Context, tx pgx.Tx, visitType string, now time.Time, c 
 		})
 		return err
 	})
+	return setAside, err
 }
 
 // scanCandidate scans a row of grabsql.Columns and dialect.RowColumns.

@@ -129,18 +129,27 @@ func flushPicks(ctx context.Context, tx pgx.Tx) error {
 // flushDuePicks moves to listed_origin_pending the picks of visitType set
 // aside before the time the cooldowns c at now would let a grab return
 // them again (all of them with both time cooldowns off), so that the
-// requeue step sees them; tx runs with index scans only (withIndexScans).
-// A pick set aside is never visited after its grab (setAside), so that
-// time decides.
-func flushDuePicks(ctx context.Context, tx pgx.Tx, visitType string, now time.Time, c revisit.Cooldowns) error {
+// requeue step sees them, and tells whether picks of visitType remain set
+// aside; tx runs with index scans only (withIndexScans). A pick set aside
+// is never visited after its grab (setAside), so that time decides.
+func flushDuePicks(ctx context.Context, tx pgx.Tx, visitType string, now time.Time, c revisit.Cooldowns) (setAside bool, err error) {
 	var before *time.Time
 	for _, d := range []time.Duration{c.Absolute, c.Scheduled} {
 		if t := now.Add(-d); d > 0 && (before == nil || t.Before(*before)) {
 			before = &t
 		}
 	}
-	_, err := movePicksAside(ctx, tx, takeDue, visitType, before)
-	return err
+	var (
+		due picks
+		b   pgx.Batch
+	)
+	b.Queue(takeDue, visitType, before).Query(func(rows pgx.Rows) error { return collectPicks(rows, &due) })
+	b.Queue("SELECT EXISTS (SELECT FROM listed_origin_picked WHERE visit_type = $1)", visitType).
+		QueryRow(func(row pgx.Row) error { return row.Scan(&setAside) })
+	if err := tx.SendBatch(ctx, &b).Close(); err != nil || len(due.ids) == 0 {
+		return setAside, err
+	}
+	return setAside, due.move(ctx, tx)
 }
 
 // movePicksAside takes the picks that take (a takePicks statement of args)
@@ -149,17 +158,20 @@ func flushDuePicks(ctx context.Context, tx pgx.Tx, visitType string, now time.Ti
 func movePicksAside(ctx context.Context, tx pgx.Tx, take string, args ...any) (int, error) {
 	rows, _ := tx.Query(ctx, take, args...)
 	var ps picks
+	if err := collectPicks(rows, &ps); err != nil || len(ps.ids) == 0 {
+		return 0, err
+	}
+	return len(ps.ids), ps.move(ctx, tx)
+}
+
+// collectPicks adds the picks of rows, of a takePicks statement, to ps.
+func collectPicks(rows pgx.Rows, ps *picks) error {
 	var p pick
 	_, err := pgx.ForEachRow(rows, []any{&p.id, &p.tid, &p.url, &p.visitType, &p.scheduled}, func() error {
 		ps.add(p)
 		return nil
 	})
-	if err != nil || len(ps.ids) == 0 {
-		return 0, err
-	}
-	var b pgx.Batch
-	ps.queueMove(&b)
-	return len(ps.ids), tx.SendBatch(ctx, &b).Close()
+	return err
 }
 
 // flusher moves the picks that grabs set aside to listed_origin_pending in

@@ -49,7 +49,7 @@ func TestSetAsideProbePlan(t *testing.T) {
 	require.Len(t, gitGrab(t, s, 5000, s.now(), nil), 5000)
 	for _, c := range grabsql.PlanCases(uuid.New()) {
 		t.Run(c.Name, func(t *testing.T) {
-			q, err := dialect.Build(c.Params)
+			q, err := dialectAside.Build(c.Params)
 			require.NoError(t, err)
 			plan := explainWith(t, ctx, s, "", q.SQL, append(q.Args, 1000)...)
 			require.Contains(t, plan, "Index Only Scan using listed_origin_picked_pkey on listed_origin_picked k")
