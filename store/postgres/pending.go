@@ -118,6 +118,13 @@ var (
 	takeUnlocked = takePicks("true", true)
 )
 
+// anySetAside tells whether picks of visit type $1 are set aside. ORDER BY
+// id keeps it on the table's key: without it, no index serves the query,
+// and the table was read whole, dead rows included (1.2 ms a grab between
+// two vacuums, session 22).
+const anySetAside = `SELECT count(*) > 0 FROM (
+	SELECT FROM listed_origin_picked WHERE visit_type = $1 ORDER BY id LIMIT 1) p`
+
 // flushPicks moves every pick set aside to listed_origin_pending; tx runs
 // with index scans only (withIndexScans). When there is none, as between
 // grabs, it costs one probe of the picks' key, and no move.
@@ -144,8 +151,7 @@ func flushDuePicks(ctx context.Context, tx pgx.Tx, visitType string, now time.Ti
 		b   pgx.Batch
 	)
 	b.Queue(takeDue, visitType, before).Query(func(rows pgx.Rows) error { return collectPicks(rows, &due) })
-	b.Queue("SELECT EXISTS (SELECT FROM listed_origin_picked WHERE visit_type = $1)", visitType).
-		QueryRow(func(row pgx.Row) error { return row.Scan(&setAside) })
+	b.Queue(anySetAside, visitType).QueryRow(func(row pgx.Row) error { return row.Scan(&setAside) })
 	if err := tx.SendBatch(ctx, &b).Close(); err != nil || len(due.ids) == 0 {
 		return setAside, err
 	}

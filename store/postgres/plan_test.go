@@ -265,3 +265,14 @@ func urlLookups() map[string]statement {
 		"shared":  {shareListedRows, []any{[]string{"https://example.org/a"}, []string{"git"}}},
 	}
 }
+
+// TestAnySetAsidePlan checks that the requeue step asks whether a visit
+// type has picks set aside through the table's key, under its index-scan
+// settings: with no index to serve it, the table was read whole.
+func TestAnySetAsidePlan(t *testing.T) {
+	s := OpenMigrated(t, nil)
+	plan := explainWith(t, context.Background(), s, "SET LOCAL enable_bitmapscan = off; SET LOCAL enable_seqscan = off",
+		anySetAside, "git")
+	require.Contains(t, plan, "Index Scan using listed_origin_picked_pkey")
+	require.NotContains(t, plan, "Seq Scan")
+}
