@@ -274,8 +274,9 @@ func (ps *picks) queueMove(b *pgx.Batch) {
 
 // move moves ps to listed_origin_pending (movePicks).
 func (ps *picks) move(ctx context.Context, tx pgx.Tx) error {
-	_, err := tx.Exec(ctx, movePicks, ps.tids, ps.urls, ps.visitTypes, ps.shared, ps.scheduled)
-	return err
+	var b pgx.Batch
+	ps.queueMove(&b)
+	return tx.SendBatch(ctx, &b).Close()
 }
 
 // requeueChunk bounds the pending rows one requeue statement moves back
