@@ -14,7 +14,11 @@ import (
 	"github.com/revisit-sched/revisit/store/internal/grabsql"
 )
 
-// dialect renders grab queries for PostgreSQL.
+// dialect renders grab queries for PostgreSQL. The failed and not-found
+// cooldowns compare the expressions that end the policy indexes that
+// gather origins in those cooldowns at the head of their order, so that a
+// scan skips them in the index, without reading their rows (migration
+// 00016).
 var dialect = grabsql.Dialect{
 	Placeholder:    func(n int) string { return fmt.Sprintf("$%d", n) },
 	IsDistinctFrom: "IS DISTINCT FROM",
@@ -24,6 +28,9 @@ var dialect = grabsql.Dialect{
 	Random:         "random()",
 	Time:           func(t time.Time) any { return t },
 	RowColumns:     "ctid, shared, id, last_visit",
+	StatusCooldown: func(status, bound string) string {
+		return "(CASE last_visit_status WHEN '" + status + "' THEN last_visit ELSE '-infinity' END) < " + bound
+	},
 }
 
 // dialectAside renders the grab queries of a visit type whose picks are

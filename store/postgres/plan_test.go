@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -275,4 +276,44 @@ func TestAnySetAsidePlan(t *testing.T) {
 		anySetAside, "git")
 	require.Contains(t, plan, "Index Scan using listed_origin_picked_pkey")
 	require.NotContains(t, plan, "Seq Scan")
+}
+
+// TestCooldownsSkippedInIndex checks that a grab skips the origins in the
+// failed and not-found cooldowns inside the policy's index, without
+// reading their rows: with the first 600 origins of the stop_after_success
+// order in those cooldowns, the candidate query reads exactly the rows it
+// returns, and returns those after them.
+func TestCooldownsSkippedInIndex(t *testing.T) {
+	ctx := context.Background()
+	s := OpenMigrated(t, nil)
+	recordGitOrigins(t, s, 1000)
+	now := s.now()
+	at := now.Add(-time.Hour)
+	stats := make([]revisit.VisitStats, 600)
+	for i := range stats {
+		status := revisit.VisitFailed
+		if i%2 == 1 {
+			status = revisit.VisitNotFound
+		}
+		stats[i] = revisit.VisitStats{URL: fmt.Sprintf("https://forge.example/%d", i), VisitType: "git",
+			LastVisit: &at, LastVisitStatus: &status,
+			NextPositionOffset: revisit.DefaultNextPositionOffset, SuccessiveVisits: revisit.DefaultSuccessiveVisits}
+	}
+	require.NoError(t, s.VisitStatsUpsert(ctx, stats))
+	require.NoError(t, s.Maintain(ctx))
+	p := grabsql.Params{VisitType: "git", Policy: revisit.StopAfterSuccess, Now: now, Cooldowns: revisit.DefaultCooldowns()}
+	q, err := dialect.Build(p)
+	require.NoError(t, err)
+	plan := explainWith(t, ctx, s, "SET LOCAL enable_sort = off; SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off",
+		"(ANALYZE, TIMING OFF, COSTS OFF) "+q.SQL, append(q.Args, 100)...)
+	require.Contains(t, plan, "Index Scan using listed_origin_stop_after_success on listed_origin (actual rows=100 ")
+	require.Contains(t, plan, "CASE last_visit_status WHEN 'failed'::text THEN last_visit")
+	require.Contains(t, plan, "CASE last_visit_status WHEN 'not_found'::text THEN last_visit")
+	require.NotContains(t, plan, "Rows Removed by Filter")
+
+	got, err := s.GrabNextVisits(ctx, revisit.GrabParams{VisitType: "git", Count: 100, Policy: revisit.StopAfterSuccess,
+		Now: now, DryRun: true})
+	require.NoError(t, err)
+	require.Len(t, got, 100)
+	require.Equal(t, "https://forge.example/600", got[0].URL)
 }

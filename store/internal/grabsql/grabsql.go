@@ -34,6 +34,13 @@ type Dialect struct {
 	// Exclude, when set, is one more condition every candidate row meets:
 	// how a store leaves out the origins it holds aside.
 	Exclude string
+	// StatusCooldown, when set, renders the failed and not-found
+	// cooldowns: a row whose last visit ended with status is eligible only
+	// if that visit was before bound (a rendered placeholder). A store
+	// whose policy indexes hold the expression it renders can then skip
+	// the rows in those cooldowns without reading them. By default the
+	// cooldown compares last_visit_status, then last_visit.
+	StatusCooldown func(status, bound string) string
 }
 
 // OriginColumns are the listed_origin columns of a revisit.ListedOrigin, in
@@ -150,10 +157,19 @@ func (b *builder) cooldowns(now time.Time, c revisit.Cooldowns) []string {
 			" OR last_scheduled < last_visit)")
 	}
 	if c.Failed > 0 {
-		w = append(w, "(last_visit_status "+b.d.IsDistinctFrom+" 'failed' OR last_visit < "+b.time(now.Add(-c.Failed))+")")
+		w = append(w, b.statusCooldown("failed", now.Add(-c.Failed)))
 	}
 	if c.NotFound > 0 {
-		w = append(w, "(last_visit_status "+b.d.IsDistinctFrom+" 'not_found' OR last_visit < "+b.time(now.Add(-c.NotFound))+")")
+		w = append(w, b.statusCooldown("not_found", now.Add(-c.NotFound)))
 	}
 	return w
+}
+
+// statusCooldown renders one of the failed and not-found cooldowns: the
+// last visit did not end with status, or it was before bound.
+func (b *builder) statusCooldown(status string, bound time.Time) string {
+	if b.d.StatusCooldown != nil {
+		return b.d.StatusCooldown(status, b.time(bound))
+	}
+	return "(last_visit_status " + b.d.IsDistinctFrom + " '" + status + "' OR last_visit < " + b.time(bound) + ")"
 }
