@@ -1,9 +1,9 @@
 -- The head of a policy's order gathers origins in the failed and not-found
--- cooldowns: an origin visited without success keeps its place in
--- never_visited_oldest_update_first, already_visited_order_by_lag,
+-- cooldowns: an origin whose last visit failed or found nothing keeps its
+-- place in never_visited_oldest_update_first, already_visited_order_by_lag,
 -- origins_without_last_update and stop_after_success, and results keep
 -- adding more. A grab read each of those rows to find it ineligible:
--- ~1000-3000 rows a git grab on the 10M set, more than half of the
+-- 900–7,200 rows a git grab on the 10M set, more than half of the
 -- candidate query's time (docs/performance.md, "Session 23").
 --
 -- Those four indexes now end with the last visit's time when it failed, or
