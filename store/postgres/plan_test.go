@@ -304,8 +304,7 @@ func TestCooldownsSkippedInIndex(t *testing.T) {
 	p := grabsql.Params{VisitType: "git", Policy: revisit.StopAfterSuccess, Now: now, Cooldowns: revisit.DefaultCooldowns()}
 	q, err := dialect.Build(p)
 	require.NoError(t, err)
-	plan := explainWith(t, ctx, s, "SET LOCAL enable_sort = off; SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off",
-		"(ANALYZE, TIMING OFF, COSTS OFF) "+q.SQL, append(q.Args, 100)...)
+	plan := explainSQL(t, ctx, s, "(ANALYZE, TIMING OFF, COSTS OFF) "+q.SQL, append(q.Args, 100)...)
 	require.Contains(t, plan, "Index Scan using listed_origin_stop_after_success on listed_origin (actual rows=100 ")
 	require.Contains(t, plan, "CASE last_visit_status WHEN 'failed'::text THEN last_visit")
 	require.Contains(t, plan, "CASE last_visit_status WHEN 'not_found'::text THEN last_visit")
