@@ -2,6 +2,9 @@ package postgres
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -9,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/store/internal/grabsql"
 	"github.com/revisit-sched/revisit/store/postgres/pgtest"
 )
 
@@ -130,6 +134,64 @@ func TestSharedAndRevisitedPicksMoveAtOnce(t *testing.T) {
 	require.Equal(t, 3, pending, "both rows of the shared origin and the revisited one are pending")
 }
 
+// TestPicksSetAsideByTheCandidateQuery: a grab's candidate query records
+// its picks in listed_origin_picked, unless two of the rows it read hold
+// one origin (two listers list it); the grab then reads further and sets
+// aside itself the picks of the origins one lister lists.
+func TestPicksSetAsideByTheCandidateQuery(t *testing.T) {
+	ctx := context.Background()
+	s := OpenMigrated(t, nil)
+	s.flusher.close()
+	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	a, err := s.ListerGetOrCreate(ctx, "gitlab", "a")
+	require.NoError(t, err)
+	b, err := s.ListerGetOrCreate(ctx, "gitlab", "b")
+	require.NoError(t, err)
+	var plain []string
+	var origins []revisit.ListedOrigin
+	for i := range 3 {
+		plain = append(plain, fmt.Sprintf("https://forge.example/plain-%d", i))
+		origins = append(origins, revisit.ListedOrigin{ListerID: a.ID, URL: plain[i], VisitType: "git", Enabled: true})
+	}
+	// Recorded after them, the shared origin's rows come last in the order.
+	shared := "https://forge.example/shared"
+	for _, batch := range [][]revisit.ListedOrigin{origins, {
+		{ListerID: a.ID, URL: shared, VisitType: "git", Enabled: true},
+		{ListerID: b.ID, URL: shared, VisitType: "git", Enabled: true},
+	}} {
+		_, err = s.ListedOriginsRecord(ctx, batch)
+		require.NoError(t, err)
+	}
+
+	q, err := dialect.Build(grabsql.Params{VisitType: "git", Policy: revisit.OldestScheduledFirst, Now: t0})
+	require.NoError(t, err)
+	recorded := func(limit int) (n int) {
+		t.Helper()
+		args := append(slices.Clip(q.Args), limit)
+		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, setAsideInQuery(q.SQL, len(args)+1), append(args, t0)...); err != nil {
+				return err
+			}
+			n = -1 // rolled back: the error below
+			if err := tx.QueryRow(ctx, "SELECT count(*) FROM listed_origin_picked").Scan(&n); err != nil {
+				return err
+			}
+			return errRollback
+		})
+		require.ErrorIs(t, err, errRollback)
+		return n
+	}
+	require.Equal(t, 3, recorded(3), "the plain origins")
+	require.Equal(t, 0, recorded(5), "with both rows of the shared origin")
+
+	require.ElementsMatch(t, append(plain, shared), gitGrab(t, s, 5, t0, nil))
+	var aside []string
+	require.NoError(t, s.pool.QueryRow(ctx, "SELECT array_agg(url ORDER BY url) FROM listed_origin_picked").Scan(&aside))
+	require.Equal(t, plain, aside)
+	_, pending := counts(t, s)
+	require.Equal(t, 2, pending, "both rows of the shared origin are pending")
+}
+
 // TestDuePicksComeBack: a grab whose cooldowns let picks still set aside
 // be grabbed again returns them, as it would pending ones.
 func TestDuePicksComeBack(t *testing.T) {
@@ -195,7 +257,7 @@ func TestRequeueTellsPicksSetAside(t *testing.T) {
 		var aside bool
 		require.NoError(t, pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 			var err error
-			aside, err = requeue(ctx, tx, visitType, now, revisit.DefaultCooldowns())
+			aside, err = lockAndRequeue(ctx, tx, visitType, now, revisit.DefaultCooldowns())
 			return err
 		}))
 		return aside
@@ -207,3 +269,6 @@ func TestRequeueTellsPicksSetAside(t *testing.T) {
 	flushAside(t, s)
 	require.False(t, setAside("git"), "after the picks moved")
 }
+
+// errRollback ends a test's transaction without committing it.
+var errRollback = errors.New("rolled back")

@@ -3,11 +3,13 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/revisit-sched/revisit"
@@ -71,13 +73,10 @@ func (s *Store) GrabNextVisits(ctx context.Context, p revisit.GrabParams) ([]rev
 		return nil, err
 	}
 	var picked []candidate
-	err = s.inTx(ctx, func(tx pgx.Tx) error {
-		// A mark lost in a database crash only offers its origins again,
-		// which the orchestrator tolerates anyway: skip the commit's fsync.
-		if _, err := tx.Exec(ctx, "SET LOCAL synchronous_commit = off"); err != nil {
-			return err
-		}
-		picked, err = s.grab(ctx, tx, p, cooldowns, true)
+	// A mark lost in a database crash only offers its origins again, which
+	// the orchestrator tolerates anyway: skip the commit's fsync.
+	err = s.inTxWith(ctx, asyncCommit, func(tx pgx.Tx) error {
+		picked, err = s.grab(ctx, tx, p, cooldowns, recordAside)
 		return err
 	})
 	if err != nil {
@@ -93,14 +92,27 @@ func (s *Store) GrabNextVisits(ctx context.Context, p revisit.GrabParams) ([]rev
 	return origins, nil
 }
 
+// aside says what a grab does with the picks that may wait set aside in
+// listed_origin_picked (setAside).
+type aside int
+
+const (
+	// moveAll: none waits, every pick moves to the pending table at once.
+	moveAll aside = iota
+	// recordAside: they wait, recorded by the grab.
+	recordAside
+	// recordedAside: they wait, and the candidate query has recorded them
+	// (setAsideInQuery).
+	recordedAside
+)
+
 // grab takes the visit type's grab lock, selects the top p.Count eligible
 // origins of p (resolved) and, unless p.DryRun, marks them scheduled,
-// setting them aside if aside (markScheduled).
-func (s *Store) grab(ctx context.Context, tx pgx.Tx, p revisit.GrabParams, cooldowns revisit.Cooldowns, aside bool) ([]candidate, error) {
-	if err := lockGrabs(ctx, tx, p.VisitType); err != nil {
-		return nil, err
-	}
-	setAside, err := requeue(ctx, tx, p.VisitType, p.Now, cooldowns)
+// setting aside those that may wait unless mode is moveAll
+// (markScheduled). With recordAside, the candidate query records them
+// (setAsideInQuery), unless the rows it read hold one origin twice.
+func (s *Store) grab(ctx context.Context, tx pgx.Tx, p revisit.GrabParams, cooldowns revisit.Cooldowns, mode aside) ([]candidate, error) {
+	setAside, err := lockAndRequeue(ctx, tx, p.VisitType, p.Now, cooldowns)
 	if err != nil {
 		return nil, err
 	}
@@ -108,14 +120,46 @@ func (s *Store) grab(ctx context.Context, tx pgx.Tx, p revisit.GrabParams, coold
 	if err != nil {
 		return nil, err
 	}
+	inQuery := mode == recordAside && !p.DryRun
+	fetches, firstRows := 0, 0
 	picked, err := grabsql.Pick(p.Count, func(limit int) ([]candidate, error) {
-		rows, _ := tx.Query(ctx, q.SQL, append(q.Args, limit)...)
-		return pgx.AppendRows(make([]candidate, 0, limit), rows, scanCandidate)
+		sql, args := q.SQL, append(slices.Clip(q.Args), limit)
+		if inQuery && fetches == 0 {
+			sql, args = setAsideInQuery(sql, len(args)+1), append(args, p.Now)
+		}
+		rows, _ := tx.Query(ctx, sql, args...)
+		cs, err := pgx.AppendRows(make([]candidate, 0, limit), rows, scanCandidate)
+		if fetches++; fetches == 1 {
+			firstRows = len(cs)
+		}
+		return cs, err
 	})
 	if err != nil || p.DryRun || len(picked) == 0 {
 		return picked, err
 	}
-	return picked, markScheduled(ctx, tx, p, p.Now, picked, aside)
+	// The query set its picks aside if it was the only one and every row
+	// it read was picked: no origin came twice.
+	if inQuery && fetches == 1 && len(picked) == firstRows {
+		mode = recordedAside
+	}
+	return picked, markScheduled(ctx, tx, p, p.Now, picked, mode)
+}
+
+// setAsideInQuery renders a candidate query (sql) that also records in
+// listed_origin_picked the rows it returns that may wait there (setAside),
+// grabbed at the time bound to placeholder now, unless two of the rows
+// hold one origin (two listers' rows of a shared origin): the grab then
+// keeps one of them only and sets its picks aside itself. Recording them
+// here spares a grab a round trip and the picks sent back as arrays. A
+// materialized CTE's rows come out in the order they went in: the policy's.
+func setAsideInQuery(sql string, now int) string {
+	at := fmt.Sprintf("$%d", now)
+	return `WITH c AS MATERIALIZED (` + sql + `), aside AS (
+		INSERT INTO listed_origin_picked (id, tid, url, visit_type, scheduled_at)
+		SELECT id, ctid, url, visit_type, ` + at + `::timestamptz FROM c
+		WHERE NOT shared AND (last_visit IS NULL OR last_visit <= ` + at + `::timestamptz)
+			AND NOT EXISTS (SELECT FROM c GROUP BY url HAVING count(*) > 1))
+	SELECT * FROM c`
 }
 
 // grabQuery resolves the lister filter and renders the candidate query,
@@ -197,9 +241,10 @@ const setPicksAside = `INSERT INTO listed_origin_picked (id, tid, url, visit_typ
 
 // markScheduled marks the picked origins scheduled at now, either by
 // moving their listed rows (of every lister) to listed_origin_pending with
-// last_scheduled = max(existing, now), or, if aside, by setting the picks
-// of origins that one lister lists aside in listed_origin_picked, to move
-// after the grab (flushPicks); shared origins move at once. For
+// last_scheduled = max(existing, now), or, unless mode is moveAll, by
+// setting the picks of origins that one lister lists aside in
+// listed_origin_picked, to move after the grab (flushPicks), which
+// recordedAside says is done; shared origins move at once. For
 // origins_without_last_update it also raises the queue position.
 // visit_stats keeps its last_scheduled until the origin comes back
 // (docs/store.md, "Pending origins").
@@ -208,14 +253,15 @@ const setPicksAside = `INSERT INTO listed_origin_picked (id, tid, url, visit_typ
 // grab lock that keeps recording and results out; the origin's other rows
 // are looked up by URL only when it is shared, or when its row has moved
 // (a concurrent disable: it takes no grab lock).
-func markScheduled(ctx context.Context, tx pgx.Tx, p revisit.GrabParams, now time.Time, picked []candidate, aside bool) error {
+func markScheduled(ctx context.Context, tx pgx.Tx, p revisit.GrabParams, now time.Time, picked []candidate, mode aside) error {
 	var move, keep picks
 	for _, c := range picked {
 		pk := pick{id: c.id, tid: c.ctid, url: c.Origin.URL, visitType: p.VisitType, shared: c.shared, scheduled: now}
-		if aside && setAside(c, now) {
-			keep.add(pk)
-		} else {
+		switch {
+		case mode == moveAll || !setAside(c, now):
 			move.add(pk)
+		case mode == recordAside:
+			keep.add(pk)
 		}
 	}
 	// Each picked row is fetched by its address, one TID probe per pick in
@@ -235,6 +281,9 @@ func markScheduled(ctx context.Context, tx pgx.Tx, p revisit.GrabParams, now tim
 	if pos, ok := grabsql.MaxQueuePosition(picked); ok && p.Policy == revisit.OriginsWithoutLastUpdate {
 		b.Queue(`INSERT INTO queue_position AS qp (visit_type, position) VALUES ($1, $2)
 			ON CONFLICT (visit_type) DO UPDATE SET position = GREATEST(qp.position, EXCLUDED.position)`, p.VisitType, pos)
+	}
+	if b.Len() == 0 {
+		return nil
 	}
 	return tx.SendBatch(ctx, &b).Close()
 }
@@ -290,20 +339,59 @@ func (ps *picks) move(ctx context.Context, tx pgx.Tx) error {
 // (a variable so that tests can make several chunks of a few rows).
 var requeueChunk = 10000
 
-// requeue moves back to listed_origin the pending origins of a visit type
-// that the scheduled and absolute cooldowns c at now would let a grab
-// return, folding their last_scheduled into visit_stats, so that the
-// candidate query, which reads listed_origin only, stays exact. With the
-// default cooldowns it finds nothing: results and lost visits bring
-// origins back long before.
+// lockAndRequeue takes the grab lock of a visit type, then moves back to
+// listed_origin its pending origins that the scheduled and absolute
+// cooldowns c at now would let a grab return, folding their last_scheduled
+// into visit_stats, so that the candidate query, which reads listed_origin
+// only, stays exact. With the default cooldowns it finds nothing: results
+// and lost visits bring origins back long before.
 //
-// It first moves the picks set aside that may be due to the pending table
-// (flushDuePicks), then finds the due origins a chunk at a time, with index
-// scans only in the pending indexes' order (withIndexScans). It tells
-// whether picks of the visit type remain set aside: under the grab lock,
-// no new one can be, so a candidate query that finds none need not leave
-// them out.
-func requeue(ctx context.Context, tx pgx.Tx, visitType string, now time.Time, c revisit.Cooldowns) (setAside bool, err error) {
+// It also moves the picks set aside that may be due to the pending table
+// (takeDue), so that the requeue step sees them, and finds the due origins
+// a chunk at a time, with index scans only in the pending indexes' order
+// (withIndexScans). It tells whether picks of the visit type remain set
+// aside: under the grab lock, no new one can be, so a candidate query that
+// finds none need not leave them out.
+//
+// The lock, the settings, the picks due, whether any remain and a first
+// requeue statement go in one round trip: between grabs nothing is due,
+// and that is all. When picks were due, they move and the requeue step
+// runs again to see them; so it does while each statement moves a full
+// chunk.
+func lockAndRequeue(ctx context.Context, tx pgx.Tx, visitType string, now time.Time, c revisit.Cooldowns) (setAside bool, err error) {
+	sql, args := requeueStatement(visitType, now, c)
+	var (
+		due   picks
+		moved int
+		b     pgx.Batch
+	)
+	b.Queue("SELECT pg_advisory_xact_lock("+grabLockKey+")", visitType)
+	queueAll(&b, indexScansOnly)
+	b.Queue(takeDue, visitType, dueBefore(now, c)).Query(func(rows pgx.Rows) error { return collectPicks(rows, &due) })
+	b.Queue(anySetAside, visitType).QueryRow(func(row pgx.Row) error { return row.Scan(&setAside) })
+	b.Queue(sql, args...).Exec(func(tag pgconn.CommandTag) error { moved = int(tag.RowsAffected()); return nil })
+	queueAll(&b, defaultScans)
+	if err := tx.SendBatch(ctx, &b).Close(); err != nil || (len(due.ids) == 0 && moved < requeueChunk) {
+		return setAside, err
+	}
+	return setAside, withIndexScans(ctx, tx, func() error {
+		if len(due.ids) > 0 {
+			if err := due.move(ctx, tx); err != nil {
+				return err
+			}
+		}
+		_, err := inChunks(requeueChunk, func() (int, error) {
+			tag, err := tx.Exec(ctx, sql, args...)
+			return int(tag.RowsAffected()), err
+		})
+		return err
+	})
+}
+
+// requeueStatement renders the statement of the requeue step of visit
+// type visitType at now under cooldowns c, which moves at most
+// requeueChunk pending origins back.
+func requeueStatement(visitType string, now time.Time, c revisit.Cooldowns) (string, []any) {
 	args := []any{visitType, requeueChunk}
 	due := "visit_type = $1"
 	if c.Absolute > 0 {
@@ -319,7 +407,7 @@ func requeue(ctx context.Context, tx pgx.Tx, visitType string, now time.Time, c 
 		branches = append(branches, "SELECT ctid FROM listed_origin_pending WHERE "+due+" AND last_scheduled < last_visit LIMIT $2")
 	}
 	branches[0] += " ORDER BY last_scheduled LIMIT $2"
-	sql := `
+	return `
 		WITH due AS ((` + strings.Join(branches, ") UNION (") + `)
 		), back AS (
 			DELETE FROM listed_origin_pending WHERE ctid = ANY(ARRAY(SELECT ctid FROM due)) RETURNING *
@@ -328,18 +416,7 @@ func requeue(ctx context.Context, tx pgx.Tx, visitType string, now time.Time, c 
 			SELECT url, visit_type, max(last_scheduled) FROM back GROUP BY url, visit_type
 			ON CONFLICT (url, visit_type) DO UPDATE SET last_scheduled = GREATEST(vs.last_scheduled, EXCLUDED.last_scheduled)
 		)
-		INSERT INTO listed_origin (` + listedColumns + `) OVERRIDING SYSTEM VALUE SELECT ` + listedColumns + ` FROM back`
-	err = withIndexScans(ctx, tx, func() error {
-		if setAside, err = flushDuePicks(ctx, tx, visitType, now, c); err != nil {
-			return err
-		}
-		_, err := inChunks(requeueChunk, func() (int, error) {
-			tag, err := tx.Exec(ctx, sql, args...)
-			return int(tag.RowsAffected()), err
-		})
-		return err
-	})
-	return setAside, err
+		INSERT INTO listed_origin (` + listedColumns + `) OVERRIDING SYSTEM VALUE SELECT ` + listedColumns + ` FROM back`, args
 }
 
 // scanCandidate scans a row of grabsql.Columns and dialect.RowColumns.

@@ -39,7 +39,7 @@ func TestMarkScheduledChecksAddresses(t *testing.T) {
 	stale := candidate{Candidate: grabsql.Candidate{Origin: origins[0]}, ctid: bystander}
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		return markScheduled(ctx, tx, revisit.GrabParams{VisitType: "git", Policy: revisit.OldestScheduledFirst},
-			now, []candidate{stale}, false)
+			now, []candidate{stale}, moveAll)
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -32,13 +32,6 @@ const grabLockKey = "hashtextextended('revisit.grab:' || $1, 0)"
 // of a visit type take in turn (shareOrigins).
 const recordLockKey = "hashtextextended('revisit.record:' || $1, 0)"
 
-// lockGrabs takes the visit type's grab lock: a grab moves origins between
-// listed_origin and listed_origin_pending, so it runs alone.
-func lockGrabs(ctx context.Context, tx pgx.Tx, visitType string) error {
-	_, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock("+grabLockKey+")", visitType)
-	return err
-}
-
 // shareGrabLocks takes the grab locks of visitTypes in shared mode, in a
 // fixed order: writers that move pending origins back, or that must see
 // where a grab left them (recording, results, released visits), wait for
@@ -89,8 +82,8 @@ func pendingMark(alias string) string {
 //   - flushPicks moves all of them, first thing in every statement that
 //     looks pending origins up (withIndexLookups), waiting for the moves
 //     in progress: such a statement must find every pending origin there;
-//   - flushDuePicks moves those of a visit type that a grab's cooldowns
-//     may make eligible again, before its requeue step;
+//   - a grab moves those of its visit type that its cooldowns may make
+//     eligible again, before its requeue step (lockAndRequeue);
 //   - the background flusher moves what it can soon after each grab,
 //     skipping the picks that someone else is moving.
 //
@@ -133,29 +126,19 @@ func flushPicks(ctx context.Context, tx pgx.Tx) error {
 	return err
 }
 
-// flushDuePicks moves to listed_origin_pending the picks of visitType set
-// aside before the time the cooldowns c at now would let a grab return
-// them again (all of them with both time cooldowns off), so that the
-// requeue step sees them, and tells whether picks of visitType remain set
-// aside; tx runs with index scans only (withIndexScans). A pick set aside
-// is never visited after its grab (setAside), so that time decides.
-func flushDuePicks(ctx context.Context, tx pgx.Tx, visitType string, now time.Time, c revisit.Cooldowns) (setAside bool, err error) {
+// dueBefore returns the time before which the picks set aside at a grab
+// may be eligible again for a grab at now under cooldowns c: the earlier
+// of the two time cooldowns' bounds, nil (all of them) with both off. A
+// pick set aside is never visited after its grab (setAside), so that time
+// decides (takeDue).
+func dueBefore(now time.Time, c revisit.Cooldowns) *time.Time {
 	var before *time.Time
 	for _, d := range []time.Duration{c.Absolute, c.Scheduled} {
 		if t := now.Add(-d); d > 0 && (before == nil || t.Before(*before)) {
 			before = &t
 		}
 	}
-	var (
-		due picks
-		b   pgx.Batch
-	)
-	b.Queue(takeDue, visitType, before).Query(func(rows pgx.Rows) error { return collectPicks(rows, &due) })
-	b.Queue(anySetAside, visitType).QueryRow(func(row pgx.Row) error { return row.Scan(&setAside) })
-	if err := tx.SendBatch(ctx, &b).Close(); err != nil || len(due.ids) == 0 {
-		return setAside, err
-	}
-	return setAside, due.move(ctx, tx)
+	return before
 }
 
 // movePicksAside takes the picks that take (a takePicks statement of args)

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -152,10 +153,20 @@ func (s *Store) SchemaVersion(ctx context.Context) (current, latest int64, err e
 // inTx runs fn in a transaction, retried when PostgreSQL aborts it for a
 // deadlock or a serialization failure.
 func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	return s.inTxWith(ctx, pgx.TxOptions{}, fn)
+}
+
+// asyncCommit begins a transaction whose commit does not wait for its WAL
+// to reach the disk, in the round trip of BEGIN: a database crash may lose
+// the transaction, not corrupt anything.
+var asyncCommit = pgx.TxOptions{BeginQuery: "BEGIN; SET LOCAL synchronous_commit = off"}
+
+// inTxWith is inTx with the transaction begun as opts say.
+func (s *Store) inTxWith(ctx context.Context, opts pgx.TxOptions, fn func(tx pgx.Tx) error) error {
 	const attempts = 5
 	var err error
 	for range attempts {
-		err = pgx.BeginFunc(ctx, s.pool, fn)
+		err = pgx.BeginTxFunc(ctx, s.pool, opts, fn)
 		var pgErr *pgconn.PgError
 		if errors.As(err, &pgErr) && (pgErr.Code == "40P01" || pgErr.Code == "40001") {
 			continue
@@ -183,14 +194,28 @@ func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 //     of them (22,520 pages, ~20 ms of a batch's statement on the 10M set,
 //     session 9) rather than probe its key once per row of the batch.
 func withIndexScans(ctx context.Context, tx pgx.Tx, fn func() error) error {
-	if _, err := tx.Exec(ctx, "SET LOCAL enable_bitmapscan = off; SET LOCAL enable_seqscan = off"); err != nil {
+	if _, err := tx.Exec(ctx, strings.Join(indexScansOnly, "; ")); err != nil {
 		return err
 	}
 	if err := fn(); err != nil {
 		return err
 	}
-	_, err := tx.Exec(ctx, "SET LOCAL enable_bitmapscan TO DEFAULT; SET LOCAL enable_seqscan TO DEFAULT")
+	_, err := tx.Exec(ctx, strings.Join(defaultScans, "; "))
 	return err
+}
+
+// The settings of withIndexScans, one statement each, and those that
+// restore the defaults.
+var (
+	indexScansOnly = []string{"SET LOCAL enable_bitmapscan = off", "SET LOCAL enable_seqscan = off"}
+	defaultScans   = []string{"SET LOCAL enable_bitmapscan TO DEFAULT", "SET LOCAL enable_seqscan TO DEFAULT"}
+)
+
+// queueAll queues each of statements in b.
+func queueAll(b *pgx.Batch, statements []string) {
+	for _, sql := range statements {
+		b.Queue(sql)
+	}
 }
 
 // inChunks runs step, which changes at most chunk rows, until it changes

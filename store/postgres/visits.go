@@ -72,7 +72,7 @@ func (s *Store) VisitsDispatch(ctx context.Context, p revisit.DispatchParams) ([
 				return err
 			}
 		}
-		picked, err := s.grab(ctx, tx, g, cooldowns, false)
+		picked, err := s.grab(ctx, tx, g, cooldowns, moveAll)
 		if err != nil || len(picked) == 0 {
 			visits = nil
 			return err
