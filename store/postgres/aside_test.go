@@ -102,20 +102,29 @@ func TestFlusherVacuumsPicks(t *testing.T) {
 	}, 10*time.Second, 20*time.Millisecond, "listed_origin_picked not vacuumed")
 }
 
+// openWithTwoListers opens a migrated store, its background flusher
+// stopped, with two listers of one forge.
+func openWithTwoListers(t *testing.T) (s *Store, a, b revisit.Lister) {
+	t.Helper()
+	s = OpenMigrated(t, nil)
+	s.flusher.close()
+	var err error
+	a, err = s.ListerGetOrCreate(context.Background(), "gitlab", "a")
+	require.NoError(t, err)
+	b, err = s.ListerGetOrCreate(context.Background(), "gitlab", "b")
+	require.NoError(t, err)
+	return s, a, b
+}
+
 // TestSharedAndRevisitedPicksMoveAtOnce: the picks of an origin that two
 // listers list, and of an origin visited after the grab's now (a clock set
 // back), move to the pending table in the grab itself.
 func TestSharedAndRevisitedPicksMoveAtOnce(t *testing.T) {
 	ctx := context.Background()
-	s := OpenMigrated(t, nil)
-	s.flusher.close()
+	s, a, b := openWithTwoListers(t)
 	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
-	a, err := s.ListerGetOrCreate(ctx, "gitlab", "a")
-	require.NoError(t, err)
-	b, err := s.ListerGetOrCreate(ctx, "gitlab", "b")
-	require.NoError(t, err)
 	shared, revisited, plain := "https://forge.example/shared", "https://forge.example/revisited", "https://forge.example/plain"
-	_, err = s.ListedOriginsRecord(ctx, []revisit.ListedOrigin{
+	_, err := s.ListedOriginsRecord(ctx, []revisit.ListedOrigin{
 		{ListerID: a.ID, URL: shared, VisitType: "git", Enabled: true},
 		{ListerID: b.ID, URL: shared, VisitType: "git", Enabled: true},
 		{ListerID: a.ID, URL: revisited, VisitType: "git", Enabled: true},
@@ -140,13 +149,8 @@ func TestSharedAndRevisitedPicksMoveAtOnce(t *testing.T) {
 // aside itself the picks of the origins one lister lists.
 func TestPicksSetAsideByTheCandidateQuery(t *testing.T) {
 	ctx := context.Background()
-	s := OpenMigrated(t, nil)
-	s.flusher.close()
+	s, a, b := openWithTwoListers(t)
 	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
-	a, err := s.ListerGetOrCreate(ctx, "gitlab", "a")
-	require.NoError(t, err)
-	b, err := s.ListerGetOrCreate(ctx, "gitlab", "b")
-	require.NoError(t, err)
 	var plain []string
 	var origins []revisit.ListedOrigin
 	for i := range 3 {
@@ -159,7 +163,7 @@ func TestPicksSetAsideByTheCandidateQuery(t *testing.T) {
 		{ListerID: a.ID, URL: shared, VisitType: "git", Enabled: true},
 		{ListerID: b.ID, URL: shared, VisitType: "git", Enabled: true},
 	}} {
-		_, err = s.ListedOriginsRecord(ctx, batch)
+		_, err := s.ListedOriginsRecord(ctx, batch)
 		require.NoError(t, err)
 	}
 
