@@ -83,7 +83,8 @@ func pendingMark(alias string) string {
 //     looks pending origins up (withIndexLookups), waiting for the moves
 //     in progress: such a statement must find every pending origin there;
 //   - a grab moves those of its visit type that its cooldowns may make
-//     eligible again, before its requeue step (lockAndRequeue);
+//     eligible again, and its requeue step then sees them
+//     (lockAndRequeue);
 //   - the background flusher moves what it can soon after each grab,
 //     skipping the picks that someone else is moving.
 //
