@@ -169,11 +169,11 @@ func TestPicksSetAsideByTheCandidateQuery(t *testing.T) {
 
 	q, err := dialect.Build(grabsql.Params{VisitType: "git", Policy: revisit.OldestScheduledFirst, Now: t0})
 	require.NoError(t, err)
-	recorded := func(limit int) (n int) {
+	recorded := func(limit int, all bool) (n int) {
 		t.Helper()
 		args := append(slices.Clip(q.Args), limit)
 		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, setAsideInQuery(q.SQL, len(args)+1), append(args, t0)...); err != nil {
+			if _, err := tx.Exec(ctx, setAsideInQuery(q.SQL, len(args)+1, all, 0), append(args, t0)...); err != nil {
 				return err
 			}
 			n = -1 // rolled back: the error below
@@ -185,8 +185,11 @@ func TestPicksSetAsideByTheCandidateQuery(t *testing.T) {
 		require.ErrorIs(t, err, errRollback)
 		return n
 	}
-	require.Equal(t, 3, recorded(3), "the plain origins")
-	require.Equal(t, 0, recorded(5), "with both rows of the shared origin")
+	require.Equal(t, 3, recorded(3, false), "the plain origins")
+	require.Equal(t, 3, recorded(4, false), "the plain origins, and not the shared one")
+	require.Equal(t, 0, recorded(5, false), "with both rows of the shared origin")
+	require.Equal(t, 3, recorded(3, true), "all or none: all")
+	require.Equal(t, 0, recorded(4, true), "all or none: a shared origin's row cannot wait")
 
 	require.ElementsMatch(t, append(plain, shared), gitGrab(t, s, 5, t0, nil))
 	var aside []string
@@ -261,7 +264,7 @@ func TestRequeueTellsPicksSetAside(t *testing.T) {
 		var aside bool
 		require.NoError(t, pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 			var err error
-			aside, err = lockAndRequeue(ctx, tx, visitType, now, revisit.DefaultCooldowns())
+			aside, err = lockAndRequeue(ctx, tx, nil, visitType, now, revisit.DefaultCooldowns())
 			return err
 		}))
 		return aside
@@ -276,3 +279,72 @@ func TestRequeueTellsPicksSetAside(t *testing.T) {
 
 // errRollback ends a test's transaction without committing it.
 var errRollback = errors.New("rolled back")
+
+// TestGrabAtOnce: a grab whose picks may all wait set aside marks them in
+// its candidate query and commits with it (grabAtOnce), raising the queue
+// position of an origins_without_last_update grab as markScheduled does.
+// One with a shared origin's row among its picks commits nothing but its
+// requeue step and grabs again, marking them as grab does; so do the next
+// grabs of its visit type until one has only picks that may wait.
+func TestGrabAtOnce(t *testing.T) {
+	ctx := context.Background()
+	s, a, b := openWithTwoListers(t)
+	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	position := func(t *testing.T, visitType string) (p int64) {
+		t.Helper()
+		require.NoError(t, s.pool.QueryRow(ctx, "SELECT coalesce(max(position), -1) FROM queue_position WHERE visit_type = $1",
+			visitType).Scan(&p))
+		return p
+	}
+	record := func(t *testing.T, origins ...revisit.ListedOrigin) {
+		t.Helper()
+		_, err := s.ListedOriginsRecord(ctx, origins)
+		require.NoError(t, err)
+	}
+
+	t.Run("marked by the candidate query", func(t *testing.T) {
+		var origins []revisit.ListedOrigin
+		for i := range 4 {
+			origins = append(origins, revisit.ListedOrigin{ListerID: a.ID, URL: fmt.Sprintf("https://forge.example/hg-%d", i),
+				VisitType: "hg", Enabled: true})
+		}
+		record(t, origins...)
+		stats := make([]revisit.VisitStats, 4)
+		for i := range stats {
+			pos := int64(100 * (i + 1))
+			stats[i] = revisit.VisitStats{URL: origins[i].URL, VisitType: "hg", NextVisitQueuePosition: &pos, SuccessiveVisits: 1}
+		}
+		require.NoError(t, s.VisitStatsUpsert(ctx, stats))
+		p := revisit.GrabParams{VisitType: "hg", Count: 3, Policy: revisit.OriginsWithoutLastUpdate, Now: t0}
+		p, c, err := p.Resolve(nil)
+		require.NoError(t, err)
+		picked, done, err := s.grabAtOnce(ctx, p, c)
+		require.NoError(t, err)
+		require.True(t, done)
+		require.Len(t, picked, 3)
+		aside, pending := counts(t, s)
+		require.Equal(t, [2]int{3, 0}, [2]int{aside, pending}, "the picks are set aside, committed")
+		require.Equal(t, int64(300), position(t, "hg"), "the largest of the picks' positions")
+	})
+
+	t.Run("a shared origin", func(t *testing.T) {
+		shared := "https://forge.example/shared"
+		record(t, revisit.ListedOrigin{ListerID: a.ID, URL: shared, VisitType: "git", Enabled: true},
+			revisit.ListedOrigin{ListerID: b.ID, URL: shared, VisitType: "git", Enabled: true})
+		_, before := counts(t, s)
+		require.Equal(t, []string{shared}, gitGrab(t, s, 5, t0, nil))
+		_, after := counts(t, s)
+		require.Equal(t, before+2, after, "both rows of the shared origin moved at once")
+		_, slow := s.slowGrabs.Load("git")
+		require.True(t, slow, "the next git grab marks its picks with grab")
+
+		plain := "https://forge.example/plain"
+		record(t, revisit.ListedOrigin{ListerID: a.ID, URL: plain, VisitType: "git", Enabled: true})
+		asideBefore, _ := counts(t, s)
+		require.Equal(t, []string{plain}, gitGrab(t, s, 5, t0.Add(time.Second), nil))
+		asideAfter, _ := counts(t, s)
+		require.Equal(t, asideBefore+1, asideAfter, "the plain pick is set aside")
+		_, slow = s.slowGrabs.Load("git")
+		require.False(t, slow, "its picks could all wait: the next grab tries grabAtOnce again")
+	})
+}

@@ -67,18 +67,39 @@ type candidate struct {
 // scheduled, in one transaction that holds the visit type's grab lock. The
 // picks are set aside (markScheduled), and move to the pending table in the
 // background once the grab has returned.
+//
+// A grab first tries to do all that in two round trips (grabAtOnce); when
+// its candidate query cannot mark every pick itself, it grabs again in a
+// transaction that marks them as markScheduled does, and so do the next
+// grabs of the visit type until one finds picks that all may wait set
+// aside (slowGrabs).
 func (s *Store) GrabNextVisits(ctx context.Context, p revisit.GrabParams) ([]revisit.ListedOrigin, error) {
 	p, cooldowns, err := p.Resolve(s.opts.Now)
 	if err != nil {
 		return nil, err
 	}
-	var picked []candidate
-	// A mark lost in a database crash only offers its origins again, which
-	// the orchestrator tolerates anyway: skip the commit's fsync.
-	err = s.inTxWith(ctx, asyncCommit, func(tx pgx.Tx) error {
-		picked, err = s.grab(ctx, tx, p, cooldowns, recordAside)
-		return err
-	})
+	var (
+		picked []candidate
+		done   bool
+	)
+	_, slow := s.slowGrabs.Load(p.VisitType)
+	if !p.DryRun && !slow {
+		err = retryAborted(func() error {
+			picked, done, err = s.grabAtOnce(ctx, p, cooldowns)
+			return err
+		})
+	}
+	if err == nil && !done {
+		// A mark lost in a database crash only offers its origins again,
+		// which the orchestrator tolerates anyway: skip the commit's fsync.
+		err = s.inTxWith(ctx, asyncCommit, func(tx pgx.Tx) error {
+			picked, err = s.grab(ctx, tx, p, cooldowns, recordAside)
+			return err
+		})
+		if err == nil && !p.DryRun {
+			s.noteSlowGrab(p.VisitType, !allSetAside(picked, p.Now))
+		}
+	}
 	if err != nil {
 		return nil, translate(wrap(err, "grab %d %s visits (%s)", p.Count, p.VisitType, p.Policy))
 	}
@@ -111,8 +132,8 @@ const (
 // setting aside those that may wait unless mode is moveAll
 // (markScheduled). With recordAside, the candidate query records them
 // (setAsideInQuery), unless the rows it read hold one origin twice.
-func (s *Store) grab(ctx context.Context, tx pgx.Tx, p revisit.GrabParams, cooldowns revisit.Cooldowns, mode aside) ([]candidate, error) {
-	setAside, err := lockAndRequeue(ctx, tx, p.VisitType, p.Now, cooldowns)
+func (s *Store) grab(ctx context.Context, tx querier, p revisit.GrabParams, cooldowns revisit.Cooldowns, mode aside) ([]candidate, error) {
+	setAside, err := lockAndRequeue(ctx, tx, nil, p.VisitType, p.Now, cooldowns)
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +146,7 @@ func (s *Store) grab(ctx context.Context, tx pgx.Tx, p revisit.GrabParams, coold
 	picked, err := grabsql.Pick(p.Count, func(limit int) ([]candidate, error) {
 		sql, args := q.SQL, append(slices.Clip(q.Args), limit)
 		if inQuery && fetches == 0 {
-			sql, args = setAsideInQuery(sql, len(args)+1), append(args, p.Now)
+			sql, args = setAsideInQuery(sql, len(args)+1, false, 0), append(args, p.Now)
 		}
 		rows, _ := tx.Query(ctx, sql, args...)
 		cs, err := pgx.AppendRows(make([]candidate, 0, limit), rows, scanCandidate)
@@ -152,20 +173,113 @@ func (s *Store) grab(ctx context.Context, tx pgx.Tx, p revisit.GrabParams, coold
 // keeps one of them only and sets its picks aside itself. Recording them
 // here spares a grab a round trip and the picks sent back as arrays. A
 // materialized CTE's rows come out in the order they went in: the policy's.
-func setAsideInQuery(sql string, now int) string {
-	at := fmt.Sprintf("$%d", now)
+//
+// With all, the query marks all its rows or none: it records them only if
+// every one may wait (grabAtOnce); and with raise, the placeholder of the
+// grab's visit type, it then raises the visit type's queue position to
+// the largest of theirs, as markScheduled does for an
+// origins_without_last_update grab.
+func setAsideInQuery(sql string, now int, all bool, raise int) string {
+	at := fmt.Sprintf("$%d::timestamptz", now)
+	mayWait := "NOT shared AND (last_visit IS NULL OR last_visit <= " + at + ")"
+	marked := "NOT EXISTS (SELECT FROM c GROUP BY url HAVING count(*) > 1)"
+	if all {
+		marked += " AND NOT EXISTS (SELECT FROM c WHERE NOT (" + mayWait + "))"
+	}
+	position := ""
+	if raise > 0 {
+		position = fmt.Sprintf(`, raised AS (
+		INSERT INTO queue_position AS qp (visit_type, position)
+		SELECT $%d, max(next_visit_queue_position) FROM c
+		HAVING max(next_visit_queue_position) IS NOT NULL AND %s
+		ON CONFLICT (visit_type) DO UPDATE SET position = GREATEST(qp.position, EXCLUDED.position))`, raise, marked)
+	}
 	return `WITH c AS MATERIALIZED (` + sql + `), aside AS (
 		INSERT INTO listed_origin_picked (id, tid, url, visit_type, scheduled_at)
-		SELECT id, ctid, url, visit_type, ` + at + `::timestamptz FROM c
-		WHERE NOT shared AND (last_visit IS NULL OR last_visit <= ` + at + `::timestamptz)
-			AND NOT EXISTS (SELECT FROM c GROUP BY url HAVING count(*) > 1))
+		SELECT id, ctid, url, visit_type, ` + at + ` FROM c
+		WHERE ` + mayWait + ` AND ` + marked + `)` + position + `
 	SELECT * FROM c`
+}
+
+// grabAtOnce grabs as grab does, in two round trips: the first begins the
+// transaction and takes the lock (lockAndRequeue), the second runs the
+// candidate query, which marks every pick itself or none
+// (setAsideInQuery), and commits. It returns done false when the query
+// could not mark them: two rows held one origin, or one could not wait
+// set aside (setAside). The commit then kept only the requeue step's
+// moves, and the caller grabs again with grab.
+func (s *Store) grabAtOnce(ctx context.Context, p revisit.GrabParams, cooldowns revisit.Cooldowns) (picked []candidate, done bool, err error) {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	// A connection left in its transaction by a failed step is closed on
+	// release, with the transaction.
+	defer conn.Release()
+	setAside, err := lockAndRequeue(ctx, conn, beginAsync, p.VisitType, p.Now, cooldowns)
+	if err != nil {
+		return nil, false, err
+	}
+	q, err := s.grabQuery(ctx, conn, p, p.Now, cooldowns, setAside)
+	if err != nil {
+		return nil, false, err
+	}
+	args := append(slices.Clip(q.Args), p.Count, p.Now)
+	now, raise := len(args), 0
+	if p.Policy == revisit.OriginsWithoutLastUpdate {
+		args = append(args, p.VisitType)
+		raise = len(args)
+	}
+	var b pgx.Batch
+	b.Queue(setAsideInQuery(q.SQL, now, true, raise), args...).Query(func(rows pgx.Rows) error {
+		picked, err = pgx.AppendRows(make([]candidate, 0, p.Count), rows, scanCandidate)
+		return err
+	})
+	b.Queue("COMMIT").Exec(func(tag pgconn.CommandTag) error {
+		if tag.String() != "COMMIT" {
+			return fmt.Errorf("transaction not committed (%s)", tag)
+		}
+		return nil
+	})
+	if err := conn.SendBatch(ctx, &b).Close(); err != nil {
+		return nil, false, err
+	}
+	return picked, allSetAside(picked, p.Now) && distinctOrigins(picked), nil
+}
+
+// allSetAside tells whether every pick grabbed at now may wait set aside.
+func allSetAside(picked []candidate, now time.Time) bool {
+	return !slices.ContainsFunc(picked, func(c candidate) bool { return !setAside(c, now) })
+}
+
+// distinctOrigins tells whether no two candidates hold one origin.
+func distinctOrigins(cs []candidate) bool {
+	seen := make(map[string]struct{}, len(cs))
+	for _, c := range cs {
+		if _, dup := seen[c.Origin.URL]; dup {
+			return false
+		}
+		seen[c.Origin.URL] = struct{}{}
+	}
+	return true
+}
+
+// noteSlowGrab records whether the grabs of visitType mark their picks
+// with grab from now on (slow), as when the last one had picks that could
+// not wait set aside, shared origins' most often: grabAtOnce would have
+// run its candidate query for nothing.
+func (s *Store) noteSlowGrab(visitType string, slow bool) {
+	if slow {
+		s.slowGrabs.Store(visitType, true)
+	} else {
+		s.slowGrabs.Delete(visitType)
+	}
 }
 
 // grabQuery resolves the lister filter and renders the candidate query,
 // leaving out the picks set aside if setAside (some of the visit type's
 // are) or if it filters by lister.
-func (s *Store) grabQuery(ctx context.Context, tx pgx.Tx, p revisit.GrabParams, now time.Time, c revisit.Cooldowns, setAside bool) (grabsql.Query, error) {
+func (s *Store) grabQuery(ctx context.Context, tx querier, p revisit.GrabParams, now time.Time, c revisit.Cooldowns, setAside bool) (grabsql.Query, error) {
 	gp := grabsql.Params{VisitType: p.VisitType, Policy: p.Policy, Now: now, Disabled: p.Disabled,
 		Cooldowns: c, Sample: p.Sample}
 	if p.ListerID != nil || p.ListerName != "" {
@@ -253,7 +367,7 @@ const setPicksAside = `INSERT INTO listed_origin_picked (id, tid, url, visit_typ
 // grab lock that keeps recording and results out; the origin's other rows
 // are looked up by URL only when it is shared, or when its row has moved
 // (a concurrent disable: it takes no grab lock).
-func markScheduled(ctx context.Context, tx pgx.Tx, p revisit.GrabParams, now time.Time, picked []candidate, mode aside) error {
+func markScheduled(ctx context.Context, tx querier, p revisit.GrabParams, now time.Time, picked []candidate, mode aside) error {
 	var move, keep picks
 	for _, c := range picked {
 		pk := pick{id: c.id, tid: c.ctid, url: c.Origin.URL, visitType: p.VisitType, shared: c.shared, scheduled: now}
@@ -329,7 +443,7 @@ func (ps *picks) queueMove(b *pgx.Batch) {
 }
 
 // move moves ps to listed_origin_pending (movePicks).
-func (ps *picks) move(ctx context.Context, tx pgx.Tx) error {
+func (ps *picks) move(ctx context.Context, tx querier) error {
 	var b pgx.Batch
 	ps.queueMove(&b)
 	return tx.SendBatch(ctx, &b).Close()
@@ -353,18 +467,20 @@ var requeueChunk = 10000
 // aside: under the grab lock, no new one can be, so a candidate query that
 // finds none need not leave them out.
 //
-// The lock, the settings, the picks due, whether any remain and a first
-// requeue statement go in one round trip: between grabs nothing is due,
-// and that is all. When picks were due, they move and the requeue step
+// The statements first (those that begin the transaction, for
+// grabAtOnce), the lock, the settings, the picks due, whether any remain
+// and a first requeue statement go in one round trip: between grabs
+// nothing is due, and that is all. When picks were due, they move and the requeue step
 // runs again to see them; so it does while each statement moves a full
 // chunk.
-func lockAndRequeue(ctx context.Context, tx pgx.Tx, visitType string, now time.Time, c revisit.Cooldowns) (setAside bool, err error) {
+func lockAndRequeue(ctx context.Context, tx querier, first []string, visitType string, now time.Time, c revisit.Cooldowns) (setAside bool, err error) {
 	sql, args := requeueStatement(visitType, now, c)
 	var (
 		due   picks
 		moved int
 		b     pgx.Batch
 	)
+	queueAll(&b, first)
 	b.Queue("SELECT pg_advisory_xact_lock("+grabLockKey+")", visitType)
 	queueAll(&b, indexScansOnly)
 	b.Queue(takeDue, visitType, dueBefore(now, c)).Query(func(rows pgx.Rows) error { return collectPicks(rows, &due) })

@@ -32,7 +32,9 @@ func TestGrabPlans(t *testing.T) {
 			args := append(slices.Clip(q.Args), 1000)
 			for _, plan := range []string{
 				explainSQL(t, ctx, s, q.SQL, args...),
-				explainSQL(t, ctx, s, setAsideInQuery(q.SQL, len(args)+1), append(args, time.Now())...),
+				explainSQL(t, ctx, s, setAsideInQuery(q.SQL, len(args)+1, false, 0), append(args, time.Now())...),
+				explainSQL(t, ctx, s, setAsideInQuery(q.SQL, len(args)+1, true, len(args)+2),
+					append(args, time.Now(), c.Params.VisitType)...),
 			} {
 				if !strings.Contains(plan, "Index Scan using "+c.Index+" ") {
 					t.Errorf("plan does not walk %s:\n%s", c.Index, plan)

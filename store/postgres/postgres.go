@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io/fs"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -38,6 +39,9 @@ type Store struct {
 	analyzed atomic.Bool
 	// flusher moves the picks that grabs set aside.
 	flusher *flusher
+	// slowGrabs holds the visit types whose grabs skip grabAtOnce
+	// (noteSlowGrab).
+	slowGrabs sync.Map
 }
 
 var (
@@ -159,14 +163,24 @@ func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 // asyncCommit begins a transaction whose commit does not wait for its WAL
 // to reach the disk, in the round trip of BEGIN: a database crash may lose
 // the transaction, not corrupt anything.
-var asyncCommit = pgx.TxOptions{BeginQuery: "BEGIN; SET LOCAL synchronous_commit = off"}
+var asyncCommit = pgx.TxOptions{BeginQuery: strings.Join(beginAsync, "; ")}
+
+// beginAsync are the statements of asyncCommit's BEGIN, one each, for a
+// batch that begins its transaction itself (grabAtOnce).
+var beginAsync = []string{"BEGIN", "SET LOCAL synchronous_commit = off"}
 
 // inTxWith is inTx with the transaction begun as opts say.
 func (s *Store) inTxWith(ctx context.Context, opts pgx.TxOptions, fn func(tx pgx.Tx) error) error {
+	return retryAborted(func() error { return pgx.BeginTxFunc(ctx, s.pool, opts, fn) })
+}
+
+// retryAborted runs a transaction, attempt, again when PostgreSQL aborts
+// it for a deadlock or a serialization failure, up to five times in all.
+func retryAborted(attempt func() error) error {
 	const attempts = 5
 	var err error
 	for range attempts {
-		err = pgx.BeginTxFunc(ctx, s.pool, opts, fn)
+		err = attempt()
 		var pgErr *pgconn.PgError
 		if errors.As(err, &pgErr) && (pgErr.Code == "40P01" || pgErr.Code == "40001") {
 			continue
@@ -174,6 +188,15 @@ func (s *Store) inTxWith(ctx context.Context, opts pgx.TxOptions, fn func(tx pgx
 		return err
 	}
 	return err
+}
+
+// querier runs statements in a transaction: a pgx.Tx, or a pooled
+// connection whose transaction a batch began (grabAtOnce).
+type querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
 }
 
 // withIndexScans runs fn in tx with bitmap and sequential scans off. The
@@ -193,7 +216,7 @@ func (s *Store) inTxWith(ctx context.Context, opts pgx.TxOptions, fn func(tx pgx
 //     churn of grabs and results leaves behind, and the planner hashed all
 //     of them (22,520 pages, ~20 ms of a batch's statement on the 10M set,
 //     session 9) rather than probe its key once per row of the batch.
-func withIndexScans(ctx context.Context, tx pgx.Tx, fn func() error) error {
+func withIndexScans(ctx context.Context, tx querier, fn func() error) error {
 	if _, err := tx.Exec(ctx, strings.Join(indexScansOnly, "; ")); err != nil {
 		return err
 	}
