@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
@@ -346,5 +347,16 @@ func TestGrabAtOnce(t *testing.T) {
 		require.Equal(t, asideBefore+1, asideAfter, "the plain pick is set aside")
 		_, slow = s.slowGrabs.Load("git")
 		require.False(t, slow, "its picks could all wait: the next grab tries grabAtOnce again")
+	})
+
+	t.Run("a failed grab gives its connection back", func(t *testing.T) {
+		gitGrab(t, s, 1, t0.Add(2*time.Second), nil)
+		opened := s.pool.Stat().NewConnsCount()
+		unknown := uuid.New()
+		_, err := s.GrabNextVisits(ctx, revisit.GrabParams{VisitType: "git", Count: 1,
+			Policy: revisit.FirstVisitsAfterListing, ListerID: &unknown, Now: t0.Add(3 * time.Second)})
+		require.Equal(t, revisit.CodeNotFound, revisit.Code(err), "%v", err)
+		gitGrab(t, s, 1, t0.Add(4*time.Second), nil)
+		require.Equal(t, opened, s.pool.Stat().NewConnsCount(), "the grabs after it reuse the pool's connection")
 	})
 }

@@ -213,9 +213,15 @@ func (s *Store) grabAtOnce(ctx context.Context, p revisit.GrabParams, cooldowns 
 	if err != nil {
 		return nil, false, err
 	}
-	// A connection left in its transaction by a failed step is closed on
-	// release, with the transaction.
-	defer conn.Release()
+	defer func() {
+		// A step that failed left the transaction open: roll it back, so
+		// that the connection goes back to the pool (released in a
+		// transaction, it would be closed, and the pool would open another).
+		if err != nil {
+			_, _ = conn.Exec(ctx, "ROLLBACK")
+		}
+		conn.Release()
+	}()
 	setAside, err := lockAndRequeue(ctx, conn, beginAsync, p.VisitType, p.Now, cooldowns)
 	if err != nil {
 		return nil, false, err
