@@ -133,11 +133,7 @@ const (
 // (markScheduled). With recordAside, the candidate query records them
 // (setAsideInQuery), unless the rows it read hold one origin twice.
 func (s *Store) grab(ctx context.Context, tx querier, p revisit.GrabParams, cooldowns revisit.Cooldowns, mode aside) ([]candidate, error) {
-	setAside, err := lockAndRequeue(ctx, tx, nil, p.VisitType, p.Now, cooldowns)
-	if err != nil {
-		return nil, err
-	}
-	q, err := s.grabQuery(ctx, tx, p, p.Now, cooldowns, setAside)
+	q, err := prepareGrab(ctx, tx, nil, p, cooldowns)
 	if err != nil {
 		return nil, err
 	}
@@ -222,11 +218,7 @@ func (s *Store) grabAtOnce(ctx context.Context, p revisit.GrabParams, cooldowns 
 		}
 		conn.Release()
 	}()
-	setAside, err := lockAndRequeue(ctx, conn, beginAsync, p.VisitType, p.Now, cooldowns)
-	if err != nil {
-		return nil, false, err
-	}
-	q, err := s.grabQuery(ctx, conn, p, p.Now, cooldowns, setAside)
+	q, err := prepareGrab(ctx, conn, beginAsync, p, cooldowns)
 	if err != nil {
 		return nil, false, err
 	}
@@ -282,28 +274,40 @@ func (s *Store) noteSlowGrab(visitType string, slow bool) {
 	}
 }
 
-// grabQuery resolves the lister filter and renders the candidate query,
-// leaving out the picks set aside if setAside (some of the visit type's
-// are) or if it filters by lister.
-func (s *Store) grabQuery(ctx context.Context, tx querier, p revisit.GrabParams, now time.Time, c revisit.Cooldowns, setAside bool) (grabsql.Query, error) {
-	gp := grabsql.Params{VisitType: p.VisitType, Policy: p.Policy, Now: now, Disabled: p.Disabled,
+// prepareGrab sends, in one round trip, the statements first (those that
+// begin the transaction, for grabAtOnce), the lookup of the lister that
+// p (resolved, under cooldowns c) filters by, if any, and the grab lock
+// with the requeue step (lockAndRequeue), then renders the candidate
+// query.
+func prepareGrab(ctx context.Context, tx querier, first []string, p revisit.GrabParams, c revisit.Cooldowns) (grabsql.Query, error) {
+	gp := grabsql.Params{VisitType: p.VisitType, Policy: p.Policy, Now: p.Now, Disabled: p.Disabled,
 		Cooldowns: c, Sample: p.Sample}
+	var b pgx.Batch
+	queueAll(&b, first)
 	if p.ListerID != nil || p.ListerName != "" {
-		var (
-			id       uuid.UUID
-			finished *time.Time
-		)
-		err := tx.QueryRow(ctx, `SELECT id, last_listing_finished_at FROM lister
+		b.Queue(`SELECT id, last_listing_finished_at FROM lister
 			WHERE CASE WHEN $1::uuid IS NOT NULL THEN id = $1 ELSE name = $2 AND instance_name = $3 END`,
-			p.ListerID, p.ListerName, p.ListerInstanceName).Scan(&id, &finished)
-		if err == pgx.ErrNoRows {
-			return grabsql.Query{}, revisit.Errorf(revisit.CodeNotFound, "lister %s not found", listerLabel(p))
-		}
-		if err != nil {
-			return grabsql.Query{}, err
-		}
-		gp.ListerID, gp.ListingFinishedAt = id, finished
+			p.ListerID, p.ListerName, p.ListerInstanceName).QueryRow(func(row pgx.Row) error {
+			var id uuid.UUID
+			err := row.Scan(&id, &gp.ListingFinishedAt)
+			if err == pgx.ErrNoRows {
+				return revisit.Errorf(revisit.CodeNotFound, "lister %s not found", listerLabel(p))
+			}
+			gp.ListerID = id
+			return err
+		})
 	}
+	setAside, err := lockAndRequeue(ctx, tx, &b, p.VisitType, p.Now, c)
+	if err != nil {
+		return grabsql.Query{}, err
+	}
+	return grabQuery(gp, setAside)
+}
+
+// grabQuery renders the candidate query of gp, leaving out the picks set
+// aside if setAside (some of the visit type's are) or if it filters by
+// lister.
+func grabQuery(gp grabsql.Params, setAside bool) (grabsql.Query, error) {
 	// A grab filtered by lister leaves them out in any case: without the
 	// probes' per-row cost, the planner prefers the visit type's index,
 	// filtered by lister, to the lister's own index, priced ~20 times
@@ -473,27 +477,25 @@ var requeueChunk = 10000
 // aside: under the grab lock, no new one can be, so a candidate query that
 // finds none need not leave them out.
 //
-// The statements first (those that begin the transaction, for
-// grabAtOnce), the lock, the settings, the picks due, whether any remain
-// and a first requeue statement go in one round trip: between grabs
-// nothing is due, and that is all. When picks were due, they move and the requeue step
+// The statements queued in b before (prepareGrab's), the lock, the
+// settings, the picks due, whether any remain and a first requeue
+// statement go in one round trip: between grabs nothing is due, and that
+// is all. When picks were due, they move and the requeue step
 // runs again to see them; so it does while each statement moves a full
 // chunk.
-func lockAndRequeue(ctx context.Context, tx querier, first []string, visitType string, now time.Time, c revisit.Cooldowns) (setAside bool, err error) {
+func lockAndRequeue(ctx context.Context, tx querier, b *pgx.Batch, visitType string, now time.Time, c revisit.Cooldowns) (setAside bool, err error) {
 	sql, args := requeueStatement(visitType, now, c)
 	var (
 		due   picks
 		moved int
-		b     pgx.Batch
 	)
-	queueAll(&b, first)
 	b.Queue("SELECT pg_advisory_xact_lock("+grabLockKey+")", visitType)
-	queueAll(&b, indexScansOnly)
+	queueAll(b, indexScansOnly)
 	b.Queue(takeDue, visitType, dueBefore(now, c)).Query(func(rows pgx.Rows) error { return collectPicks(rows, &due) })
 	b.Queue(anySetAside, visitType).QueryRow(func(row pgx.Row) error { return row.Scan(&setAside) })
 	b.Queue(sql, args...).Exec(func(tag pgconn.CommandTag) error { moved = int(tag.RowsAffected()); return nil })
-	queueAll(&b, defaultScans)
-	if err := tx.SendBatch(ctx, &b).Close(); err != nil || (len(due.ids) == 0 && moved < requeueChunk) {
+	queueAll(b, defaultScans)
+	if err := tx.SendBatch(ctx, b).Close(); err != nil || (len(due.ids) == 0 && moved < requeueChunk) {
 		return setAside, err
 	}
 	return setAside, withIndexScans(ctx, tx, func() error {
