@@ -91,9 +91,12 @@ func TestBrokerEvents(t *testing.T) {
 	h := newHarness(t)
 	id := uuid.NewString()
 	done := make(chan result, 1)
-	go func() {
-		done <- h.run("--broker", testBrokerURL, "--format", "json", "broker", "events", "--count", "1")
-	}()
+	follow := func() {
+		go func() {
+			done <- h.run("--broker", testBrokerURL, "--format", "json", "broker", "events", "--count", "1")
+		}()
+	}
+	follow()
 	event := fmt.Sprintf(`{"type": "task-failed", "uuid": %q, "hostname": "w@h", "timestamp": 1700000000.5,
 		"exception": "ExceptionWithTraceback()", "traceback": "Traceback:\n  ...\nValueError: boom\n"}`, id)
 	// The observer's queue is bound a moment after the command starts:
@@ -108,7 +111,13 @@ func TestBrokerEvents(t *testing.T) {
 			var rows []map[string]any
 			require.NoError(t, json.Unmarshal([]byte(r.stdout), &rows), r.stdout)
 			require.Len(t, rows, 1)
-			require.Equal(t, id, rows[0]["id"])
+			if rows[0]["id"] != id {
+				// Another package's test has a Celery worker on this
+				// RabbitMQ, whose events the command sees too: follow
+				// again until it prints ours.
+				follow()
+				continue
+			}
 			require.Equal(t, "task-failed", rows[0]["type"])
 			require.Equal(t, "ValueError: boom", rows[0]["detail"])
 			return
