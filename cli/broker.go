@@ -155,14 +155,19 @@ broker, the task-result events of the results workers post from now on.`,
 			rw := a.rows(cols("time", "type", "id", "worker", "detail"))
 			seen := 0
 			err = b.Events(ctx, func(_ context.Context, evs []celery.Event) error {
+				// Deliveries already on their way when the count is reached
+				// still come here until Events sees the cancellation.
 				for _, e := range evs {
+					if count > 0 && seen == count {
+						break
+					}
 					if err := rw.Row(e.Timestamp, e.Type, e.UUID, e.Hostname, eventDetail(e)); err != nil {
 						return err
 					}
-					if seen++; count > 0 && seen >= count {
-						stop()
-						break
-					}
+					seen++
+				}
+				if count > 0 && seen == count {
+					stop()
 				}
 				return rw.Flush()
 			})
