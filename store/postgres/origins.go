@@ -164,10 +164,12 @@ const shareListedRows = `
 	WHERE o.url = m.url AND o.visit_type = m.visit_type AND NOT o.shared`
 
 // checkListers fails with an invalid-input error naming the first origin
-// whose lister does not exist.
+// whose lister does not exist. It holds the listers it finds until tx ends
+// (FOR KEY SHARE, the lock a foreign key would take per row): a delete of
+// one of them waits, then finds the rows tx recorded (migration 00017).
 func checkListers(ctx context.Context, tx pgx.Tx, origins []revisit.ListedOrigin) error {
 	ids := batch.ListerIDs(origins)
-	rows, _ := tx.Query(ctx, "SELECT id FROM lister WHERE id = ANY($1)", ids)
+	rows, _ := tx.Query(ctx, "SELECT id FROM lister WHERE id = ANY($1) FOR KEY SHARE", ids)
 	known, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
 	if err != nil {
 		return err
