@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
@@ -359,4 +360,82 @@ func TestGrabAtOnce(t *testing.T) {
 		gitGrab(t, s, 1, t0.Add(4*time.Second), nil)
 		require.Equal(t, opened, s.pool.Stat().NewConnsCount(), "the grabs after it reuse the pool's connection")
 	})
+}
+
+// TestFlusherWarmsTheNextGrabUp: the flusher moves a grab's picks, then
+// runs the grab's candidate query again, which flags the index entries of
+// the moved rows dead, so that the next grab steps over them in the index.
+// Without the warm-up, the first query after the move visits each moved
+// row in the heap to find it dead: a buffer read each, the origins' last
+// updates being in another order than their rows.
+func TestFlusherWarmsTheNextGrabUp(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	extraReads := func(warm bool) int {
+		s := OpenMigrated(t, nil)
+		s.flusher.close()
+		l, err := s.ListerGetOrCreate(ctx, "gitlab", "")
+		require.NoError(t, err)
+		rng := rand.New(rand.NewPCG(1, 2))
+		origins := make([]revisit.ListedOrigin, 5000)
+		for i := range origins {
+			update := t0.Add(-time.Duration(rng.IntN(1_000_000)) * time.Minute)
+			origins[i] = revisit.ListedOrigin{ListerID: l.ID, URL: fmt.Sprintf("https://forge.example/%d", i),
+				VisitType: "git", Enabled: true, LastUpdate: &update}
+		}
+		_, err = s.ListedOriginsRecord(ctx, origins)
+		require.NoError(t, err)
+		got, err := s.GrabNextVisits(ctx, revisit.GrabParams{VisitType: "git", Count: 1000,
+			Policy: revisit.NeverVisitedOldestUpdateFirst, Now: t0})
+		require.NoError(t, err)
+		require.Len(t, got, 1000)
+		if warm {
+			n, err := s.flusher.flush(ctx)
+			require.NoError(t, err)
+			require.Equal(t, 1000, n, "picks moved")
+		} else {
+			flushAside(t, s)
+		}
+		first := headReads(t, s)
+		return first - headReads(t, s)
+	}
+	require.Greater(t, extraReads(false), 800, "buffers the first read after the move reads more, without a warm-up")
+	// A row deleted by the move can be flagged dead only once no snapshot
+	// of the database still sees it: another package's test that holds a
+	// transaction open meanwhile keeps the warm-up from flagging anything.
+	for attempt := 1; ; attempt++ {
+		extra := extraReads(true)
+		if extra < 50 {
+			return
+		}
+		if attempt == 3 {
+			t.Fatalf("the first read after the warm-up read %d buffers more than the second, three times", extra)
+		}
+		t.Logf("attempt %d: the first read after the warm-up read %d buffers more than the second", attempt, extra)
+	}
+}
+
+// headReads returns how many buffers reading the head of git's
+// never_visited_oldest_update_first order, 1000 rows, through its index
+// reads.
+func headReads(t *testing.T, s *Store) int {
+	t.Helper()
+	ctx := context.Background()
+	var plan []struct {
+		Plan struct {
+			Hits  int `json:"Shared Hit Blocks"`
+			Reads int `json:"Shared Read Blocks"`
+		}
+	}
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		return withIndexScans(ctx, tx, func() error {
+			return tx.QueryRow(ctx, `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT id FROM listed_origin
+				WHERE visit_type = 'git' AND enabled AND last_successful IS NULL AND last_update IS NOT NULL
+				ORDER BY visit_type, enabled, last_update, id LIMIT 1000`).Scan(&plan)
+		})
+	})
+	require.NoError(t, err)
+	require.Len(t, plan, 1)
+	return plan[0].Plan.Hits + plan[0].Plan.Reads
 }

@@ -154,6 +154,11 @@ func (s *Store) grab(ctx context.Context, tx querier, p revisit.GrabParams, cool
 	if err != nil || p.DryRun || len(picked) == 0 {
 		return picked, err
 	}
+	if mode != moveAll {
+		// Not for VisitsDispatch: its throughput counts there, not the
+		// next grab's latency, and a warm-up reads the head again.
+		s.noteWarmup(p, q)
+	}
 	// The query set its picks aside if it was the only one and every row
 	// it read was picked: no origin came twice.
 	if inQuery && fetches == 1 && len(picked) == firstRows {
@@ -242,7 +247,11 @@ func (s *Store) grabAtOnce(ctx context.Context, p revisit.GrabParams, cooldowns 
 	if err := conn.SendBatch(ctx, &b).Close(); err != nil {
 		return nil, false, err
 	}
-	return picked, allSetAside(picked, p.Now) && distinctOrigins(picked), nil
+	done = allSetAside(picked, p.Now) && distinctOrigins(picked)
+	if done {
+		s.noteWarmup(p, q)
+	}
+	return picked, done, nil
 }
 
 // allSetAside tells whether every pick grabbed at now may wait set aside.
@@ -318,6 +327,21 @@ func grabQuery(gp grabsql.Params, setAside bool) (grabsql.Query, error) {
 		return dialectAside.Build(gp)
 	}
 	return dialect.Build(gp)
+}
+
+// noteWarmup has the flusher run the candidate query q of p, a grab that
+// took picks, again once they have moved (flusher.warmUp). A sampled grab
+// reads other rows each time: none to warm up.
+func (s *Store) noteWarmup(p revisit.GrabParams, q grabsql.Query) {
+	if p.Sample != 0 {
+		return
+	}
+	lister := ""
+	if p.ListerID != nil || p.ListerName != "" {
+		lister = listerLabel(p)
+	}
+	key := fmt.Sprintf("%s %s %s %t", p.VisitType, p.Policy, lister, p.Disabled)
+	s.flusher.noteGrab(key, warmup{sql: q.SQL, args: append(slices.Clip(q.Args), p.Count)})
 }
 
 func listerLabel(p revisit.GrabParams) string {
