@@ -367,12 +367,15 @@ func TestGrabAtOnce(t *testing.T) {
 // the moved rows dead, so that the next grab steps over them in the index.
 // Without the warm-up, the first query after the move visits each moved
 // row in the heap to find it dead: a buffer read each, the origins' last
-// updates being in another order than their rows.
+// updates being in another order than their rows. A warm-up gives way to
+// a grab in progress.
 func TestFlusherWarmsTheNextGrabUp(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
-	reads := func(warm bool) (first, second int) {
+	// reads grabs, moves the picks (by the flusher if warm, with a grab
+	// in progress if grabbing) and reads the head of the order twice.
+	reads := func(warm, grabbing bool) (first, second int) {
 		s := OpenMigrated(t, nil)
 		s.flusher.close()
 		l, err := s.ListerGetOrCreate(ctx, "gitlab", "")
@@ -391,6 +394,9 @@ func TestFlusherWarmsTheNextGrabUp(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, got, 1000)
 		if warm {
+			if grabbing {
+				s.flusher.grabbing.Add(1)
+			}
 			n, err := s.flusher.flush(ctx)
 			require.NoError(t, err)
 			require.Equal(t, 1000, n, "picks moved")
@@ -404,22 +410,27 @@ func TestFlusherWarmsTheNextGrabUp(t *testing.T) {
 	// transaction open meanwhile keeps any read from flagging anything,
 	// and both reads then read ~2 buffers a row. Each case gets three
 	// tries.
-	holds := func(warm bool, ok func(first, second int) bool) {
+	holds := func(warm, grabbing bool, ok func(first, second int) bool) {
 		for attempt := 1; ; attempt++ {
-			first, second := reads(warm)
+			first, second := reads(warm, grabbing)
 			if ok(first, second) {
 				return
 			}
 			if attempt == 3 {
-				t.Fatalf("warm-up %t: the reads after the move read %d, then %d buffers, three times", warm, first, second)
+				t.Fatalf("warm-up %t, grabbing %t: the reads after the move read %d, then %d buffers, three times",
+					warm, grabbing, first, second)
 			}
-			t.Logf("warm-up %t, attempt %d: the reads after the move read %d, then %d buffers", warm, attempt, first, second)
+			t.Logf("warm-up %t, grabbing %t, attempt %d: the reads after the move read %d, then %d buffers",
+				warm, grabbing, attempt, first, second)
 		}
 	}
 	// Without a warm-up, the first read visits the 1000 moved rows too.
-	holds(false, func(first, second int) bool { return first-second > 800 })
+	holds(false, false, func(first, second int) bool { return first-second > 800 })
 	// After it, the first read is already at one buffer a row read.
-	holds(true, func(first, second int) bool { return first-second < 50 && second < 1200 })
+	holds(true, false, func(first, second int) bool { return first-second < 50 && second < 1200 })
+	// A grab in progress: the flusher moves the picks but leaves the
+	// warm-up to it.
+	holds(true, true, func(first, second int) bool { return first-second > 800 })
 }
 
 // headReads returns how many buffers reading the head of git's

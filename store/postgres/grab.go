@@ -82,6 +82,10 @@ func (s *Store) GrabNextVisits(ctx context.Context, p revisit.GrabParams) ([]rev
 		picked []candidate
 		done   bool
 	)
+	if !p.DryRun {
+		s.flusher.grabbing.Add(1)
+		defer s.flusher.grabbing.Add(-1)
+	}
 	_, slow := s.slowGrabs.Load(p.VisitType)
 	if !p.DryRun && !slow {
 		err = retryAborted(func() error {

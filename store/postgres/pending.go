@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -176,6 +177,9 @@ type flusher struct {
 	// warmups holds the candidate query of the last grab of each visit
 	// type, policy and lister since the last warm-up (noteGrab).
 	warmups map[string]warmup
+	// grabbing counts this process's grabs in progress (GrabNextVisits),
+	// to which a warm-up gives way.
+	grabbing atomic.Int32
 }
 
 // warmup is a grab's candidate query and its arguments, the limit last.
@@ -202,12 +206,17 @@ func (f *flusher) noteGrab(key string, w warmup) {
 // in the heap one by one, find dead and flag (~1,000 heap visits, 1.5–2.5
 // ms on the 10M set): this query visits and flags them instead, off every
 // caller's path, and the next grab steps over them in the index.
+//
+// A grab that has started meanwhile would read the same entries at the
+// same time, and the two would share the cores: the warm-up then leaves
+// its queries not yet run to the grabs (a grab back-to-back with the
+// previous one).
 func (f *flusher) warmUp(ctx context.Context) error {
 	f.mu.Lock()
 	ws := f.warmups
 	f.warmups = nil
 	f.mu.Unlock()
-	if len(ws) == 0 {
+	if len(ws) == 0 || f.grabbing.Load() > 0 {
 		return nil
 	}
 	// Index scans only: where the planner would read a small table whole,
@@ -215,6 +224,9 @@ func (f *flusher) warmUp(ctx context.Context) error {
 	return pgx.BeginFunc(ctx, f.pool, func(tx pgx.Tx) error {
 		return withIndexScans(ctx, tx, func() error {
 			for _, w := range ws {
+				if f.grabbing.Load() > 0 {
+					return nil
+				}
 				if _, err := tx.Exec(ctx, "SELECT count(*) FROM ("+w.sql+") AS w", w.args...); err != nil {
 					return err
 				}
