@@ -92,7 +92,8 @@ func pendingMark(alias string) string {
 //     (flusher.warmUp).
 //
 // Each takes its picks out of the table (takePicks), locked in id order so
-// that two of them never wait for each other, then moves them (movePicks).
+// that no two of them wait for each other in turn (a deadlock), then moves
+// them (movePicks).
 
 // takePicks renders the statement that deletes and returns the picks set
 // aside that cond selects, locked in id order; a pick that another mover
