@@ -2,11 +2,11 @@ package feedback
 
 import (
 	"context"
-	"hash/maphash"
 	"math/rand/v2"
 	"sync"
 
-	"golang.org/x/sync/errgroup"
+	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/internal/fanout"
 )
 
 // DefaultWorkers is the number of workers that revisit visit-status ingest
@@ -40,12 +40,7 @@ type PipelineConfig struct {
 // statuses keep their order, and Fold's outcome does not depend on where
 // its stream is cut.
 type Pipeline struct {
-	cfg    PipelineConfig
-	ctx    context.Context
-	g      *errgroup.Group
-	inputs []chan VisitStatus
-	seed   maphash.Seed
-	closed sync.Once
+	batches *fanout.Batches[VisitStatus, revisit.OriginKey]
 
 	mu    sync.Mutex
 	total Result
@@ -55,46 +50,37 @@ type Pipeline struct {
 // NewPipeline starts a pipeline's workers, which process into st until
 // Close, or until ctx is done or a batch fails.
 func NewPipeline(ctx context.Context, st Store, cfg PipelineConfig) *Pipeline {
-	cfg.Workers = max(cfg.Workers, 1)
-	if cfg.BatchSize < 1 {
-		cfg.BatchSize = 1000
+	random := cfg.Rand
+	if random == nil {
+		random = rand.Float64
 	}
-	if cfg.Rand == nil {
-		cfg.Rand = rand.Float64
-	}
-	g, gctx := errgroup.WithContext(ctx)
-	p := &Pipeline{cfg: cfg, ctx: gctx, g: g, seed: maphash.MakeSeed()}
-	for range cfg.Workers {
-		in := make(chan VisitStatus, cfg.BatchSize)
-		p.inputs = append(p.inputs, in)
-		g.Go(func() error { return p.work(st, in) })
-	}
+	p := &Pipeline{}
+	p.batches = fanout.New(ctx, fanout.Config{Workers: cfg.Workers, BatchSize: cfg.BatchSize}, VisitStatus.Key,
+		func(ctx context.Context, batch []VisitStatus) error {
+			res, err := Process(ctx, st, batch, random)
+			if err != nil {
+				return err
+			}
+			p.mu.Lock()
+			p.count += len(batch)
+			p.total.add(res)
+			p.mu.Unlock()
+			if cfg.Done != nil {
+				cfg.Done(len(batch), res)
+			}
+			return nil
+		})
 	return p
 }
 
 // Add queues a status for its origin's worker. It fails, with the first
 // error of the pipeline, once a batch has failed or ctx is done. Statuses
 // are added from one goroutine, and not after Close.
-func (p *Pipeline) Add(v VisitStatus) error {
-	h := maphash.Comparable(p.seed, v.Key())
-	select {
-	case p.inputs[h%uint64(len(p.inputs))] <- v:
-		return nil
-	case <-p.ctx.Done():
-		return p.Close()
-	}
-}
+func (p *Pipeline) Add(v VisitStatus) error { return p.batches.Add(v) }
 
 // Close processes the statuses still gathered, waits for the workers and
 // returns the first error. It may be called more than once.
-func (p *Pipeline) Close() error {
-	p.closed.Do(func() {
-		for _, in := range p.inputs {
-			close(in)
-		}
-	})
-	return p.g.Wait()
-}
+func (p *Pipeline) Close() error { return p.batches.Close() }
 
 // Processed returns how many statuses the pipeline has processed, and the
 // sum of their results.
@@ -102,43 +88,4 @@ func (p *Pipeline) Processed() (int, Result) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.count, p.total
-}
-
-// work gathers a worker's statuses into batches and processes them.
-func (p *Pipeline) work(st Store, in <-chan VisitStatus) error {
-	batch := make([]VisitStatus, 0, p.cfg.BatchSize)
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
-		res, err := Process(p.ctx, st, batch, p.cfg.Rand)
-		if err != nil {
-			return err
-		}
-		p.mu.Lock()
-		p.count += len(batch)
-		p.total.add(res)
-		p.mu.Unlock()
-		if p.cfg.Done != nil {
-			p.cfg.Done(len(batch), res)
-		}
-		batch = batch[:0]
-		return nil
-	}
-	for {
-		select {
-		case v, ok := <-in:
-			if !ok {
-				return flush()
-			}
-			batch = append(batch, v)
-			if len(batch) == p.cfg.BatchSize {
-				if err := flush(); err != nil {
-					return err
-				}
-			}
-		case <-p.ctx.Done():
-			return p.ctx.Err()
-		}
-	}
 }
