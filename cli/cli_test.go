@@ -2,12 +2,15 @@ package cli
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -221,6 +224,61 @@ func TestRecordBatches(t *testing.T) {
 	f := h.file("o.jsonl", originLines(25, "git"))
 	require.Equal(t, "inserted 25, updated 0\n", h.ok("origin", "record", f, "--batch-size", "7"))
 	h.fails(2, "origin", "record", f, "--batch-size", "0")
+}
+
+// Several writers store what one writer stores: each origin's lines are
+// written in input order, so the last line of an origin wins, however the
+// lines are cut into batches and written side by side.
+func TestRecordWritersKeepEachOriginsOrder(t *testing.T) {
+	t.Parallel()
+	const origins, versions = 60, 5
+	rng := rand.New(rand.NewPCG(7, 7))
+	// Each origin's lines at random places, its versions in order.
+	var order []int
+	for i := range origins {
+		for range versions {
+			order = append(order, i)
+		}
+	}
+	rng.Shuffle(len(order), func(a, b int) { order[a], order[b] = order[b], order[a] })
+	listers := []string{`"lister_name": "gitlab", "lister_instance_name": "example.org"`, `"lister_name": "github"`}
+	version := make([]int, origins)
+	var b strings.Builder
+	for _, i := range order {
+		v := version[i]
+		version[i]++
+		for l, lister := range listers[:1+i%2] {
+			fmt.Fprintf(&b, `{"url": "https://example.org/r%d", "visit_type": "git", %s, "enabled": %t, "last_update": "2024-%02d-%02dT00:00:00Z", "extra_loader_arguments": {"v": %d, "l": %d}}`+"\n",
+				i, lister, (v+i)%3 != 0, v+1, i%27+1, v, l)
+		}
+	}
+	lines := b.String()
+	stored := func(writers string) []map[string]any {
+		h := newHarness(t)
+		var rec map[string]any
+		out := h.ok("origin", "record", h.file("o.jsonl", lines), "--batch-size", "4", "--writers", writers, "--format", "json")
+		require.NoError(t, json.Unmarshal([]byte(out), &rec))
+		require.Equal(t, float64(origins*3/2), rec["inserted"], "one insert a listed origin, its first line")
+		list := h.jsonList("origin", "list", "--enabled", "any")
+		require.Len(t, list, origins*3/2)
+		for _, o := range list {
+			// The times of the recording, and the listers' ids, are not
+			// the same in two stores.
+			delete(o, "first_seen")
+			delete(o, "last_seen")
+			delete(o, "lister_id")
+		}
+		slices.SortFunc(list, func(a, b map[string]any) int {
+			return cmp.Or(cmp.Compare(a["lister"].(string), b["lister"].(string)), cmp.Compare(a["url"].(string), b["url"].(string)))
+		})
+		return list
+	}
+	one := stored("1")
+	for _, o := range one {
+		require.Equal(t, float64(versions-1), o["extra_loader_arguments"].(map[string]any)["v"], "the last line wins: %v", o)
+	}
+	require.Equal(t, one, stored("4"))
+	require.Contains(t, newHarness(t).fails(2, "origin", "record", "-", "--writers", "0"), "--writers: must be positive")
 }
 
 func TestGrabNext(t *testing.T) {

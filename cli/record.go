@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -13,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/internal/fanout"
 )
 
 // maxReportedErrors is how many invalid lines are printed.
@@ -22,6 +24,7 @@ func (a *app) originRecordCommand() *cobra.Command {
 	var (
 		skipInvalid bool
 		batchSize   int
+		writers     int
 	)
 	cmd := &cobra.Command{
 		Use:   "record FILE|-",
@@ -42,11 +45,15 @@ fields are errors. Blank lines are skipped.
 Every line is checked first; if any is invalid nothing is written, unless
 --skip-invalid is given, which writes the valid lines. Origins are then
 upserted in batches of --batch-size (each batch is written whole or not at
-all).`,
+all), --writers batches at once; the lines of one origin (URL and visit
+type) are written in input order, the last one last.`,
 		Args: exactArgs("FILE|-"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if batchSize <= 0 {
 				return usagef("--batch-size: must be positive, not %d", batchSize)
+			}
+			if writers <= 0 {
+				return usagef("--writers: must be positive, not %d", writers)
 			}
 			ctx := cmd.Context()
 			var (
@@ -67,7 +74,7 @@ all).`,
 				return err
 			}
 			progress, done := a.progressBar(chk.valid, "recording origins")
-			res, err := recordOrigins(ctx, st, in, badListers, batchSize, progress)
+			res, err := recordOrigins(ctx, st, in, badListers, batchSize, writers, progress)
 			done()
 			if err != nil {
 				return fmt.Errorf("%s: %w (inserted %d, updated %d before the failure)", name, err, res.Inserted, res.Updated)
@@ -81,6 +88,7 @@ all).`,
 	}
 	cmd.Flags().BoolVar(&skipInvalid, "skip-invalid", false, "write the valid lines and report the invalid ones")
 	cmd.Flags().IntVar(&batchSize, "batch-size", 1000, "origins written per transaction")
+	cmd.Flags().IntVar(&writers, "writers", DefaultRecordWriters, "batches written at once (each origin's lines stay in input order)")
 	return cmd
 }
 
@@ -280,31 +288,38 @@ func isBlank(line []byte) bool {
 	return true
 }
 
+// DefaultRecordWriters is how many batches origin record writes at once
+// unless told otherwise: on the 10M reference set on PostgreSQL, two
+// batches at once record ~1.5× as many origins a second as one, and more
+// do not add to that on two cores (docs/performance.md, "Session 27").
+const DefaultRecordWriters = 2
+
 // recordOrigins is the second pass: it writes the valid lines in batches,
-// creating listers named by name, and calls progress with the number of
-// lines of each batch written.
+// writers batches at once, creating listers named by name, and calls
+// progress with the number of lines of each batch written. The lines of
+// one origin (URL and visit type) go to one writer in input order, so a
+// later line of an origin is written after an earlier one.
 func recordOrigins(ctx context.Context, st backend, r io.Reader, badListers map[uuid.UUID]bool,
-	batchSize int, progress func(int)) (revisit.RecordResult, error) {
-	var total revisit.RecordResult
-	listers := map[[2]string]uuid.UUID{}
-	batch := make([]revisit.ListedOrigin, 0, batchSize)
-	flush := func() error {
-		if len(batch) == 0 {
+	batchSize, writers int, progress func(int)) (revisit.RecordResult, error) {
+	var (
+		mu    sync.Mutex
+		total revisit.RecordResult
+	)
+	batches := fanout.New(ctx, fanout.Config{Workers: writers, BatchSize: batchSize},
+		revisit.ListedOrigin.Key,
+		func(ctx context.Context, batch []revisit.ListedOrigin) error {
+			res, err := st.ListedOriginsRecord(ctx, batch)
+			if err != nil {
+				return fmt.Errorf("record origins: %w", err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			total.Inserted += res.Inserted
+			total.Updated += res.Updated
+			progress(len(batch))
 			return nil
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		res, err := st.ListedOriginsRecord(ctx, batch)
-		if err != nil {
-			return fmt.Errorf("record origins: %w", err)
-		}
-		total.Inserted += res.Inserted
-		total.Updated += res.Updated
-		progress(len(batch))
-		batch = batch[:0]
-		return nil
-	}
+		})
+	listers := map[[2]string]uuid.UUID{}
 	err := eachLine(r, func(n int, line []byte, tooLong error) error {
 		if tooLong != nil {
 			return nil
@@ -326,14 +341,12 @@ func recordOrigins(ctx context.Context, st backend, r io.Reader, badListers map[
 			}
 			ol.Origin.ListerID = id
 		}
-		batch = append(batch, ol.Origin)
-		if len(batch) >= batchSize {
-			return flush()
-		}
-		return nil
+		return batches.Add(ol.Origin)
 	})
-	if err != nil {
-		return total, err
+	if closeErr := batches.Close(); err == nil {
+		err = closeErr
 	}
-	return total, flush()
+	mu.Lock()
+	defer mu.Unlock()
+	return total, err
 }
