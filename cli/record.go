@@ -343,10 +343,9 @@ func recordOrigins(ctx context.Context, st backend, r io.Reader, badListers map[
 		}
 		return batches.Add(ol.Origin)
 	})
+	// Close waits for the writers: total is theirs no more.
 	if closeErr := batches.Close(); err == nil {
 		err = closeErr
 	}
-	mu.Lock()
-	defer mu.Unlock()
 	return total, err
 }
