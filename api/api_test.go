@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/api"
 	"github.com/revisit-sched/revisit/broker"
 	"github.com/revisit-sched/revisit/broker/embedded"
@@ -33,6 +34,7 @@ const queue = "swh.loader.git.tasks.UpdateGitRepository"
 type harness struct {
 	t   *testing.T
 	srv *httptest.Server
+	st  store.Store
 	b   *embedded.Broker
 }
 
@@ -47,7 +49,7 @@ func newHarness(t *testing.T) *harness {
 		b.Close()
 		st.Close()
 	})
-	return &harness{t: t, srv: srv, b: b}
+	return &harness{t: t, srv: srv, st: st, b: b}
 }
 
 // publish queues one visit message and returns its id.
@@ -120,6 +122,8 @@ func TestLeaseHeartbeatResult(t *testing.T) {
 	require.NoError(t, err)
 	require.WithinDuration(t, time.Now().Add(10*time.Minute), exp, 10*time.Second)
 	h.fails("/api/v1/messages/"+id+"/heartbeat", `{"worker": "w2"}`, http.StatusConflict, "conflict", "", "not leased to worker")
+	h.fails("/api/v1/messages/"+id+"/result", `{"worker": "intruder", "status": "eventful"}`,
+		http.StatusConflict, "conflict", "", "not leased to worker")
 
 	status, out = h.post("/api/v1/messages/"+id+"/result",
 		`{"worker": "w1", "status": "eventful", "snapshot": "0123456789abcdef0123456789abcdef01234567"}`)
@@ -138,6 +142,8 @@ func TestLeaseHeartbeatResult(t *testing.T) {
 func TestLeaseLongPoll(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
+	h.fails(leasePath, `{"worker": "w1"}`, http.StatusNotFound, "not_found", "", `queue "`+queue+`" does not exist`)
+	require.NoError(t, h.st.TaskTypeCreate(context.Background(), revisit.TaskType{Type: "load-git", BackendName: queue}))
 	go func() {
 		time.Sleep(200 * time.Millisecond)
 		h.publish("https://github.com/a/b")

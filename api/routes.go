@@ -90,7 +90,7 @@ func (s *Server) routes() []Route {
 				Summary: "Extend the lease of a leased message.",
 				Body:    heartbeatRequest{}, Response: heartbeatResponse{}, handle: s.handleHeartbeat},
 			Route{Method: "POST", Path: "/api/v1/messages/{id}/result", Scope: ScopeWrite,
-				Summary: "Post the result of a leased message; the first result wins.",
+				Summary: "Post the result of a message leased to the worker; a repeated result is ignored.",
 				Body:    resultRequest{}, Response: resultResponse{}, handle: s.handleResult})
 	}
 	return withLimits(rs)

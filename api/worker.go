@@ -160,7 +160,7 @@ type resultRequest struct {
 }
 
 // resultResponse says whether the result was stored: false when the
-// message had a result already (the first one wins).
+// message had a result already (a repeated result is ignored).
 type resultResponse struct {
 	Stored bool `json:"stored"`
 }

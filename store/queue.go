@@ -14,7 +14,8 @@ import (
 type QueueStore interface {
 	// QueueMessagesEnqueue adds msgs (ID, Task, Headers, Body; the other
 	// fields are ignored) to queue as ready messages enqueued at now, in
-	// order (their Seq grows along the batch). The
+	// order (their Seq grows along the batch), and creates queue if it does
+	// not exist. The
 	// batch is written whole or not at all: when ids are already in the
 	// store (or repeated in the batch), nothing is written and it returns
 	// those ids with an ErrConflict naming the first.
@@ -32,10 +33,11 @@ type QueueStore interface {
 	QueueMessageHeartbeat(ctx context.Context, p revisit.QueueHeartbeatParams) (time.Time, error)
 	// QueueMessageComplete stores the result of a message and marks it
 	// done; ErrNotFound if the message does not exist, ErrConflict if it
-	// was never leased. The first result wins: it is accepted from any
-	// worker, also one whose lease expired and went to another worker (the
-	// visit it ran is real). It returns false, storing nothing, when the
-	// message is done already (a repeated or late completion is ignored).
+	// was never leased or is leased to another worker than p.Worker. Like a
+	// heartbeat, a worker may post its result after its lease expired as
+	// long as nobody leased the message since. It returns false, storing
+	// nothing, when the message is done already (a repeated or late
+	// completion is ignored).
 	QueueMessageComplete(ctx context.Context, p revisit.QueueCompleteParams) (stored bool, err error)
 	// QueueDepth returns how many messages of queue can be leased at now:
 	// ready ones and leased ones whose lease has expired. Like RabbitMQ's
@@ -50,8 +52,12 @@ type QueueStore interface {
 	// unknown ids and ids acknowledged already are ignored.
 	QueueResultsAck(ctx context.Context, ids []string) error
 	// QueueMessagesDelete deletes every message of queue, whatever its
-	// state, results included, and returns how many.
+	// state, results included, and the queue itself, and returns how many
+	// messages.
 	QueueMessagesDelete(ctx context.Context, queue string) (int64, error)
+	// QueueNames returns the queues that exist (created by an enqueue and
+	// not deleted since), sorted.
+	QueueNames(ctx context.Context) ([]string, error)
 	// QueueMessagesDeleteDone deletes the done messages whose result was
 	// acknowledged and that completed before before, and returns how many.
 	QueueMessagesDeleteDone(ctx context.Context, before time.Time) (int64, error)

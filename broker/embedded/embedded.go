@@ -4,7 +4,9 @@
 // (package api, wire.md §4), so no RabbitMQ is needed.
 //
 // Queues exist implicitly: publishing into a queue creates it, and an
-// unknown queue has depth 0 (never broker.ErrQueueMissing). A message
+// unknown queue has depth 0 (never broker.ErrQueueMissing). Workers may
+// lease from a queue that exists or that a task type names; leasing from
+// any other is an error naming the queues that exist. A message
 // leased by a worker is invisible to other workers until its lease expires,
 // then it is leased again with its attempt count incremented. Results are
 // stored durably with their message and become task-result events (see

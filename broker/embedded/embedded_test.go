@@ -208,7 +208,9 @@ func TestExpiryRedeliveryHeartbeat(t *testing.T) {
 func TestLeaseLongPoll(t *testing.T) {
 	engines(t, func(t *testing.T, open opener) {
 		ctx := context.Background()
-		b := embedded.New(open(t), embedded.Config{PollInterval: time.Hour})
+		st := open(t)
+		require.NoError(t, st.TaskTypeCreate(ctx, revisit.TaskType{Type: "load-git", BackendName: queue}))
+		b := embedded.New(st, embedded.Config{PollInterval: time.Hour})
 		defer b.Close()
 
 		start := time.Now()
@@ -242,6 +244,40 @@ func TestLeaseLongPoll(t *testing.T) {
 		b.Close()
 		_, err = b.Lease(ctx, embedded.LeaseParams{Queue: queue, Worker: "w", Max: 1, LeaseFor: time.Minute, Wait: time.Minute})
 		require.ErrorIs(t, err, broker.ErrClosed)
+	})
+}
+
+func TestLeaseUnknownQueue(t *testing.T) {
+	engines(t, func(t *testing.T, open opener) {
+		ctx := context.Background()
+		st := open(t)
+		b := embedded.New(st, embedded.Config{})
+		defer b.Close()
+		leaseFrom := func(q string) error {
+			_, err := b.Lease(ctx, embedded.LeaseParams{Queue: q, Worker: "w", Max: 1, LeaseFor: time.Minute})
+			return err
+		}
+
+		err := leaseFrom("git")
+		require.ErrorIs(t, err, revisit.ErrNotFound)
+		require.ErrorContains(t, err, `queue "git" does not exist, nor does any other`)
+
+		require.NoError(t, st.TaskTypeCreate(ctx, revisit.TaskType{Type: "load-git", BackendName: queue}))
+		require.NoError(t, leaseFrom(queue), "a task type's queue exists before anything is published to it")
+		require.NoError(t, leaseFrom("save_code_now:"+queue), "and so does its high-priority queue")
+		other := "swh.loader.svn.tasks.LoadSvnRepository"
+		pubs, err := b.Publish(ctx, other, []celery.Message{message(t, "https://svn.example.org/r")})
+		require.NoError(t, err)
+		require.Equal(t, broker.Confirmed, pubs[0].Outcome)
+		_, err = b.Lease(ctx, embedded.LeaseParams{Queue: other, Worker: "w", Max: 1, LeaseFor: time.Minute})
+		require.NoError(t, err)
+		require.NoError(t, leaseFrom(other), "a queue published to exists once empty")
+
+		err = leaseFrom("git")
+		require.ErrorIs(t, err, revisit.ErrNotFound)
+		require.ErrorContains(t, err, `queue "git" does not exist; the queues are `+queue+", "+other)
+		require.NoError(t, b.DeleteQueue(ctx, other))
+		require.ErrorIs(t, leaseFrom(other), revisit.ErrNotFound, "a deleted queue no longer exists")
 	})
 }
 

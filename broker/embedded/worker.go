@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/revisit-sched/revisit"
@@ -48,13 +50,15 @@ type Task struct {
 // store.QueueStore.QueueMessagesLease). When none is ready it waits up to
 // p.Wait: it wakes up at once when this process publishes into the queue,
 // and otherwise looks at the store every Config.PollInterval. It returns
-// an empty list when the wait ends empty, and early when ctx ends (with
-// ctx's error) or the broker closes (broker.ErrClosed).
+// an empty list when the wait ends empty, an ErrNotFound when the queue
+// does not exist (see checkQueue), and early when ctx ends (with ctx's
+// error) or the broker closes (broker.ErrClosed).
 func (b *Broker) Lease(ctx context.Context, p LeaseParams) ([]Task, error) {
 	if p.Wait < 0 {
 		return nil, revisit.Invalidf("wait", "must not be negative, got %s", p.Wait)
 	}
 	deadline := time.Now().Add(p.Wait)
+	checked := false // whether the queue is known to exist
 	for {
 		if b.isClosed() {
 			return nil, broker.ErrClosed
@@ -68,6 +72,12 @@ func (b *Broker) Lease(ctx context.Context, p LeaseParams) ([]Task, error) {
 		if len(msgs) > 0 {
 			return tasks(msgs)
 		}
+		if !checked {
+			if err := b.checkQueue(ctx, p.Queue); err != nil {
+				return nil, err
+			}
+			checked = true
+		}
 		left := time.Until(deadline)
 		if left <= 0 {
 			return []Task{}, nil
@@ -79,6 +89,35 @@ func (b *Broker) Lease(ctx context.Context, p LeaseParams) ([]Task, error) {
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// checkQueue returns an ErrNotFound naming the queues that exist when queue
+// is none of them: no message was ever published to it (or it was deleted)
+// and it is no task type's queue, neither its backend_name nor a queue
+// named <prefix>:<backend_name> (the high-priority queues).
+func (b *Broker) checkQueue(ctx context.Context, queue string) error {
+	names, err := b.st.QueueNames(ctx)
+	if err != nil || slices.Contains(names, queue) {
+		return err
+	}
+	tts, err := b.st.TaskTypeList(ctx)
+	if err != nil {
+		return err
+	}
+	for _, tt := range tts {
+		if queue == tt.BackendName || strings.HasSuffix(queue, ":"+tt.BackendName) {
+			return nil
+		}
+		names = append(names, tt.BackendName)
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	if len(names) == 0 {
+		return revisit.Errorf(revisit.CodeNotFound, "queue %q does not exist, nor does any other: "+
+			"register a task type (its backend_name names its queue) or publish to the queue", queue)
+	}
+	return revisit.Errorf(revisit.CodeNotFound, "queue %q does not exist; the queues are %s "+
+		"(a visit type's queue is named after its task type's backend_name)", queue, strings.Join(names, ", "))
 }
 
 // tasks returns the worker's view of leased messages.
@@ -147,8 +186,9 @@ func truncate(s string) string {
 }
 
 // Complete stores the result of a message, as the object {"status",
-// "snapshot_id"?, "error"?}, and wakes up Events. It returns false when
-// the message had a result already (the first one wins; see
+// "snapshot_id"?, "error"?}, and wakes up Events. Only the worker the
+// message is leased to may post it (an ErrConflict otherwise); it returns
+// false when the message had a result already (see
 // store.QueueStore.QueueMessageComplete).
 func (b *Broker) Complete(ctx context.Context, r Result) (bool, error) {
 	if b.isClosed() {

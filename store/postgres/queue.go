@@ -30,6 +30,10 @@ func (s *Store) QueueMessagesEnqueue(ctx context.Context, queue string, msgs []r
 	}
 	var dups []string
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "INSERT INTO queue (name, created_at) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING",
+			queue, revisit.Microsecond(now)); err != nil {
+			return err
+		}
 		rows, _ := tx.Query(ctx, `INSERT INTO queue_message (id, queue, task, headers, body, enqueued_at)
 			SELECT id, $1, task, headers::jsonb, body, $6
 			FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS m(id, task, headers, body, i)
@@ -163,15 +167,16 @@ func (s *Store) QueueMessageComplete(ctx context.Context, p revisit.QueueComplet
 		var (
 			state   string
 			attempt int
+			holder  pgtype.Text
 		)
-		err := tx.QueryRow(ctx, "SELECT state, attempt FROM queue_message WHERE id = $1 FOR UPDATE", p.ID).Scan(&state, &attempt)
+		err := tx.QueryRow(ctx, "SELECT state, attempt, worker FROM queue_message WHERE id = $1 FOR UPDATE", p.ID).Scan(&state, &attempt, &holder)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return revisit.Errorf(revisit.CodeNotFound, "message %s not found", p.ID)
 		}
 		if err != nil {
 			return err
 		}
-		if stored, err = batch.Completable(p.ID, revisit.QueueState(state), attempt); !stored || err != nil {
+		if stored, err = batch.Completable(p.ID, revisit.QueueState(state), attempt, holder.String, p.Worker); !stored || err != nil {
 			return err
 		}
 		_, err = tx.Exec(ctx, `UPDATE queue_message SET state = 'done', worker = $2, result = $3::jsonb,
@@ -242,14 +247,30 @@ func (s *Store) QueueMessagesDeleteDone(ctx context.Context, before time.Time) (
 	return tag.RowsAffected(), nil
 }
 
-// QueueMessagesDelete deletes every message of a queue.
+// QueueMessagesDelete deletes a queue and every message of it.
 func (s *Store) QueueMessagesDelete(ctx context.Context, queue string) (int64, error) {
 	if queue == "" {
 		return 0, revisit.Invalidf("queue", "must not be empty")
 	}
-	tag, err := s.pool.Exec(ctx, "DELETE FROM queue_message WHERE queue = $1", queue)
+	var n int64
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, "DELETE FROM queue_message WHERE queue = $1", queue)
+		if err != nil {
+			return err
+		}
+		n = tag.RowsAffected()
+		_, err = tx.Exec(ctx, "DELETE FROM queue WHERE name = $1", queue)
+		return err
+	})
 	if err != nil {
 		return 0, translate(wrap(err, "delete queue %s", queue))
 	}
-	return tag.RowsAffected(), nil
+	return n, nil
+}
+
+// QueueNames returns the queues that exist, sorted.
+func (s *Store) QueueNames(ctx context.Context) ([]string, error) {
+	rows, _ := s.pool.Query(ctx, "SELECT name FROM queue ORDER BY name")
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	return names, translate(wrap(err, "list queues"))
 }

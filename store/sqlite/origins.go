@@ -194,16 +194,16 @@ func (s *Store) ListedOriginsGet(ctx context.Context, f revisit.ListedOriginFilt
 
 // ListerVisitTypes returns the visit types of a lister's origins, sorted.
 func (s *Store) ListerVisitTypes(ctx context.Context, listerID uuid.UUID) ([]string, error) {
-	vts, err := query(ctx, s, scanVisitTypes,
+	vts, err := query(ctx, s, scanStrings,
 		"SELECT DISTINCT visit_type FROM listed_origin WHERE lister_id = ? ORDER BY visit_type", listerID)
 	return vts, translate("get lister visit types", err)
 }
 
-// scanVisitTypes reads the rows of a query returning one visit type a row.
-func scanVisitTypes(rows *sql.Rows, err error) ([]string, error) {
-	return collect(rows, err, []string{}, func(rows *sql.Rows) (vt string, err error) {
-		err = rows.Scan(&vt)
-		return vt, err
+// scanStrings reads the rows of a query returning one text column.
+func scanStrings(rows *sql.Rows, err error) ([]string, error) {
+	return collect(rows, err, []string{}, func(rows *sql.Rows) (v string, err error) {
+		err = rows.Scan(&v)
+		return v, err
 	})
 }
 

@@ -21,6 +21,10 @@ func (s *Store) QueueMessagesEnqueue(ctx context.Context, queue string, msgs []r
 	}
 	var dups []string
 	err := s.write(ctx, "enqueue into "+queue, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, "INSERT INTO queue (name, created_at) VALUES (?1, ?2) ON CONFLICT (name) DO NOTHING",
+			queue, micro(now)); err != nil {
+			return err
+		}
 		st, err := s.stmt(ctx, tx, `INSERT INTO queue_message (id, queue, task, headers, body, enqueued_at)
 			VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (id) DO NOTHING`)
 		if err != nil {
@@ -170,15 +174,16 @@ func (s *Store) QueueMessageComplete(ctx context.Context, p revisit.QueueComplet
 		var (
 			state   string
 			attempt int
+			holder  sql.NullString
 		)
-		err := tx.QueryRowContext(ctx, "SELECT state, attempt FROM queue_message WHERE id = ?", p.ID).Scan(&state, &attempt)
+		err := tx.QueryRowContext(ctx, "SELECT state, attempt, worker FROM queue_message WHERE id = ?", p.ID).Scan(&state, &attempt, &holder)
 		if errors.Is(err, sql.ErrNoRows) {
 			return notFound("message %s not found", p.ID)
 		}
 		if err != nil {
 			return err
 		}
-		if stored, err = batch.Completable(p.ID, revisit.QueueState(state), attempt); !stored || err != nil {
+		if stored, err = batch.Completable(p.ID, revisit.QueueState(state), attempt, holder.String, p.Worker); !stored || err != nil {
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE queue_message SET state = 'done', worker = ?2, result = ?3,
@@ -267,19 +272,40 @@ func (s *Store) QueueMessagesDelete(ctx context.Context, queue string) (int64, e
 	if queue == "" {
 		return 0, revisit.Invalidf("queue", "must not be empty")
 	}
-	return s.deleteMessages(ctx, "delete queue "+queue, "DELETE FROM queue_message WHERE queue = ?", queue)
+	var n int64
+	err := s.write(ctx, "delete queue "+queue, func(tx *sql.Tx) error {
+		var err error
+		if n, err = deleteRows(ctx, tx, "DELETE FROM queue_message WHERE queue = ?", queue); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, "DELETE FROM queue WHERE name = ?", queue)
+		return err
+	})
+	return n, err
+}
+
+// QueueNames returns the queues that exist, sorted.
+func (s *Store) QueueNames(ctx context.Context) ([]string, error) {
+	names, err := query(ctx, s, scanStrings, "SELECT name FROM queue ORDER BY name")
+	return names, translate("list queues", err)
 }
 
 // deleteMessages runs one DELETE and returns how many rows it deleted.
 func (s *Store) deleteMessages(ctx context.Context, op, query string, args ...any) (int64, error) {
 	var n int64
 	err := s.write(ctx, op, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, query, args...)
-		if err != nil {
-			return err
-		}
-		n, err = res.RowsAffected()
+		var err error
+		n, err = deleteRows(ctx, tx, query, args...)
 		return err
 	})
 	return n, err
+}
+
+// deleteRows runs one DELETE in tx and returns how many rows it deleted.
+func deleteRows(ctx context.Context, tx *sql.Tx, query string, args ...any) (int64, error) {
+	res, err := tx.ExecContext(ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }

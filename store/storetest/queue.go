@@ -214,21 +214,28 @@ func init() {
 		require.Equal(t, []string{qid(2)}, ids(f.lease(q, "w2", 10, minute, at(time.Hour))))
 	})
 
-	register("Queue/CompleteAfterLeaseLost", func(t *testing.T, newStore NewStore) {
+	register("Queue/CompleteOnlyByLeaseHolder", func(t *testing.T, newStore NewStore) {
 		f := newFixture(t, newStore)
 		f.enqueue(q, at(0), qmsg(0), qmsg(1))
 		f.lease(q, "w1", 2, minute, at(0))
-		f.lease(q, "w2", 2, minute, at(minute))
-		require.True(t, f.complete(qid(0), "w1", `{"status": "eventful"}`, at(minute+time.Second)),
-			"the first result wins, even from a worker whose lease expired")
-		require.False(t, f.complete(qid(0), "w2", `{"status": "uneventful"}`, at(minute+2*time.Second)))
+		f.lease(q, "w2", 1, minute, at(minute))
+		_, err := f.s.QueueMessageComplete(f.ctx, revisit.QueueCompleteParams{ID: qid(0), Worker: "w1",
+			Result: []byte(`{"status": "eventful"}`), Now: at(minute + time.Second)})
+		requireCode(t, err, revisit.ErrConflict, "not leased to worker")
+		_, err = f.s.QueueMessageComplete(f.ctx, revisit.QueueCompleteParams{ID: qid(1), Worker: "intruder",
+			Result: []byte(`{"status": "eventful"}`), Now: at(minute + time.Second)})
+		requireCode(t, err, revisit.ErrConflict, "not leased to worker")
+		require.True(t, f.complete(qid(1), "w1", `{"status": "uneventful"}`, at(minute+2*time.Second)),
+			"a worker whose lease expired posts its result while nobody leased the message since")
+		require.True(t, f.complete(qid(0), "w2", `{"status": "eventful"}`, at(minute+3*time.Second)))
+		require.False(t, f.complete(qid(0), "w2", `{"status": "failed"}`, at(minute+4*time.Second)))
 		got := f.results(10)
-		require.Len(t, got, 1)
-		require.Equal(t, "w1", got[0].Worker)
-		require.Equal(t, 2, got[0].Attempt)
-		require.JSONEq(t, `{"status": "eventful"}`, string(got[0].Result))
+		require.Len(t, got, 2)
+		require.Equal(t, []string{"w1", "w2"}, []string{got[0].Worker, got[1].Worker})
+		require.Equal(t, 2, got[1].Attempt)
+		require.JSONEq(t, `{"status": "eventful"}`, string(got[1].Result))
 
-		_, err := f.s.QueueMessageComplete(f.ctx, revisit.QueueCompleteParams{ID: qid(8), Worker: "w1",
+		_, err = f.s.QueueMessageComplete(f.ctx, revisit.QueueCompleteParams{ID: qid(8), Worker: "w1",
 			Result: []byte(`{}`), Now: at(0)})
 		requireCode(t, err, revisit.ErrNotFound)
 		require.ErrorContains(t, err, qid(8))
@@ -236,6 +243,27 @@ func init() {
 		_, err = f.s.QueueMessageComplete(f.ctx, revisit.QueueCompleteParams{ID: qid(2), Worker: "w1",
 			Result: []byte(`{}`), Now: at(0)})
 		requireCode(t, err, revisit.ErrConflict, "never leased")
+	})
+
+	register("Queue/Names", func(t *testing.T, newStore NewStore) {
+		f := newFixture(t, newStore)
+		names := func() []string {
+			t.Helper()
+			got, err := f.s.QueueNames(f.ctx)
+			require.NoError(t, err)
+			return got
+		}
+		require.Empty(t, names())
+		f.enqueue("z.queue", at(0), qmsg(0))
+		f.enqueue(q, at(0), qmsg(1))
+		f.enqueue(q, at(0), qmsg(2))
+		require.Equal(t, []string{q, "z.queue"}, names(), "created by an enqueue, sorted")
+		f.lease("z.queue", "w", 1, minute, at(0))
+		f.complete(qid(0), "w", `{"status": "eventful"}`, at(time.Second))
+		require.Equal(t, []string{q, "z.queue"}, names(), "an empty queue still exists")
+		_, err := f.s.QueueMessagesDelete(f.ctx, "z.queue")
+		require.NoError(t, err)
+		require.Equal(t, []string{q}, names(), "deleting a queue removes it")
 	})
 
 	register("Queue/Depth", func(t *testing.T, newStore NewStore) {
