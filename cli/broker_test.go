@@ -44,6 +44,7 @@ func TestBrokerBadURL(t *testing.T) {
 func TestBrokerEmbeddedIsTheDefault(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
+	h.ok("db", "migrate") // creates the store the read-only commands below read
 	depth := h.jsonObject("broker", "depth", "q")
 	require.EqualValues(t, 0, depth["depth"], "an unknown embedded queue is empty")
 	out := h.ok("broker", "send", "swh.loader.git.tasks.UpdateGitRepository", "--queue", "q",

@@ -454,6 +454,7 @@ func TestDatabase(t *testing.T) {
 func TestConfiguration(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
+	h.ok("db", "migrate") // creates the store the read-only commands below read
 	// The store comes from the file when no flag names it.
 	cfg := h.file("revisit.yaml", "store: "+h.url+"\nlog:\n  level: debug\n")
 	var out, errb bytes.Buffer
@@ -480,17 +481,46 @@ func TestEmbeddedStoreNotice(t *testing.T) {
 	t.Chdir(dir)
 	var out, errb bytes.Buffer
 	env := Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb}
-	require.Equal(t, 0, Run(context.Background(), env, []string{"lister", "list"}), errb.String())
 	abs, err := filepath.Abs("revisit.db")
 	require.NoError(t, err)
-	require.Equal(t, "revisit: using the embedded SQLite store at "+abs+
-		" (set --store or REVISIT_STORE to change)\n", errb.String())
+	notice := "revisit: using the embedded SQLite store at " + abs + " (set --store or REVISIT_STORE to change)\n"
+	for _, args := range [][]string{{"lister", "list"}, {"db", "status"}, {"origin", "peek-next", "git", "3"},
+		{"visit-stats", "show", "https://a.example/b", "git"}, {"task", "list"}, {"task-type", "show", "load-git"}} {
+		errb.Reset()
+		require.Equal(t, 1, Run(context.Background(), env, args), "revisit %v", args)
+		require.Equal(t, notice+"revisit: no SQLite store at "+abs+": nothing was recorded there yet "+
+			"(a command that writes, such as `revisit origin record` or `revisit serve`, creates it)\n", errb.String())
+		require.NoFileExists(t, filepath.Join(dir, "revisit.db"), "revisit %v created the store", args)
+	}
+
+	errb.Reset()
+	require.Equal(t, 0, Run(context.Background(), env, []string{"task-type", "add", "load-git", "--backend-name", "g"}),
+		errb.String())
+	require.Equal(t, notice, errb.String(), "the notice is printed once")
 	require.FileExists(t, filepath.Join(dir, "revisit.db"))
+	errb.Reset()
+	require.Equal(t, 0, Run(context.Background(), env, []string{"lister", "list"}), errb.String())
 
 	errb.Reset()
 	env.Environ = []string{"REVISIT_STORE=sqlite://other.db"}
-	require.Equal(t, 0, Run(context.Background(), env, []string{"lister", "list"}), errb.String())
+	require.Equal(t, 0, Run(context.Background(), env, []string{"task-type", "add", "load-git", "--backend-name", "g"}),
+		errb.String())
 	require.Empty(t, errb.String(), "no notice for a configured store")
+}
+
+func TestUnknownCommands(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	for _, c := range []struct{ args, want string }{
+		{"origin lst", `unknown command "lst" for "revisit origin" (did you mean "list"?)`},
+		{"orgin list", `unknown command "orgin" for "revisit" (did you mean "origin"?)`},
+		{"task-type xyz", `unknown command "xyz" for "revisit task-type" (commands: add, list, register, show)`},
+		{"db migrat now", `unknown command "migrat" for "revisit db" (did you mean "migrate"?)`},
+	} {
+		require.Contains(t, h.fails(ExitUsage, strings.Fields(c.args)...), c.want)
+	}
+	require.Contains(t, h.ok("origin"), "Available Commands:", "a group alone prints its help")
+	require.NoFileExists(t, filepath.Join(h.dir, "revisit.db"))
 }
 
 func TestHelp(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/store"
 )
 
@@ -43,6 +44,9 @@ func (a *app) dbCommand() *cobra.Command {
 				return err
 			}
 			current, latest, err := store.SchemaStatus(cmd.Context(), url)
+			if revisit.Code(err) == revisit.CodeNotFound {
+				return openStoreError(url, err)
+			}
 			if err != nil {
 				return fmt.Errorf("schema status of %s: %w", store.Redact(url), err)
 			}

@@ -11,6 +11,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -18,6 +20,7 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
+	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/config"
 	"github.com/revisit-sched/revisit/store"
 )
@@ -123,10 +126,12 @@ type app struct {
 	server     string
 	token      string
 
-	cfg    *config.Config
-	log    *slog.Logger
-	store  store.Store
-	format format
+	cfg *config.Config
+	log *slog.Logger
+	// storeNoticed: the embedded default store was announced already.
+	storeNoticed bool
+	store        store.Store
+	format       format
 	// closers release what commands opened besides the store (brokers).
 	closers []func() error
 }
@@ -179,7 +184,56 @@ and flags, each overriding the one before.`,
 		a.runnerCommand(),
 		a.benchCommand(),
 	)
+	refuseUnknownSubcommands(root)
 	return root
+}
+
+// refuseUnknownSubcommands makes every command that only groups others
+// print its help when called alone, and fail with a usage error naming
+// the closest subcommands when called with an unknown one (cobra would
+// print the help and succeed).
+func refuseUnknownSubcommands(cmd *cobra.Command) {
+	if cmd.HasSubCommands() && !cmd.Runnable() {
+		cmd.Args = cobra.ArbitraryArgs
+		cmd.SuggestionsMinimumDistance = 2
+		cmd.RunE = func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cmd.Help()
+			}
+			return unknownCommand(cmd, args[0])
+		}
+	}
+	for _, sub := range cmd.Commands() {
+		refuseUnknownSubcommands(sub)
+	}
+}
+
+// unknownCommand is the usage error of an unknown subcommand of cmd.
+func unknownCommand(cmd *cobra.Command, name string) error {
+	suggestions := cmd.SuggestionsFor(name)
+	if len(suggestions) == 0 {
+		var names []string
+		for _, sub := range cmd.Commands() {
+			if sub.IsAvailableCommand() {
+				names = append(names, sub.Name())
+			}
+		}
+		return usagef("unknown command %q for %q (commands: %s)", name, cmd.CommandPath(), strings.Join(names, ", "))
+	}
+	return usagef("unknown command %q for %q (did you mean %s?)", name, cmd.CommandPath(),
+		quotedAlternatives(suggestions))
+}
+
+// quotedAlternatives joins names as "a", "a" or "b", "a", "b" or "c".
+func quotedAlternatives(names []string) string {
+	quoted := make([]string, len(names))
+	for i, n := range names {
+		quoted[i] = strconv.Quote(n)
+	}
+	if len(quoted) == 1 {
+		return quoted[0]
+	}
+	return strings.Join(quoted[:len(quoted)-1], ", ") + " or " + quoted[len(quoted)-1]
 }
 
 // flagError makes flag parsing errors usage errors, and explains the
@@ -228,7 +282,8 @@ func (a *app) resolveStoreURL(cmd *cobra.Command) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if cfg.IsDefault("store") {
+	if cfg.IsDefault("store") && !a.storeNoticed {
+		a.storeNoticed = true
 		p, err := filepath.Abs(config.SQLitePath(cfg.Store))
 		if err != nil {
 			return "", fmt.Errorf("store %s: %w", cfg.Store, err)
@@ -252,12 +307,34 @@ func (a *app) openStore(cmd *cobra.Command) (store.Store, error) {
 	if open == nil {
 		open = store.Open
 	}
-	st, err := open(cmd.Context(), url, store.Options{Clock: a.env.Now})
+	st, err := open(cmd.Context(), url, store.Options{Clock: a.env.Now, MustExist: readsOnly(cmd)})
 	if err != nil {
-		return nil, fmt.Errorf("open store %s: %w", store.Redact(url), err)
+		return nil, openStoreError(url, err)
 	}
 	a.store = st
 	return st, nil
+}
+
+// readOnlyCommands change nothing in the store: on a store that does not
+// exist they say so rather than create it.
+var readOnlyCommands = []string{"broker depth", "broker events", "db status", "lister list", "lister show",
+	"origin list", "origin metrics", "origin peek-next", "task list", "task list-pending", "task-type list",
+	"task-type show", "visit-stats show"}
+
+// readsOnly reports whether cmd is one of readOnlyCommands.
+func readsOnly(cmd *cobra.Command) bool {
+	path := strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
+	return slices.Contains(readOnlyCommands, path)
+}
+
+// openStoreError explains why the store at url did not open; a missing
+// embedded store is no failure of the user's but a store not created yet.
+func openStoreError(url string, err error) error {
+	if revisit.Code(err) == revisit.CodeNotFound {
+		return fmt.Errorf("%w: nothing was recorded there yet (a command that writes, such as "+
+			"`revisit origin record` or `revisit serve`, creates it)", err)
+	}
+	return fmt.Errorf("open store %s: %w", store.Redact(url), err)
 }
 
 // adviseOnServer logs, as warnings, what the configured store says of its

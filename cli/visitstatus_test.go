@@ -46,6 +46,7 @@ func TestVisitStatusIngest(t *testing.T) {
 func TestVisitStatusIngestBadInputWritesNothing(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
+	h.ok("db", "migrate") // creates the store the read-only commands below read
 	bad := h.file("bad.jsonl",
 		`{"origin": "https://forge.example/a", "visit_type": "git", "status": "full", "date": "2026-01-01T00:00:00Z"}`+"\n"+
 			`{"origin": "https://forge.example/a", "visit_type": "git", "status": "full", "date": "2026-01-02"}`+"\n"+

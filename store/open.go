@@ -10,6 +10,9 @@ type Options struct {
 	// created/updated/first_seen/last_seen and whenever a caller passes no
 	// time.
 	Clock func() time.Time
+	// MustExist asks for a store that exists already: opening an embedded
+	// store whose file is missing is an ErrNotFound and creates nothing.
+	MustExist bool
 }
 
 // Now returns o.Clock(), or time.Now() when no clock is set.

@@ -84,7 +84,7 @@ func Open(ctx context.Context, rawURL string, opts Options) (Store, error) {
 // Migrate applies the pending migrations of the store at the URL and
 // returns the schema versions before and after.
 func Migrate(ctx context.Context, rawURL string) (from, to int64, err error) {
-	err = withStore(ctx, rawURL, func(s MigratingStore) error {
+	err = withStore(ctx, rawURL, Options{}, func(s MigratingStore) error {
 		if from, _, err = s.SchemaVersion(ctx); err != nil {
 			return err
 		}
@@ -100,7 +100,7 @@ func Migrate(ctx context.Context, rawURL string) (from, to int64, err error) {
 // SchemaStatus returns the applied and latest schema versions of the store
 // at the URL.
 func SchemaStatus(ctx context.Context, rawURL string) (current, latest int64, err error) {
-	err = withStore(ctx, rawURL, func(s MigratingStore) error {
+	err = withStore(ctx, rawURL, Options{MustExist: true}, func(s MigratingStore) error {
 		current, latest, err = s.SchemaVersion(ctx)
 		return err
 	})
@@ -111,7 +111,7 @@ func SchemaStatus(ctx context.Context, rawURL string) (current, latest int64, er
 // settings (SettingsAdvisor), whatever its schema version: none for a
 // store that gives no advice.
 func SettingsAdvice(ctx context.Context, rawURL string) (advice []string, err error) {
-	err = withStore(ctx, rawURL, func(s MigratingStore) error {
+	err = withStore(ctx, rawURL, Options{}, func(s MigratingStore) error {
 		if adv, ok := s.(SettingsAdvisor); ok {
 			advice, err = adv.SettingsAdvice(ctx)
 		}
@@ -120,14 +120,14 @@ func SettingsAdvice(ctx context.Context, rawURL string) (advice []string, err er
 	return advice, err
 }
 
-// withStore calls fn with the store at the URL, opened whatever its schema
-// version, and closes it.
-func withStore(ctx context.Context, rawURL string, fn func(MigratingStore) error) error {
+// withStore calls fn with the store at the URL, opened with opts whatever
+// its schema version, and closes it.
+func withStore(ctx context.Context, rawURL string, opts Options, fn func(MigratingStore) error) error {
 	d, err := driver(rawURL)
 	if err != nil {
 		return err
 	}
-	s, err := d.Open(ctx, rawURL, Options{})
+	s, err := d.Open(ctx, rawURL, opts)
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -61,6 +64,11 @@ func Open(ctx context.Context, path string, opts store.Options) (*Store, error) 
 	if path == "" {
 		return nil, revisit.Invalidf("path", "missing SQLite database path")
 	}
+	if opts.MustExist {
+		if err := mustExist(path); err != nil {
+			return nil, err
+		}
+	}
 	w, err := sql.Open("sqlite", dsn(path, true))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
@@ -94,6 +102,18 @@ func Open(ctx context.Context, path string, opts store.Options) (*Store, error) 
 	}
 	s.r, s.readTurns, s.readStmts = r, newTurns(n), make(map[string]*sql.Stmt)
 	return s, nil
+}
+
+// mustExist returns an ErrNotFound when no file is at path.
+func mustExist(path string) error {
+	_, err := os.Stat(path)
+	if !errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if abs, absErr := filepath.Abs(path); absErr == nil {
+		path = abs
+	}
+	return revisit.Errorf(revisit.CodeNotFound, "no SQLite store at %s", path)
 }
 
 // dsn returns the modernc DSN of the file at path, for the writer (WAL,
