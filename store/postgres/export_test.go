@@ -58,7 +58,7 @@ func recordGitOrigins(t *testing.T, s *Store, n int) {
 // flushAside moves the picks that grabs set aside to the pending table, as
 // the next statement that looks pending origins up would, so that a test
 // can inspect or change the pending rows directly.
-func flushAside(t *testing.T, s *Store) {
+func flushAside(t testing.TB, s *Store) {
 	t.Helper()
 	ctx := context.Background()
 	if err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return flushPicks(ctx, tx) }); err != nil {

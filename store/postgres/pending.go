@@ -211,18 +211,19 @@ func (f *flusher) noteGrab(key string, w warmup) {
 // A grab that has started meanwhile would read the same entries at the
 // same time, and the two would share the cores: the warm-up then leaves
 // its queries not yet run to the grabs (a grab back-to-back with the
-// previous one).
-func (f *flusher) warmUp(ctx context.Context) error {
+// previous one). It returns how many candidate queries it ran.
+func (f *flusher) warmUp(ctx context.Context) (int, error) {
 	f.mu.Lock()
 	ws := f.warmups
 	f.warmups = nil
 	f.mu.Unlock()
 	if len(ws) == 0 || f.grabbing.Load() > 0 {
-		return nil
+		return 0, nil
 	}
 	// Index scans only: where the planner would read a small table whole,
 	// no grab meets dead index entries either.
-	return pgx.BeginFunc(ctx, f.pool, func(tx pgx.Tx) error {
+	ran := 0
+	err := pgx.BeginFunc(ctx, f.pool, func(tx pgx.Tx) error {
 		return withIndexScans(ctx, tx, func() error {
 			for _, w := range ws {
 				if f.grabbing.Load() > 0 {
@@ -231,10 +232,12 @@ func (f *flusher) warmUp(ctx context.Context) error {
 				if _, err := tx.Exec(ctx, "SELECT count(*) FROM ("+w.sql+") AS w", w.args...); err != nil {
 					return err
 				}
+				ran++
 			}
 			return nil
 		})
 	})
+	return ran, err
 }
 
 func startFlusher(pool *pgxpool.Pool) *flusher {
@@ -276,7 +279,7 @@ func (f *flusher) run(ctx context.Context) {
 			return
 		case <-f.wakeup:
 		}
-		n, err := f.flush(ctx)
+		n, _, err := f.flush(ctx)
 		moved += n
 		if err == nil && moved >= vacuumPicksEvery {
 			moved = 0
@@ -289,24 +292,25 @@ func (f *flusher) run(ctx context.Context) {
 }
 
 // flush moves every pick set aside to the pending table, then warms up
-// (warmUp), and returns how many picks it moved.
-func (f *flusher) flush(ctx context.Context) (int, error) {
+// (warmUp), and returns how many picks it moved and how many candidate
+// queries the warm-up ran.
+func (f *flusher) flush(ctx context.Context) (moved, warmed int, err error) {
 	// The move commits synchronously, though it is off every caller's
 	// path: the next grab, or the warm-up, can flag the index entries of
 	// the rows it deleted as dead, and step over them at almost no cost,
 	// only once the commit is flushed (docs/performance.md, session 20).
-	var n int
-	err := pgx.BeginFunc(ctx, f.pool, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, f.pool, func(tx pgx.Tx) error {
 		return withIndexScans(ctx, tx, func() error {
 			var err error
-			n, err = movePicksAside(ctx, tx, takeAll)
+			moved, err = movePicksAside(ctx, tx, takeAll)
 			return err
 		})
 	})
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return n, f.warmUp(ctx)
+	warmed, err = f.warmUp(ctx)
+	return moved, warmed, err
 }
 
 // close stops the flusher; a flush in progress is rolled back, and the
