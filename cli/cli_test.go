@@ -508,6 +508,25 @@ func TestEmbeddedStoreNotice(t *testing.T) {
 	require.Empty(t, errb.String(), "no notice for a configured store")
 }
 
+// TestExamples runs the README's examples on the files of examples/.
+func TestExamples(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	example := func(name string) string { return filepath.Join("..", "examples", name) }
+	require.Contains(t, h.ok("task-type", "register", example("task-types.yaml")), "created 3")
+	require.Contains(t, h.ok("origin", "record", example("origins.jsonl")), "inserted 40")
+	require.Contains(t, h.ok("visit-status", "ingest", example("results.jsonl")),
+		"processed 10 status(es): 6 stats changed, 1 ignored (not final, late or duplicate), 1 origin(s) disabled")
+	stats := h.jsonObject("visit-stats", "show", "https://github.com/org0/repo1", "git")
+	require.Equal(t, "9a3c2e1f0b8d7c6a5e4f3d2c1b0a998877665544", stats["last_snapshot"])
+
+	h.ok("task-type", "add", "list-gitlab", "--backend-name", "swh.lister.gitlab.tasks.IncrementalGitLabLister",
+		"--default-interval", "1d")
+	h.ok("task", "add", "list-gitlab", "url=https://gitlab.com", "--policy", "recurring")
+	require.Contains(t, h.ok("task", "schedule", example("tasks.csv")), "scheduled 3 line(s) as 3 task(s)")
+	require.Len(t, h.jsonList("task", "list"), 4)
+}
+
 func TestUnknownCommands(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
