@@ -40,8 +40,8 @@ import (
 	"github.com/revisit-sched/revisit/broker/embedded"
 	"github.com/revisit-sched/revisit/config"
 	"github.com/revisit-sched/revisit/feedback"
-	"github.com/revisit-sched/revisit/internal/jsonobj"
 	"github.com/revisit-sched/revisit/internal/inflight"
+	"github.com/revisit-sched/revisit/internal/jsonobj"
 	"github.com/revisit-sched/revisit/orchestrator"
 	"github.com/revisit-sched/revisit/store"
 )
