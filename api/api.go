@@ -33,6 +33,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/revisit-sched/revisit"
@@ -268,6 +269,9 @@ func decodeFrom(data []byte, v any, prefix string) error {
 	d := json.NewDecoder(bytes.NewReader(data))
 	d.DisallowUnknownFields()
 	if err := d.Decode(v); err != nil {
+		if ferr := valueError(data, reflect.TypeOf(v)); ferr != nil {
+			return prefixed(ferr, prefix)
+		}
 		return prefixed(decodeError(err), prefix)
 	}
 	if err := d.Decode(&struct{}{}); err != io.EOF {
@@ -312,6 +316,60 @@ func decodeError(err error) error {
 		return revisit.Invalidf(field, "unknown field %q", field)
 	}
 	return revisit.Invalidf("", "malformed JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
+}
+
+// valueError finds the field of data, decoded into a value of type t,
+// whose own decoding (a UUID, a time, a duration) failed, and explains it
+// in the terms of the API; nil when no field is at fault that way.
+func valueError(data []byte, t reflect.Type) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(data, &fields) != nil {
+		return nil
+	}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		raw, ok := fields[name]
+		if !ok || name == "" || name == "-" {
+			continue
+		}
+		err := json.Unmarshal(raw, reflect.New(f.Type).Interface())
+		var typ *json.UnmarshalTypeError
+		if err == nil || errors.As(err, &typ) {
+			continue // a type error is explained by decodeError
+		}
+		if nested := valueError(raw, f.Type); nested != nil {
+			return prefixed(nested, name+".")
+		}
+		var text string
+		if json.Unmarshal(raw, &text) != nil {
+			text = string(raw)
+		}
+		return textValueError(name, text, f.Type, err)
+	}
+	return nil
+}
+
+// textValueError explains why text is not a value of type t for the field.
+func textValueError(field, text string, t reflect.Type, err error) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t {
+	case reflect.TypeFor[uuid.UUID]():
+		_, err = revisit.ParseUUID(field, text)
+	case reflect.TypeFor[time.Time]():
+		_, err = revisit.ParseTime(field, text)
+	default:
+		err = revisit.Invalidf(field, "%s", err.Error())
+	}
+	return err
 }
 
 // jsonKind names the JSON kind a Go type decodes from.

@@ -20,8 +20,8 @@ func TestVisitStatusIngest(t *testing.T) {
 		lines = append(lines, fmt.Sprintf(`{"origin": "https://forge.example/gone", "type": "git", "status": "not_found", "date": "2026-01-0%dT00:00:00Z"}`, day))
 	}
 	lines = append(lines,
-		`{"origin": "https://forge.example/live", "visit_type": "git", "status": "full", "date": "2026-01-01T00:00:00Z", "snapshot": "0a0b"}`,
-		`{"origin": "https://forge.example/live", "visit_type": "git", "status": "full", "date": "2026-01-01T00:00:00Z", "snapshot": "0a0b"}`,
+		`{"origin": "https://forge.example/live", "visit_type": "git", "status": "full", "date": "2026-01-01T00:00:00Z", "snapshot": "0a0b0a0b0a0b0a0b0a0b0a0b0a0b0a0b0a0b0a0b"}`,
+		`{"origin": "https://forge.example/live", "visit_type": "git", "status": "full", "date": "2026-01-01T00:00:00Z", "snapshot": "0a0b0a0b0a0b0a0b0a0b0a0b0a0b0a0b0a0b0a0b"}`,
 		`{"origin": "https://forge.example/live", "visit_type": "git", "status": "ongoing", "date": "2026-01-05T00:00:00Z"}`)
 	sum := h.jsonObject("visit-status", "ingest", h.file("s.jsonl", strings.Join(lines, "\n")+"\n"))
 	require.EqualValues(t, 6, sum["processed"])
