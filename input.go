@@ -2,6 +2,7 @@ package revisit
 
 import (
 	"encoding/hex"
+	"strconv"
 	"time"
 	"unicode/utf8"
 
@@ -81,6 +82,16 @@ func (l Limit) Check(n int) error {
 		return Invalidf(l.Field, "must be between %d and %d, not %d", l.Min, l.Max, n)
 	}
 	return nil
+}
+
+// Parse parses a value written as text (a query parameter, a command-line
+// argument) and checks it.
+func (l Limit) Parse(s string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, Invalidf(l.Field, "want an integer between %d and %d, got %q", l.Min, l.Max, abbreviate(s))
+	}
+	return n, l.Check(n)
 }
 
 // Value returns the value of an optional input: Def when absent, else n

@@ -2,7 +2,6 @@ package api
 
 import (
 	"net/http"
-	"strconv"
 
 	"github.com/google/uuid"
 
@@ -37,9 +36,5 @@ func queryLimit(r *http.Request, l revisit.Limit) (int, error) {
 	if v == "" {
 		return l.Def, nil
 	}
-	n, err := strconv.Atoi(v)
-	if err != nil {
-		return 0, revisit.Invalidf(l.Field, "want an integer between %d and %d, got %q", l.Min, l.Max, v)
-	}
-	return n, l.Check(n)
+	return l.Parse(v)
 }

@@ -86,7 +86,7 @@ func (v VisitStatus) Validate(h Horizon) error {
 		return revisit.Invalidf("date", "missing")
 	}
 	if latest := h.latest(); v.Date.After(latest) {
-		return revisit.Invalidf("date", "%s is in the future (at most %s is accepted, the clock and results.max_future)",
+		return revisit.Invalidf("date", "%s is in the future: the latest date accepted now is %s (the clock + results.max_future)",
 			v.Date.UTC().Format(time.RFC3339Nano), latest.UTC().Format(time.RFC3339))
 	}
 	return revisit.ValidateSnapshotID("snapshot", v.Snapshot)
