@@ -1,10 +1,13 @@
 package revisit
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/url"
 	"regexp"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 )
@@ -50,13 +53,16 @@ func ValidateVisitType(vt string) error {
 }
 
 // ValidateOriginURL checks that u is an absolute URL with a scheme and no
-// white space, of at most MaxURLLength bytes.
+// white space, of at most MaxURLLength bytes of valid UTF-8.
 func ValidateOriginURL(u string) error {
 	if u == "" {
 		return Invalidf("url", "missing")
 	}
 	if len(u) > MaxURLLength {
 		return Invalidf("url", "longer than %d bytes", MaxURLLength)
+	}
+	if err := ValidateText("url", u); err != nil {
+		return err
 	}
 	if strings.ContainsFunc(u, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
 		return Invalidf("url", "%q contains white space or control characters", u)
@@ -71,7 +77,9 @@ func ValidateOriginURL(u string) error {
 	return nil
 }
 
-// Validate checks the fields a caller supplies when recording o.
+// Validate checks the fields a caller supplies when recording o: the
+// lister, a valid URL and visit type, and extra loader arguments workers
+// can decode.
 func (o ListedOrigin) Validate() error {
 	if o.ListerID == uuid.Nil {
 		return Invalidf("lister_id", "missing")
@@ -89,7 +97,7 @@ func (o ListedOrigin) Validate() error {
 			return e
 		}
 	}
-	return nil
+	return ValidateExtraLoaderArguments(o.ExtraLoaderArguments)
 }
 
 // EnabledFilter selects listed origins by their enabled flag.
@@ -115,13 +123,16 @@ func ParseEnabledFilter(s string) (EnabledFilter, error) {
 	return 0, Invalidf("enabled", "%q is not one of true, false, any", s)
 }
 
+// PageSize is the rule of the size of a page of listed origins.
+var PageSize = Limit{Field: "limit", Min: 1, Max: 10_000, Def: 1000}
+
 // ListedOriginFilter selects listed origins for ListedOriginsGet.
 type ListedOriginFilter struct {
 	ListerID  *uuid.UUID
 	URLs      []string // empty: any URL
 	VisitType string   // empty: any visit type
 	Enabled   EnabledFilter
-	// Limit is the page size; zero means 1000.
+	// Limit is the page size (PageSize); zero means its default.
 	Limit int
 	// PageToken continues a previous page; empty starts at the beginning.
 	PageToken string
@@ -138,4 +149,68 @@ type ListedOriginPage struct {
 type RecordResult struct {
 	Inserted int
 	Updated  int
+}
+
+// Bounds of the extra loader arguments of a listed origin, which every
+// visit of the origin carries to the workers: their JSON decoders refuse
+// deep nesting, and a large object bloats every message.
+const (
+	MaxExtraLoaderArgumentsDepth = 32
+	MaxExtraLoaderArgumentsBytes = 64 << 10
+)
+
+// ValidateExtraLoaderArguments checks that args nest at most
+// MaxExtraLoaderArgumentsDepth objects and arrays deep, hold only valid
+// UTF-8 text, and encode as JSON in at most MaxExtraLoaderArgumentsBytes.
+func ValidateExtraLoaderArguments(args map[string]any) error {
+	const field = "extra_loader_arguments"
+	if len(args) == 0 {
+		return nil
+	}
+	if path, problem := checkNested(args, 1); problem != "" {
+		return Invalidf(field+path, "%s", problem)
+	}
+	b, err := json.Marshal(args)
+	if err != nil {
+		return Invalidf(field, "cannot be written as JSON: %v", err)
+	}
+	if len(b) > MaxExtraLoaderArgumentsBytes {
+		return Invalidf(field, "%d bytes as JSON, at most %d (64 KiB)", len(b), MaxExtraLoaderArgumentsBytes)
+	}
+	return nil
+}
+
+// checkNested walks v, the depth-th object or array of its nesting when
+// it is one, and returns the path
+// to the first value beyond MaxExtraLoaderArgumentsDepth or with text that
+// is not valid UTF-8, and what is wrong with it; "" when all is well.
+func checkNested(v any, depth int) (path, problem string) {
+	switch v.(type) {
+	case map[string]any, []any:
+		if depth > MaxExtraLoaderArgumentsDepth {
+			return "", fmt.Sprintf("nested deeper than %d objects and arrays", MaxExtraLoaderArgumentsDepth)
+		}
+	}
+	switch x := v.(type) {
+	case string:
+		if !utf8.ValidString(x) {
+			return "", "not valid UTF-8"
+		}
+	case map[string]any:
+		for k, e := range x {
+			if !utf8.ValidString(k) {
+				return "", "a key is not valid UTF-8"
+			}
+			if p, problem := checkNested(e, depth+1); problem != "" {
+				return "." + k + p, problem
+			}
+		}
+	case []any:
+		for i, e := range x {
+			if p, problem := checkNested(e, depth+1); problem != "" {
+				return fmt.Sprintf("[%d]%s", i, p), problem
+			}
+		}
+	}
+	return "", ""
 }

@@ -99,15 +99,18 @@ type GrabParams struct {
 
 // MaxGrabCount bounds one grab, so that one call cannot lock a visit type for
 // long.
-const MaxGrabCount = 100_000
+const MaxGrabCount = 10_000
+
+// GrabCount is the rule of the count of a grab, whichever way it comes.
+var GrabCount = Limit{Field: "count", Min: 1, Max: MaxGrabCount}
 
 // Validate checks the parameters and returns the cooldowns to apply.
 func (p GrabParams) Validate() (Cooldowns, error) {
 	if err := ValidateVisitType(p.VisitType); err != nil {
 		return Cooldowns{}, err
 	}
-	if p.Count <= 0 || p.Count > MaxGrabCount {
-		return Cooldowns{}, Invalidf("count", "must be between 1 and %d, not %d", MaxGrabCount, p.Count)
+	if err := GrabCount.Check(p.Count); err != nil {
+		return Cooldowns{}, err
 	}
 	if _, err := ParsePolicy(string(p.Policy)); err != nil {
 		return Cooldowns{}, err

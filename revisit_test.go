@@ -124,3 +124,38 @@ func TestTaskTypeVisitTypeAndValidate(t *testing.T) {
 		t.Fatalf("missing backend: %v", err)
 	}
 }
+
+func TestInputRules(t *testing.T) {
+	l := revisit.Limit{Field: "max", Min: 1, Max: 100, Def: 1}
+	if n, err := l.Value(nil); n != 1 || err != nil {
+		t.Errorf("absent: %d, %v; want the default", n, err)
+	}
+	zero := 0
+	if _, err := l.Value(&zero); err == nil || err.Error() != "max: must be between 1 and 100, not 0" {
+		t.Errorf("explicit 0: %v", err)
+	}
+	if _, err := l.Parse("ten"); err == nil || err.Error() != `max: want an integer between 1 and 100, got "ten"` {
+		t.Errorf("not an integer: %v", err)
+	}
+	if _, err := revisit.ParseSnapshotID("snapshot", "00"); err == nil ||
+		err.Error() != `snapshot: want a snapshot id of 40 hex digits (20 bytes), got "00"` {
+		t.Errorf("short snapshot: %v", err)
+	}
+	if id, err := revisit.ParseSnapshotID("snapshot", "0123456789abcdef0123456789abcdef01234567"); err != nil || len(id) != 20 {
+		t.Errorf("snapshot id: %x, %v", id, err)
+	}
+	if err := revisit.ValidateText("name", "caf\xe9"); err == nil || err.Error() != "name: not valid UTF-8" {
+		t.Errorf("invalid UTF-8: %v", err)
+	}
+	deep := map[string]any{}
+	for range revisit.MaxExtraLoaderArgumentsDepth - 1 {
+		deep = map[string]any{"a": []any{deep}}
+	}
+	if err := revisit.ValidateExtraLoaderArguments(deep); err == nil {
+		t.Error("nesting 63 deep accepted")
+	}
+	if err := revisit.ValidateExtraLoaderArguments(map[string]any{"k": map[string]any{"\xff": 1}}); err == nil ||
+		err.Error() != "extra_loader_arguments.k: a key is not valid UTF-8" {
+		t.Errorf("invalid UTF-8 key: %v", err)
+	}
+}

@@ -281,14 +281,15 @@ type ReadyTasksParams struct {
 
 // Validate checks the parameters.
 func (p ReadyTasksParams) Validate() error {
-	switch {
-	case p.Type == "":
+	if p.Type == "" {
 		return Invalidf("type", "missing")
-	case p.Limit <= 0 || p.Limit > MaxGrabCount:
-		return Invalidf("limit", "must be between 1 and %d, not %d", MaxGrabCount, p.Limit)
 	}
-	return nil
+	return ReadyTasksLimit.Check(p.Limit)
 }
+
+// ReadyTasksLimit is the rule of the number of ready tasks asked for at
+// once.
+var ReadyTasksLimit = Limit{Field: "limit", Min: 1, Max: MaxGrabCount, Def: 100}
 
 // TaskRun is one dispatch of a task.
 type TaskRun struct {

@@ -21,6 +21,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -32,13 +33,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/broker"
 	"github.com/revisit-sched/revisit/broker/embedded"
 	"github.com/revisit-sched/revisit/config"
+	"github.com/revisit-sched/revisit/feedback"
 	"github.com/revisit-sched/revisit/internal/inflight"
+	"github.com/revisit-sched/revisit/internal/jsonobj"
 	"github.com/revisit-sched/revisit/orchestrator"
 	"github.com/revisit-sched/revisit/store"
 )
@@ -77,6 +81,9 @@ type Config struct {
 	HealthOnly bool
 	// Clock returns the current time; nil means time.Now.
 	Clock func() time.Time
+	// MaxFuture is how far beyond Clock a visit status may be dated
+	// (results.max_future); 0 is feedback.DefaultMaxFuture.
+	MaxFuture time.Duration
 	// Logger receives internal errors; nil discards.
 	Logger *slog.Logger
 }
@@ -160,6 +167,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.Serve
 // now returns the current time of the server's clock, in UTC.
 func (s *Server) now() time.Time { return s.cfg.Clock().UTC() }
 
+// horizon bounds the dates of the visit statuses the server takes in.
+func (s *Server) horizon() feedback.Horizon {
+	return feedback.Horizon{Now: s.cfg.Clock, MaxFuture: s.cfg.MaxFuture}
+}
+
 // Status returns the HTTP status of an error code.
 func Status(code revisit.ErrorCode) int {
 	switch code {
@@ -237,25 +249,32 @@ func (s *Server) writeJSON(w http.ResponseWriter, status int, v any) {
 
 // decode reads the request body into v strictly: one JSON value (of at
 // most the route's body limit, which the route table sets), with no
-// unknown field and nothing after it. Errors are *revisit.Error values
-// naming the problem, and the field when there is one.
+// unknown field, no key given twice, only valid UTF-8 text, and nothing
+// after it. Errors are *revisit.Error values naming the problem, and the
+// field when there is one (as in origins[3].url).
 func decode(r *http.Request, v any) error {
-	return decodeFrom(r.Body, v, "")
+	data, err := io.ReadAll(r.Body)
+	if err != nil {
+		return decodeError(err)
+	}
+	if err := decodeFrom(data, v, ""); err != nil {
+		return err
+	}
+	return jsonobj.Check(data)
 }
 
-// decodeFrom decodes one JSON value from rd into v strictly; the fields
+// decodeFrom decodes one JSON value of data into v strictly; the fields
 // errors name start with prefix (as in "origins[3].").
-func decodeFrom(rd io.Reader, v any, prefix string) error {
-	d := json.NewDecoder(rd)
+func decodeFrom(data []byte, v any, prefix string) error {
+	d := json.NewDecoder(bytes.NewReader(data))
 	d.DisallowUnknownFields()
 	if err := d.Decode(v); err != nil {
+		if ferr := valueError(data, reflect.TypeOf(v)); ferr != nil {
+			return prefixed(ferr, prefix)
+		}
 		return prefixed(decodeError(err), prefix)
 	}
 	if err := d.Decode(&struct{}{}); err != io.EOF {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			return decodeError(err)
-		}
 		return revisit.Invalidf(strings.TrimSuffix(prefix, "."), "trailing data after the JSON value")
 	}
 	return nil
@@ -297,6 +316,60 @@ func decodeError(err error) error {
 		return revisit.Invalidf(field, "unknown field %q", field)
 	}
 	return revisit.Invalidf("", "malformed JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
+}
+
+// valueError finds the field of data, decoded into a value of type t,
+// whose own decoding (a UUID, a time, a duration) failed, and explains it
+// in the terms of the API; nil when no field is at fault that way.
+func valueError(data []byte, t reflect.Type) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(data, &fields) != nil {
+		return nil
+	}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		raw, ok := fields[name]
+		if !ok || name == "" || name == "-" {
+			continue
+		}
+		err := json.Unmarshal(raw, reflect.New(f.Type).Interface())
+		var typ *json.UnmarshalTypeError
+		if err == nil || errors.As(err, &typ) {
+			continue // a type error is explained by decodeError
+		}
+		if nested := valueError(raw, f.Type); nested != nil {
+			return prefixed(nested, name+".")
+		}
+		var text string
+		if json.Unmarshal(raw, &text) != nil {
+			text = string(raw)
+		}
+		return textValueError(name, text, f.Type, err)
+	}
+	return nil
+}
+
+// textValueError explains why text is not a value of type t for the field.
+func textValueError(field, text string, t reflect.Type, err error) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t {
+	case reflect.TypeFor[uuid.UUID]():
+		_, err = revisit.ParseUUID(field, text)
+	case reflect.TypeFor[time.Time]():
+		_, err = revisit.ParseTime(field, text)
+	default:
+		err = revisit.Invalidf(field, "%s", err.Error())
+	}
+	return err
 }
 
 // jsonKind names the JSON kind a Go type decodes from.

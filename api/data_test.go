@@ -245,35 +245,64 @@ func TestDataBadInput(t *testing.T) {
 		{"bad visit type", "POST", "/api/v1/listed-origins", origin(`"lister_id": "` + id + `", "url": "https://a/c", "visit_type": "Git!"`),
 			400, "invalid", "origins[1].visit_type", "not a visit type"},
 		{"bad lister id", "POST", "/api/v1/listed-origins", origin(`"lister_id": "nope", "url": "https://a/c", "visit_type": "git"`),
-			400, "invalid", "origins[1]", "invalid UUID"},
+			400, "invalid", "origins[1].lister_id", `want a UUID such as 0190a4e2-7c1f-7b3e-9d2a-5f6e7d8c9b0a, got "nope"`},
+		{"bad last update", "POST", "/api/v1/listed-origins", origin(`"lister_id": "` + id + `", "url": "https://a/c", "visit_type": "git", "last_update": "yesterday"`),
+			400, "invalid", "origins[1].last_update", `want an RFC 3339 time such as 2026-03-01T12:00:00Z, got "yesterday"`},
+		{"invalid UTF-8 URL", "POST", "/api/v1/listed-origins", origin(`"lister_id": "` + id + "\", \"url\": \"https://e.org/\xff\xfe\", \"visit_type\": \"git\""),
+			400, "invalid", "origins[1].url", "not valid UTF-8"},
+		{"key given twice", "POST", "/api/v1/listed-origins", origin(`"lister_id": "` + id + `", "url": "https://a/c", "url": "https://a/d", "visit_type": "git"`),
+			400, "invalid", "origins[1].url", "given twice"},
+		{"deep extra arguments", "POST", "/api/v1/listed-origins", origin(`"lister_id": "` + id + `", "url": "https://a/c", "visit_type": "git", ` +
+			`"extra_loader_arguments": ` + strings.Repeat(`{"a": `, 40) + "1" + strings.Repeat("}", 40)),
+			400, "invalid", "origins[1].extra_loader_arguments" + strings.Repeat(".a", 32),
+			"nested deeper than 32 objects and arrays"},
+		{"large extra arguments", "POST", "/api/v1/listed-origins", origin(`"lister_id": "` + id + `", "url": "https://a/c", "visit_type": "git", ` +
+			`"extra_loader_arguments": {"a": "` + strings.Repeat("x", 70_000) + `"}`),
+			400, "invalid", "origins[1].extra_loader_arguments", "at most 65536 (64 KiB)"},
 		{"unknown lister", "POST", "/api/v1/listed-origins", origin(`"lister_id": "00000000-0000-0000-0000-0000000000ff", "url": "https://a/c", "visit_type": "git"`),
 			400, "invalid", "*", "does not exist"},
 		{"too many", "POST", "/api/v1/listed-origins", big, 400, "invalid", "origins", "at most 10000"},
 		{"oversized", "POST", "/api/v1/listed-origins", `{"origins": [{"url": "` + strings.Repeat("a", api.MaxBatchBodyBytes) + `"}]}`,
 			413, "too_large", "", "larger than"},
 		{"bad page token", "GET", "/api/v1/listed-origins?page_token=garbage", "", 400, "invalid", "page_token", "not a page token"},
-		{"bad limit", "GET", "/api/v1/listed-origins?limit=0", "", 400, "invalid", "limit", "not an integer in 1..10000"},
+		{"zero limit", "GET", "/api/v1/listed-origins?limit=0", "", 400, "invalid", "limit", "must be between 1 and 10000, not 0"},
+		{"limit too big", "GET", "/api/v1/listed-origins?limit=50000", "", 400, "invalid", "limit", "must be between 1 and 10000, not 50000"},
+		{"bad limit", "GET", "/api/v1/listed-origins?limit=ten", "", 400, "invalid", "limit", `want an integer between 1 and 10000, got "ten"`},
+		{"invalid UTF-8 query", "GET", "/api/v1/visit-stats?visit_type=git&url=https://e.org/%FF%FE", "", 400, "invalid", "url", "not valid UTF-8"},
 		{"bad enabled", "GET", "/api/v1/listed-origins?enabled=maybe", "", 400, "invalid", "enabled", "not one of"},
 		{"unknown query", "GET", "/api/v1/listed-origins?colour=red", "", 400, "invalid", "colour", "unknown query parameter"},
 		{"repeated query", "GET", "/api/v1/listed-origins?limit=1&limit=2", "", 400, "invalid", "limit", "at most once"},
 		{"unknown policy", "POST", "/api/v1/next-visits/peek", `{"visit_type": "git", "count": 1, "policy": "random"}`, 400, "unknown_policy", "policy", "random"},
 		{"count too big", "POST", "/api/v1/next-visits/grab", `{"visit_type": "git", "count": 10001}`, 400, "invalid", "count", "between 1 and 10000"},
 		{"no count", "POST", "/api/v1/next-visits/grab", `{"visit_type": "git"}`, 400, "invalid", "count", "between"},
-		{"bad cooldown", "POST", "/api/v1/next-visits/grab", `{"visit_type": "git", "count": 1, "cooldowns": {"absolute": "soon"}}`, 400, "invalid", "", "soon"},
+		{"negative count", "POST", "/api/v1/next-visits/peek", `{"visit_type": "git", "count": -5}`, 400, "invalid", "count", "must be between 1 and 10000, not -5"},
+		{"large count", "POST", "/api/v1/next-visits/peek", `{"visit_type": "git", "count": 50000}`, 400, "invalid", "count", "must be between 1 and 10000, not 50000"},
+		{"bad now", "POST", "/api/v1/next-visits/peek", `{"visit_type": "git", "count": 1, "now": "yesterday"}`, 400, "invalid", "now",
+			`want an RFC 3339 time such as 2026-03-01T12:00:00Z, got "yesterday"`},
+		{"bad cooldown", "POST", "/api/v1/next-visits/grab", `{"visit_type": "git", "count": 1, "cooldowns": {"absolute": "soon"}}`, 400, "invalid", "cooldowns.absolute", "soon"},
 		{"stats without url", "GET", "/api/v1/visit-stats?visit_type=git", "", 400, "invalid", "url", "missing"},
 		{"stats bad type", "GET", "/api/v1/visit-stats?visit_type=&url=https://a/b", "", 400, "invalid", "visit_type", "not a visit type"},
 		{"statuses not an array", "POST", "/api/v1/visit-statuses", `{}`, 400, "invalid", "", "want an array"},
 		{"status bad date", "POST", "/api/v1/visit-statuses", `[{"origin": "https://a/b", "visit_type": "git", "status": "full", "date": "2026-01-02T03:04:05Z"},
-			{"origin": "https://a/b", "visit_type": "git", "status": "full", "date": "yesterday"}]`, 400, "invalid", "[1].date", ""},
+			{"origin": "https://a/b", "visit_type": "git", "status": "full", "date": "yesterday"}]`, 400, "invalid", "[1].date",
+			`want an RFC 3339 time such as 2026-03-01T12:00:00Z, got "yesterday"`},
+		{"status in the future", "POST", "/api/v1/visit-statuses", `[{"origin": "https://a/b", "visit_type": "git", "status": "full", "date": "2999-01-01T00:00:00Z"}]`,
+			400, "invalid", "[0].date", "2999-01-01T00:00:00Z is in the future"},
+		{"status short snapshot", "POST", "/api/v1/visit-statuses", `[{"origin": "https://a/b", "visit_type": "git", "status": "full", "date": "2026-01-02T03:04:05Z", "snapshot": "00"}]`,
+			400, "invalid", "[0].snapshot", `want a snapshot id of 40 hex digits (20 bytes), got "00"`},
+		{"status key given twice", "POST", "/api/v1/visit-statuses", `[{"origin": "https://a/b", "visit_type": "git", "status": "full", "status": "failed", "date": "2026-01-02T03:04:05Z"}]`,
+			400, "invalid", "[0].status", "given twice"},
+		{"status invalid UTF-8", "POST", "/api/v1/visit-statuses", "[{\"origin\": \"https://e.org/\xff\xfe\", \"visit_type\": \"git\", \"status\": \"full\", \"date\": \"2026-01-02T03:04:05Z\"}]",
+			400, "invalid", "[0].origin", "not valid UTF-8"},
 		{"status unknown field", "POST", "/api/v1/visit-statuses", `[{"origin": "https://a/b", "visit_type": "git", "status": "full", "date": "2026-01-02T03:04:05Z", "x": 1}]`,
 			400, "invalid", "[0].x", "unknown field"},
 		{"status bad status", "POST", "/api/v1/visit-statuses", `[{"origin": "https://a/b", "visit_type": "git", "status": "done", "date": "2026-01-02T03:04:05Z"}]`,
 			400, "invalid", "[0].status", "not one of"},
 		{"task type missing backend", "POST", "/api/v1/task-types", `{"type": "load-hg"}`, 400, "invalid", "backend_name", "missing"},
-		{"task type bad duration", "POST", "/api/v1/task-types", `{"type": "load-hg", "backend_name": "x", "min_interval": "often"}`, 400, "invalid", "", "often"},
+		{"task type bad duration", "POST", "/api/v1/task-types", `{"type": "load-hg", "backend_name": "x", "min_interval": "often"}`, 400, "invalid", "min_interval", "often"},
 		{"lister without name", "POST", "/api/v1/listers", `{"instance_name": "x"}`, 400, "invalid", "name", "missing"},
-		{"lister bad id", "GET", "/api/v1/listers?id=x", "", 400, "invalid", "id", "not a UUID"},
-		{"metrics bad lister", "GET", "/api/v1/scheduler-metrics?lister_id=x", "", 400, "invalid", "lister_id", "not a UUID"},
+		{"lister bad id", "GET", "/api/v1/listers?id=x", "", 400, "invalid", "id", `want a UUID such as 0190a4e2-7c1f-7b3e-9d2a-5f6e7d8c9b0a, got "x"`},
+		{"metrics bad lister", "GET", "/api/v1/scheduler-metrics?lister_id=x", "", 400, "invalid", "lister_id", `want a UUID such as 0190a4e2-7c1f-7b3e-9d2a-5f6e7d8c9b0a, got "x"`},
 		{"refresh wrong type", "POST", "/api/v1/scheduler-metrics/refresh", `{"lister_id": 3}`, 400, "invalid", "lister_id", ""},
 		{"wrong method", "DELETE", "/api/v1/task-types", "", 405, "method_not_allowed", "", "method not allowed (allowed: GET, HEAD, POST)"},
 	} {
@@ -308,6 +337,15 @@ func TestAuthScopes(t *testing.T) {
 	h.fails("POST", "/api/v1/queues/q/lease", `{"worker": "w"}`, 403, "forbidden", "", "read-only")
 	h.token = writeToken
 	h.json("POST", "/api/v1/task-types", gitType, 201)
+	for _, scheme := range []string{"bearer", "BEARER", "Bearer"} {
+		req, err := http.NewRequest("GET", h.srv.URL+"/api/v1/task-types", nil)
+		require.NoError(t, err)
+		req.Header.Set("Authorization", scheme+" "+readToken)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, 200, resp.StatusCode, "the scheme %q names Bearer: schemes are case-insensitive", scheme)
+	}
 	h.token = ""
 	h.json("GET", "/healthz", "", 200)
 	h.json("GET", "/readyz", "", 200)

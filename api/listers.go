@@ -37,8 +37,8 @@ func (s *Server) handleListerList(w http.ResponseWriter, r *http.Request) {
 	case len(ids) > 0:
 		us := make([]uuid.UUID, len(ids))
 		for i, v := range ids {
-			if us[i], err = uuid.Parse(v); err != nil {
-				s.writeError(w, r, revisit.Invalidf("id", "%q is not a UUID", v))
+			if us[i], err = revisit.ParseUUID("id", v); err != nil {
+				s.writeError(w, r, err)
 				return
 			}
 		}

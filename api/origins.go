@@ -1,16 +1,12 @@
 package api
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
 
 	"github.com/revisit-sched/revisit"
 )
-
-// MaxPageSize bounds the limit of a page of listed origins.
-const MaxPageSize = 10_000
 
 // RecordRequest is the body of POST /api/v1/listed-origins.
 type RecordRequest struct {
@@ -57,7 +53,7 @@ func decodeBatch[T any](r *http.Request, key string) ([]T, error) {
 		if len(obj[key]) == 0 {
 			return nil, revisit.Invalidf(key, "missing")
 		}
-		if err := decodeFrom(bytes.NewReader(obj[key]), &raw, key+"."); err != nil {
+		if err := decodeFrom(obj[key], &raw, key+"."); err != nil {
 			return nil, err
 		}
 	}
@@ -66,7 +62,7 @@ func decodeBatch[T any](r *http.Request, key string) ([]T, error) {
 	}
 	out := make([]T, len(raw))
 	for i, e := range raw {
-		if err := decodeFrom(bytes.NewReader(e), &out[i], fmt.Sprintf("%s[%d].", key, i)); err != nil {
+		if err := decodeFrom(e, &out[i], fmt.Sprintf("%s[%d].", key, i)); err != nil {
 			return nil, err
 		}
 	}
@@ -99,7 +95,7 @@ func (s *Server) handleOriginList(w http.ResponseWriter, r *http.Request) {
 		f.Enabled, err = revisit.ParseEnabledFilter(q.Get("enabled"))
 	}
 	if err == nil {
-		f.Limit, err = queryInt(r, "limit", 1000, 1, MaxPageSize)
+		f.Limit, err = queryLimit(r, revisit.PageSize)
 	}
 	if err == nil && len(f.URLs) > maxIDs {
 		err = revisit.Invalidf("url", "%d URLs, at most %d", len(f.URLs), maxIDs)

@@ -2,7 +2,6 @@ package api
 
 import (
 	"net/http"
-	"strconv"
 
 	"github.com/google/uuid"
 
@@ -24,22 +23,18 @@ func queryUUID(r *http.Request, name string) (*uuid.UUID, error) {
 	if v == "" {
 		return nil, nil
 	}
-	id, err := uuid.Parse(v)
+	id, err := revisit.ParseUUID(name, v)
 	if err != nil {
-		return nil, revisit.Invalidf(name, "%q is not a UUID", v)
+		return nil, err
 	}
 	return &id, nil
 }
 
-// queryInt parses an optional integer query parameter in [lo, hi].
-func queryInt(r *http.Request, name string, def, lo, hi int) (int, error) {
-	v := r.URL.Query().Get(name)
+// queryLimit parses an optional integer query parameter under its rule.
+func queryLimit(r *http.Request, l revisit.Limit) (int, error) {
+	v := r.URL.Query().Get(l.Field)
 	if v == "" {
-		return def, nil
+		return l.Def, nil
 	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < lo || n > hi {
-		return 0, revisit.Invalidf(name, "%q is not an integer in %d..%d", v, lo, hi)
-	}
-	return n, nil
+	return l.Parse(v)
 }

@@ -194,9 +194,8 @@ func (s *Server) authorize(r *http.Request, scope Scope) error {
 	if len(s.cfg.Tokens) == 0 || scope == ScopePublic {
 		return nil
 	}
-	h := r.Header.Get("Authorization")
-	secret, ok := strings.CutPrefix(h, "Bearer ")
-	if !ok || secret == "" {
+	secret, ok := bearerToken(r.Header.Get("Authorization"))
+	if !ok {
 		return &revisit.Error{Code: codeUnauthorized, Message: "missing bearer token (Authorization: Bearer TOKEN)"}
 	}
 	var found *config.Token
@@ -214,8 +213,16 @@ func (s *Server) authorize(r *http.Request, scope Scope) error {
 	return nil
 }
 
-// checkQuery refuses query parameters the route does not take, and
-// repeated ones it takes once.
+// bearerToken returns the token of an Authorization header of the Bearer
+// scheme, whose name is case-insensitive (RFC 9110 §11.1).
+func bearerToken(header string) (string, bool) {
+	scheme, token, ok := strings.Cut(header, " ")
+	token = strings.TrimLeft(token, " ")
+	return token, ok && strings.EqualFold(scheme, "Bearer") && token != ""
+}
+
+// checkQuery refuses query parameters the route does not take, repeated
+// ones it takes once, and values that are not valid UTF-8.
 func checkQuery(r *http.Request, params []Param) error {
 	for name, vs := range r.URL.Query() {
 		i := slices.IndexFunc(params, func(p Param) bool { return p.Name == name })
@@ -224,6 +231,11 @@ func checkQuery(r *http.Request, params []Param) error {
 			return revisit.Invalidf(name, "unknown query parameter")
 		case len(vs) > 1 && !params[i].Repeated:
 			return revisit.Invalidf(name, "given %d times, at most once", len(vs))
+		}
+		for _, v := range vs {
+			if err := revisit.ValidateText(name, v); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

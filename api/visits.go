@@ -14,9 +14,6 @@ import (
 	"github.com/revisit-sched/revisit/feedback"
 )
 
-// MaxGrabCount bounds the count of one grab or peek over the API.
-const MaxGrabCount = 10_000
-
 // GrabRequest is the body of POST /api/v1/next-visits/{peek,grab}.
 // Policy defaults to oldest_scheduled_first, cooldowns to those of
 // semantics.md §3.1 (a cooldown given as "0" is disabled), now to the
@@ -80,9 +77,6 @@ func (g GrabRequest) params(dryRun bool, now time.Time) (revisit.GrabParams, err
 		}
 	}
 	p.Cooldowns = &c
-	if g.Count > MaxGrabCount {
-		return p, revisit.Invalidf("count", "must be between 1 and %d, not %d", MaxGrabCount, g.Count)
-	}
 	_, err := p.Validate()
 	return p, err
 }
@@ -177,12 +171,12 @@ func (s *Server) handleVisitStatuses(w http.ResponseWriter, r *http.Request) {
 	}
 	batch := make([]feedback.VisitStatus, len(raw))
 	for i, e := range raw {
-		if batch[i], err = feedback.ParseJSON(e); err != nil {
+		if batch[i], err = feedback.ParseJSON(e, s.horizon()); err != nil {
 			s.writeError(w, r, elementError(err, i))
 			return
 		}
 	}
-	res, err := feedback.Process(r.Context(), s.st, batch, rand.Float64)
+	res, err := feedback.Process(r.Context(), s.st, batch, rand.Float64, s.horizon())
 	s.reply(w, r, VisitStatusesResponse{Processed: res.Processed, Ignored: res.Ignored, Disabled: res.Disabled}, err)
 }
 

@@ -26,14 +26,23 @@ const (
 	MaxWorkerName = 200
 )
 
-// leaseRequest is the body of POST /api/v1/queues/{queue}/lease. Absent (or
-// 0) max and lease_seconds take 1 and DefaultLeaseSeconds; wait_seconds
-// defaults to 0 (answer at once).
+// The rules of the numbers of the worker protocol's requests: an absent
+// one takes its default, a given one must be in range (0 is not "the
+// default").
+var (
+	leaseMax          = revisit.Limit{Field: "max", Min: 1, Max: MaxLeaseMessages, Def: 1}
+	leaseSecondsLimit = revisit.Limit{Field: "lease_seconds", Min: 1, Max: MaxLeaseSeconds, Def: DefaultLeaseSeconds}
+	waitSecondsLimit  = revisit.Limit{Field: "wait_seconds", Min: 0, Max: MaxWaitSeconds, Def: 0}
+)
+
+// leaseRequest is the body of POST /api/v1/queues/{queue}/lease. Absent
+// max, lease_seconds and wait_seconds take 1, DefaultLeaseSeconds and 0
+// (answer at once).
 type leaseRequest struct {
 	Worker       string `json:"worker"`
-	Max          int    `json:"max"`
-	LeaseSeconds int    `json:"lease_seconds"`
-	WaitSeconds  int    `json:"wait_seconds"`
+	Max          *int   `json:"max"`
+	LeaseSeconds *int   `json:"lease_seconds"`
+	WaitSeconds  *int   `json:"wait_seconds"`
 }
 
 type leaseResponse struct {
@@ -60,35 +69,36 @@ func checkWorker(name string) error {
 	return nil
 }
 
-// checkLeaseSeconds checks lease_seconds, 0 meaning the default.
-func checkLeaseSeconds(n int) (time.Duration, error) {
-	switch {
-	case n == 0:
-		return DefaultLeaseSeconds * time.Second, nil
-	case n < 0 || n > MaxLeaseSeconds:
-		return 0, revisit.Invalidf("lease_seconds", "%d is out of range 1..%d", n, MaxLeaseSeconds)
+// leaseFor returns the lease an optional lease_seconds asks for.
+func leaseFor(n *int) (time.Duration, error) {
+	secs, err := leaseSecondsLimit.Value(n)
+	return time.Duration(secs) * time.Second, err
+}
+
+// params checks the request and returns what it asks of the queue.
+func (req leaseRequest) params(queue string) (embedded.LeaseParams, error) {
+	p := embedded.LeaseParams{Queue: queue, Worker: req.Worker}
+	var err error
+	if p.Max, err = leaseMax.Value(req.Max); err != nil {
+		return p, err
 	}
-	return time.Duration(n) * time.Second, nil
+	if p.LeaseFor, err = leaseFor(req.LeaseSeconds); err != nil {
+		return p, err
+	}
+	wait, err := waitSecondsLimit.Value(req.WaitSeconds)
+	if err != nil {
+		return p, err
+	}
+	p.Wait = time.Duration(wait) * time.Second
+	return p, checkWorker(req.Worker)
 }
 
 func (s *Server) handleLease(w http.ResponseWriter, r *http.Request) {
 	var req leaseRequest
-	if err := decode(r, &req); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	if req.Max == 0 {
-		req.Max = 1
-	}
-	leaseFor, err := checkLeaseSeconds(req.LeaseSeconds)
-	switch {
-	case err != nil:
-	case req.Max < 0 || req.Max > MaxLeaseMessages:
-		err = revisit.Invalidf("max", "%d is out of range 1..%d", req.Max, MaxLeaseMessages)
-	case req.WaitSeconds < 0 || req.WaitSeconds > MaxWaitSeconds:
-		err = revisit.Invalidf("wait_seconds", "%d is out of range 0..%d", req.WaitSeconds, MaxWaitSeconds)
-	default:
-		err = checkWorker(req.Worker)
+	err := decode(r, &req)
+	var p embedded.LeaseParams
+	if err == nil {
+		p, err = req.params(r.PathValue("queue"))
 	}
 	if err != nil {
 		s.writeError(w, r, err)
@@ -97,12 +107,10 @@ func (s *Server) handleLease(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	defer context.AfterFunc(s.draining, cancel)()
-	wait := time.Duration(req.WaitSeconds) * time.Second
 	if s.draining.Err() != nil {
-		wait = 0
+		p.Wait = 0
 	}
-	tasks, err := s.q.Lease(ctx, embedded.LeaseParams{Queue: r.PathValue("queue"), Worker: req.Worker,
-		Max: req.Max, LeaseFor: leaseFor, Wait: wait})
+	tasks, err := s.q.Lease(ctx, p)
 	if err != nil && s.draining.Err() != nil && r.Context().Err() == nil && errors.Is(err, context.Canceled) {
 		tasks, err = nil, nil // drained: no message
 	}
@@ -122,7 +130,7 @@ func (s *Server) handleLease(w http.ResponseWriter, r *http.Request) {
 // absent lease_seconds takes DefaultLeaseSeconds.
 type heartbeatRequest struct {
 	Worker       string `json:"worker"`
-	LeaseSeconds int    `json:"lease_seconds"`
+	LeaseSeconds *int   `json:"lease_seconds"`
 }
 
 type heartbeatResponse struct {
@@ -135,7 +143,7 @@ func (s *Server) handleHeartbeat(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	leaseFor, err := checkLeaseSeconds(req.LeaseSeconds)
+	lease, err := leaseFor(req.LeaseSeconds)
 	if err == nil {
 		err = checkWorker(req.Worker)
 	}
@@ -143,7 +151,7 @@ func (s *Server) handleHeartbeat(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	until, err := s.q.Heartbeat(r.Context(), r.PathValue("id"), req.Worker, leaseFor)
+	until, err := s.q.Heartbeat(r.Context(), r.PathValue("id"), req.Worker, lease)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -57,7 +57,8 @@ func RunFeedback(ctx context.Context, cfg FeedbackConfig) (FeedbackReport, error
 	}
 
 	start := time.Now()
-	p := feedback.NewPipeline(ctx, se, feedback.PipelineConfig{Workers: workers, BatchSize: cfg.Batch})
+	p := feedback.NewPipeline(ctx, se, feedback.PipelineConfig{Workers: workers, BatchSize: cfg.Batch,
+		Horizon: feedback.Horizon{Now: se.clk.Now}})
 	for _, v := range statuses {
 		if err := p.Add(v); err != nil {
 			return rep, err

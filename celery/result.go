@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/big"
 	"strings"
+
+	"github.com/revisit-sched/revisit"
 )
 
 // VisitStatus is the outcome of a visit as a worker reports it.
@@ -139,7 +141,9 @@ func visitResult(v any, requireStatus bool) (VisitResult, error) {
 	return r, nil
 }
 
-// snapshotID reads the snapshot id of a result object.
+// snapshotID reads the snapshot id of a result object: 40 hex digits
+// (after an optional swh:1:snp: prefix), or, as bytes, the 20 bytes
+// themselves.
 func snapshotID(m map[string]any) ([]byte, error) {
 	key := "snapshot_id"
 	v, ok := m[key]
@@ -147,33 +151,28 @@ func snapshotID(m map[string]any) ([]byte, error) {
 		key = "snapshot"
 		v = m[key]
 	}
+	var text string
 	switch x := v.(type) {
 	case nil:
 		return nil, nil
 	case string:
-		if x == "" {
-			return nil, nil
-		}
-		h := strings.TrimPrefix(x, snapshotSWHIDPrefix)
-		b, err := hex.DecodeString(h)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %q is not hex: %q", ErrBadResult, key, x)
-		}
-		return b, nil
+		text = x
 	case []byte:
-		if len(x) == 0 {
-			return nil, nil
-		}
-		if len(x) == 20 {
+		if len(x) == revisit.SnapshotIDLength {
 			return append([]byte(nil), x...), nil
 		}
-		b, err := hex.DecodeString(strings.TrimPrefix(string(x), snapshotSWHIDPrefix))
-		if err != nil {
-			return nil, fmt.Errorf("%w: %q is %d bytes, neither a 20-byte id nor hex", ErrBadResult, key, len(x))
-		}
-		return b, nil
+		text = string(x)
+	default:
+		return nil, fmt.Errorf("%w: %q is a %s, want a hex string", ErrBadResult, key, pyTypeName(v))
 	}
-	return nil, fmt.Errorf("%w: %q is a %s, want a hex string", ErrBadResult, key, pyTypeName(v))
+	if text == "" {
+		return nil, nil
+	}
+	b, err := hex.DecodeString(strings.TrimPrefix(text, snapshotSWHIDPrefix))
+	if err != nil || len(b) != revisit.SnapshotIDLength {
+		return nil, fmt.Errorf("%w: %q is not a snapshot id of 40 hex digits (20 bytes): %.80q", ErrBadResult, key, text)
+	}
+	return b, nil
 }
 
 // truthy is Python's truth value of a decoded JSON or Python value.

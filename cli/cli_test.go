@@ -186,7 +186,7 @@ func TestRecordInvalidWritesNothing(t *testing.T) {
 	require.Empty(t, r.stdout)
 	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
 	require.Equal(t, []string{
-		`line 3: last_update: "2024-01-01" is not an RFC 3339 time with a zone`,
+		`line 3: last_update: want an RFC 3339 time such as 2026-03-01T12:00:00Z, got "2024-01-01"`,
 		`line 4: lister_id: no lister with id 6f1f5c3e-52a6-4a5e-9f0e-6d1d3a1b2c3d`,
 		`line 5: malformed JSON: invalid character 'o' looking for beginning of object key string`,
 		"revisit: " + f + ": 3 invalid line(s) of 5; nothing written (--skip-invalid writes the valid ones)",
@@ -327,13 +327,18 @@ func TestGrabErrors(t *testing.T) {
 	require.Contains(t, h.fails(1, "origin", "grab-next", "git", "5", "--policy", "fastest_first"),
 		`unknown policy "fastest_first" (known: oldest_scheduled_first,`)
 	require.Contains(t, h.fails(2, "origin", "grab-next", "git", "-5"), "-5: negative numbers are not valid arguments")
-	require.Contains(t, h.fails(1, "origin", "grab-next", "git", "--", "-5"), `COUNT: "-5" is not a positive integer`)
-	require.Contains(t, h.fails(1, "origin", "grab-next", "git", "0"), `COUNT: "0" is not a positive integer`)
-	require.Contains(t, h.fails(1, "origin", "grab-next", "git", "many"), `COUNT: "many" is not a positive integer`)
+	require.Contains(t, h.fails(1, "origin", "grab-next", "git", "--", "-5"), `COUNT: must be between 1 and 10000, not -5`)
+	require.Contains(t, h.fails(1, "origin", "grab-next", "git", "0"), `COUNT: must be between 1 and 10000, not 0`)
+	require.Contains(t, h.fails(1, "origin", "peek-next", "git", "50000"), `COUNT: must be between 1 and 10000, not 50000`)
+	require.Contains(t, h.fails(1, "origin", "grab-next", "git", "many"), `COUNT: want an integer between 1 and 10000, got "many"`)
 	require.Contains(t, h.fails(1, "origin", "grab-next", "Git!", "1"), `VISIT_TYPE: "Git!" is not a visit type`)
 	require.Contains(t, h.fails(2, "origin", "grab-next", "git"), "want 2 argument(s) VISIT_TYPE COUNT, got 1")
 	require.Contains(t, h.fails(2, "origin", "grab-next", "git", "1", "--absolute-cooldown", "soon"), `"soon" is not a duration`)
-	require.Contains(t, h.fails(2, "origin", "grab-next", "git", "1", "--now", "yesterday"), `--now: "yesterday"`)
+	require.Contains(t, h.fails(2, "origin", "grab-next", "git", "1", "--now", "yesterday"),
+		`--now: want an RFC 3339 time such as 2026-03-01T12:00:00Z, got "yesterday"`)
+	require.Contains(t, h.fails(2, "origin", "list", "--lister-id", "abc"),
+		`--lister-id: want a UUID such as 0190a4e2-7c1f-7b3e-9d2a-5f6e7d8c9b0a, got "abc"`)
+	require.Contains(t, h.fails(2, "origin", "list", "--limit", "0"), `--limit: must be between 1 and 10000, not 0`)
 	require.Contains(t, h.fails(1, "origin", "grab-next", "git", "1", "--sample", "2"), "sample")
 	require.Contains(t, h.fails(1, "origin", "grab-next", "git", "1", "--policy", "first_visits_after_listing"), "needs a lister")
 	require.Contains(t, h.fails(1, "origin", "record", filepath.Join(h.dir, "missing.jsonl")), "no such file or directory")

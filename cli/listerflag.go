@@ -30,9 +30,9 @@ func (f *listerFlag) parse() (name, instance string, id *uuid.UUID, err error) {
 		return "", "", nil, usagef("give --lister or --lister-id, not both")
 	}
 	if f.id != "" {
-		u, err := uuid.Parse(f.id)
+		u, err := revisit.ParseUUID("--lister-id", f.id)
 		if err != nil {
-			return "", "", nil, usagef("--lister-id: %q is not a UUID", f.id)
+			return "", "", nil, usageError{named("--lister-id", err)}
 		}
 		return "", "", &u, nil
 	}

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -81,8 +80,8 @@ standard error; --all follows every page.`,
 			if err != nil {
 				return usagef("--enabled: %q is not one of true, false, any", enabled)
 			}
-			if limit <= 0 {
-				return usagef("--limit: must be positive, not %d", limit)
+			if err := revisit.PageSize.Check(limit); err != nil {
+				return usageError{named("--limit", err)}
 			}
 			if visitType != "" {
 				if err := revisit.ValidateVisitType(visitType); err != nil {
@@ -126,7 +125,7 @@ standard error; --all follows every page.`,
 	fl.StringVar(&visitType, "visit-type", "", "only origins of this visit `type`")
 	fl.StringArrayVar(&urls, "url", nil, "only this origin `URL` (repeatable)")
 	fl.StringVar(&enabled, "enabled", "true", "which origins: true, false or any")
-	fl.IntVar(&limit, "limit", 1000, "origins per page")
+	fl.IntVar(&limit, "limit", revisit.PageSize.Def, "origins per page (1 to 10000)")
 	fl.StringVar(&pageToken, "page-token", "", "continue at this `token` (printed by a previous call)")
 	fl.BoolVar(&all, "all", false, "follow every page")
 	return cmd
@@ -166,20 +165,17 @@ disables them all (cooldown flags given with it still apply).`,
 			if err := revisit.ValidateVisitType(p.VisitType); err != nil {
 				return fmt.Errorf("VISIT_TYPE: %s", err.(*revisit.Error).Message)
 			}
-			n, err := strconv.Atoi(args[1])
-			if err != nil || n <= 0 {
-				return fmt.Errorf("COUNT: %q is not a positive integer", args[1])
+			var err error
+			if p.Count, err = revisit.GrabCount.Parse(args[1]); err != nil {
+				return named("COUNT", err)
 			}
-			p.Count = n
 			if p.Policy, err = revisit.ParsePolicy(policy); err != nil {
 				return err
 			}
 			if now != "" {
-				t, err := time.Parse(time.RFC3339Nano, now)
-				if err != nil {
-					return usagef("--now: %q is not an RFC 3339 time with a zone", now)
+				if p.Now, err = revisit.ParseTime("--now", now); err != nil {
+					return usageError{named("--now", err)}
 				}
-				p.Now = t.UTC()
 			}
 			c := revisit.Cooldowns{}
 			if !noCooldown {

@@ -91,9 +91,12 @@ func parseOriginLine(line []byte) (originLine, error) {
 	case listerID != "" && (name != "" || instance != ""):
 		listerErr = revisit.Invalidf("lister_id", "give lister_id, or lister_name (and lister_instance_name), not both")
 	case listerID != "":
-		id, err := uuid.Parse(listerID)
-		if err != nil || id == uuid.Nil {
-			listerErr = revisit.Invalidf("lister_id", "%q is not a UUID", listerID)
+		id, err := revisit.ParseUUID("lister_id", listerID)
+		if err == nil && id == uuid.Nil {
+			err = revisit.Invalidf("lister_id", "the nil UUID names no lister")
+		}
+		if err != nil {
+			listerErr = err
 		} else {
 			out.ListerID = &id
 			o.ListerID = id

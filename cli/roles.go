@@ -131,8 +131,9 @@ func (a *app) newOrchestrator(c config.Config, st store.Store, b broker.Broker, 
 }
 
 // listenerRole builds the listener of worker events.
-func (a *app) listenerRole(st store.Store, b broker.Broker, reg prometheus.Registerer) role {
+func (a *app) listenerRole(c config.Config, st store.Store, b broker.Broker, reg prometheus.Registerer) role {
 	l := listener.New(st, b, listener.Config{Logger: a.log.With("role", "listener"), Metrics: listener.NewMetrics(reg),
+		Now: a.env.Now, MaxFuture: time.Duration(c.Results.MaxFuture),
 		Runs: func(ctx context.Context, events []celery.Event) ([]celery.Event, error) {
 			return runner.HandleEvents(ctx, st, events)
 		}})
@@ -226,7 +227,7 @@ and policy weights come from the orchestrator section of the configuration.`,
 				}
 				roles := []role{{name: "orchestrator", run: o.Run}}
 				if results {
-					roles = append(roles, a.listenerRole(st, b, reg))
+					roles = append(roles, a.listenerRole(c, st, b, reg))
 				}
 				return roles, nil
 			})
@@ -250,9 +251,9 @@ acknowledged once recorded, so nothing is lost when the process or the
 database stops.`,
 		Args: exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.runRoleCommand(cmd, metricsAddr, func(_ config.Config, st store.Store, b broker.Broker,
+			return a.runRoleCommand(cmd, metricsAddr, func(c config.Config, st store.Store, b broker.Broker,
 				reg *prometheus.Registry) ([]role, error) {
-				return []role{a.listenerRole(st, b, reg)}, nil
+				return []role{a.listenerRole(c, st, b, reg)}, nil
 			})
 		},
 	}

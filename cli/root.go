@@ -97,6 +97,16 @@ func (e usageError) Unwrap() error { return e.err }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
 
+// named words an invalid-input error about an argument or a flag in the
+// user's terms: "COUNT: …" or "--now: …" rather than the field's name.
+func named(name string, err error) error {
+	var e *revisit.Error
+	if errors.As(err, &e) && e.Code == revisit.CodeInvalid {
+		return fmt.Errorf("%s: %s", name, e.Message)
+	}
+	return err
+}
+
 func oneLine(s string) string {
 	if !strings.ContainsAny(s, "\r\n") {
 		return s

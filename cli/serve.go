@@ -131,7 +131,7 @@ func (a *app) serve(cmd *cobra.Command, c config.Config, addr string, selected m
 	}
 	reg := newRegistry()
 	apiCfg := api.Config{Store: st, Broker: b, Metrics: reg, Tokens: c.API.Tokens, HealthOnly: !selected[roleAPI],
-		Clock: a.env.Now, Logger: a.log.With("role", "api")}
+		Clock: a.env.Now, MaxFuture: time.Duration(c.Results.MaxFuture), Logger: a.log.With("role", "api")}
 	var roles []role
 	if selected[roleOrchestrator] {
 		o, err := a.newOrchestrator(c, st, b, nil, reg)
@@ -142,7 +142,7 @@ func (a *app) serve(cmd *cobra.Command, c config.Config, addr string, selected m
 		roles = append(roles, a.followingRole(roleOrchestrator, o.VisitTypes, o.Run))
 	}
 	if selected[roleListener] {
-		roles = append(roles, a.listenerRole(st, b, reg))
+		roles = append(roles, a.listenerRole(c, st, b, reg))
 	}
 	if selected[roleRunner] {
 		r, err := runner.New(st, b, runner.Config{Logger: a.log.With("role", "runner"), Now: a.now,

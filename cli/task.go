@@ -269,8 +269,8 @@ the others, oldest next run first; at most --limit of each kind per type.`,
 				}
 				now = t
 			}
-			if limit <= 0 {
-				return usagef("--limit: %d is not a positive number", limit)
+			if err := revisit.ReadyTasksLimit.Check(limit); err != nil {
+				return usageError{named("--limit", err)}
 			}
 			st, err := a.openStore(cmd)
 			if err != nil {
@@ -294,7 +294,7 @@ the others, oldest next run first; at most --limit of each kind per type.`,
 		},
 	}
 	cmd.Flags().StringVar(&before, "before", "", "list what is due at this `time` (default: now)")
-	cmd.Flags().IntVar(&limit, "limit", 100, "most tasks of each kind per type")
+	cmd.Flags().IntVar(&limit, "limit", revisit.ReadyTasksLimit.Def, "most tasks of each kind per type (1 to 10000)")
 	return cmd
 }
 

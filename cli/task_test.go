@@ -110,6 +110,8 @@ func TestTaskListPendingRespawnRuns(t *testing.T) {
 	require.Equal(t, []float64{3, 2, 1}, ids, "priority first, then oldest next run")
 	require.Len(t, h.jsonList("task", "list-pending", "load-git", "--before", "2025-01-15"), 1)
 	require.Len(t, h.jsonList("task", "list-pending", "load-git", "--limit", "1"), 2, "one of each kind")
+	require.Contains(t, h.fails(ExitUsage, "task", "list-pending", "load-git", "--limit", "0"),
+		"--limit: must be between 1 and 10000, not 0")
 
 	h.ok("task", "respawn", "4", "--next-run", "2025-01-02")
 	require.Len(t, h.jsonList("task", "list-pending", "load-git"), 4)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -54,7 +55,13 @@ which folds them in the order of the input.`,
 			if workers <= 0 {
 				return usagef("--workers: must be positive, not %d", workers)
 			}
-			in, name, chk, cleanup, err := a.checkedInput(args[0], skipInvalid, checkStatuses)
+			h, err := a.horizon(cmd)
+			if err != nil {
+				return err
+			}
+			in, name, chk, cleanup, err := a.checkedInput(args[0], skipInvalid, func(r io.Reader) (lineCheck, error) {
+				return checkStatuses(r, h)
+			})
 			defer cleanup()
 			if err != nil {
 				return err
@@ -64,7 +71,7 @@ which folds them in the order of the input.`,
 				return err
 			}
 			progress, done := a.progressBar(chk.valid, "processing visit statuses")
-			sum, err := ingestStatuses(cmd.Context(), st, in, batchSize, workers, progress)
+			sum, err := ingestStatuses(cmd.Context(), st, in, h, batchSize, workers, progress)
 			done()
 			if err != nil {
 				return fmt.Errorf("%s: %w (%d status(es) processed before the failure)", name, err, sum.processed)
@@ -84,12 +91,13 @@ which folds them in the order of the input.`,
 	return cmd
 }
 
-// checkStatuses is the first pass of visit-status ingest.
-func checkStatuses(r io.Reader) (lineCheck, error) {
+// checkStatuses is the first pass of visit-status ingest: dates are
+// checked against the horizon h.
+func checkStatuses(r io.Reader, h feedback.Horizon) (lineCheck, error) {
 	var chk lineCheck
 	err := eachLine(r, func(n int, line []byte, lineErr error) error {
 		if lineErr == nil {
-			_, lineErr = feedback.ParseJSON(line)
+			_, lineErr = feedback.ParseJSON(line, h)
 		}
 		if lineErr != nil {
 			chk.fail(n, lineErr)
@@ -109,14 +117,15 @@ type ingestSummary struct {
 // ingestStatuses is the second pass: it processes the valid lines in
 // batches, workers batches at once, each origin's statuses in input order
 // (feedback.Pipeline).
-func ingestStatuses(ctx context.Context, st store.Store, r io.Reader, batchSize, workers int, progress func(int)) (ingestSummary, error) {
-	p := feedback.NewPipeline(ctx, st, feedback.PipelineConfig{Workers: workers, BatchSize: batchSize,
+func ingestStatuses(ctx context.Context, st store.Store, r io.Reader, h feedback.Horizon, batchSize, workers int,
+	progress func(int)) (ingestSummary, error) {
+	p := feedback.NewPipeline(ctx, st, feedback.PipelineConfig{Workers: workers, BatchSize: batchSize, Horizon: h,
 		Done: func(n int, _ feedback.Result) { progress(n) }})
 	err := eachLine(r, func(_ int, line []byte, tooLong error) error {
 		if tooLong != nil {
 			return nil
 		}
-		v, err := feedback.ParseJSON(line)
+		v, err := feedback.ParseJSON(line, h)
 		if err != nil {
 			return nil
 		}
@@ -127,4 +136,14 @@ func ingestStatuses(ctx context.Context, st store.Store, r io.Reader, batchSize,
 	}
 	n, res := p.Processed()
 	return ingestSummary{processed: n, changed: len(res.Stats), ignored: res.Ignored, disabled: res.Disabled}, err
+}
+
+// horizon bounds the dates of the visit statuses the command takes in: the
+// clock, and the configuration's results.max_future.
+func (a *app) horizon(cmd *cobra.Command) (feedback.Horizon, error) {
+	c, err := a.config(cmd)
+	if err != nil {
+		return feedback.Horizon{}, err
+	}
+	return feedback.Horizon{Now: a.now, MaxFuture: time.Duration(c.Results.MaxFuture)}, nil
 }

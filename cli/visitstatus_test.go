@@ -17,12 +17,12 @@ func TestVisitStatusIngest(t *testing.T) {
 			`{"url": "https://forge.example/live", "visit_type": "git", "lister_name": "forge"}`+"\n"))
 	var lines []string
 	for day := 1; day <= 3; day++ {
-		lines = append(lines, fmt.Sprintf(`{"origin": "https://forge.example/gone", "type": "git", "status": "not_found", "date": "2026-01-0%dT00:00:00Z"}`, day))
+		lines = append(lines, fmt.Sprintf(`{"origin": "https://forge.example/gone", "type": "git", "status": "not_found", "date": "2025-01-0%dT00:00:00Z"}`, day))
 	}
 	lines = append(lines,
-		`{"origin": "https://forge.example/live", "visit_type": "git", "status": "full", "date": "2026-01-01T00:00:00Z", "snapshot": "0a0b"}`,
-		`{"origin": "https://forge.example/live", "visit_type": "git", "status": "full", "date": "2026-01-01T00:00:00Z", "snapshot": "0a0b"}`,
-		`{"origin": "https://forge.example/live", "visit_type": "git", "status": "ongoing", "date": "2026-01-05T00:00:00Z"}`)
+		`{"origin": "https://forge.example/live", "visit_type": "git", "status": "full", "date": "2025-01-01T00:00:00Z", "snapshot": "0a0b0a0b0a0b0a0b0a0b0a0b0a0b0a0b0a0b0a0b"}`,
+		`{"origin": "https://forge.example/live", "visit_type": "git", "status": "full", "date": "2025-01-01T00:00:00Z", "snapshot": "0a0b0a0b0a0b0a0b0a0b0a0b0a0b0a0b0a0b0a0b"}`,
+		`{"origin": "https://forge.example/live", "visit_type": "git", "status": "ongoing", "date": "2025-01-05T00:00:00Z"}`)
 	sum := h.jsonObject("visit-status", "ingest", h.file("s.jsonl", strings.Join(lines, "\n")+"\n"))
 	require.EqualValues(t, 6, sum["processed"])
 	require.EqualValues(t, 2, sum["ignored"], "the duplicate and the ongoing status")
@@ -48,9 +48,9 @@ func TestVisitStatusIngestBadInputWritesNothing(t *testing.T) {
 	h := newHarness(t)
 	h.ok("db", "migrate") // creates the store the read-only commands below read
 	bad := h.file("bad.jsonl",
-		`{"origin": "https://forge.example/a", "visit_type": "git", "status": "full", "date": "2026-01-01T00:00:00Z"}`+"\n"+
-			`{"origin": "https://forge.example/a", "visit_type": "git", "status": "full", "date": "2026-01-02"}`+"\n"+
-			`{"origin": "https://forge.example/a", "visit_type": "git", "status": "full", "date": "2026-01-03T00:00:00Z", "snapshot": "zz"}`+"\n")
+		`{"origin": "https://forge.example/a", "visit_type": "git", "status": "full", "date": "2025-01-01T00:00:00Z"}`+"\n"+
+			`{"origin": "https://forge.example/a", "visit_type": "git", "status": "full", "date": "2025-01-02"}`+"\n"+
+			`{"origin": "https://forge.example/a", "visit_type": "git", "status": "full", "date": "2025-01-03T00:00:00Z", "snapshot": "zz"}`+"\n")
 	r := h.run("visit-status", "ingest", bad)
 	require.Equal(t, ExitError, r.code)
 	require.Contains(t, r.stderr, "line 2: date:")
@@ -75,7 +75,7 @@ func TestVisitStatusIngestWorkers(t *testing.T) {
 	h.ok("origin", "record", h.file("o.jsonl", strings.Join(listed, "\n")+"\n"))
 	for day := 1; day <= 3; day++ {
 		for i := range origins {
-			lines = append(lines, fmt.Sprintf(`{"origin": "https://forge.example/%d", "visit_type": "git", "status": "failed", "date": "2026-01-0%dT00:00:00Z"}`, i, day))
+			lines = append(lines, fmt.Sprintf(`{"origin": "https://forge.example/%d", "visit_type": "git", "status": "failed", "date": "2025-01-0%dT00:00:00Z"}`, i, day))
 		}
 	}
 	in := h.file("s.jsonl", strings.Join(lines, "\n")+"\n")
@@ -88,4 +88,39 @@ func TestVisitStatusIngestWorkers(t *testing.T) {
 		require.EqualValues(t, 3, st["successive_visits"], "origin %d", i)
 	}
 	require.Contains(t, h.fails(ExitUsage, "visit-status", "ingest", "--workers", "0", in), "--workers: must be positive")
+}
+
+// A status dated beyond now + results.max_future, a snapshot id that is not
+// 40 hex digits, a key given twice and invalid UTF-8 are refused, each on
+// its line and naming its field, and nothing is written.
+func TestVisitStatusIngestRefusesFutureAndMalformed(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	status := func(date, extra string) string {
+		return `{"origin": "https://forge.example/a", "visit_type": "git", "status": "full", "date": "` + date + `"` + extra + `}`
+	}
+	inTwoHours := testNow.Add(2 * time.Hour).Format(time.RFC3339)
+	in := h.file("s.jsonl", strings.Join([]string{
+		status("2025-01-01T00:00:00Z", ""),
+		status("2999-01-01T00:00:00Z", ""),
+		status("2025-01-02T00:00:00Z", `, "snapshot": "00"`),
+		status("2025-01-03T00:00:00Z", `, "status": "failed"`),
+		"{\"origin\": \"https://forge.example/\xff\xfe\", \"visit_type\": \"git\", \"status\": \"full\", \"date\": \"2025-01-04T00:00:00Z\"}",
+		status(inTwoHours, ""),
+	}, "\n")+"\n")
+	r := h.run("visit-status", "ingest", in)
+	require.Equal(t, ExitError, r.code, r.stderr)
+	require.Contains(t, r.stderr, "line 2: date: 2999-01-01T00:00:00Z is in the future: the latest date accepted now is 2025-03-01T13:00:00Z")
+	require.Contains(t, r.stderr, `line 3: snapshot: want a snapshot id of 40 hex digits (20 bytes), got "00"`)
+	require.Contains(t, r.stderr, "line 4: status: given twice in one object")
+	require.Contains(t, r.stderr, "line 5: origin: not valid UTF-8")
+	require.Contains(t, r.stderr, "line 6: date: "+inTwoHours+" is in the future")
+	require.Contains(t, r.stderr, "nothing written")
+	require.Contains(t, h.fails(ExitError, "visit-stats", "show", "https://forge.example/a", "git"), "no visit stats")
+
+	h.environ = append(h.environ, "REVISIT_RESULTS_MAX_FUTURE=3h")
+	r = h.run("visit-status", "ingest", "--skip-invalid", in)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.NotContains(t, r.stderr, "line 6:", "results.max_future: 3h accepts a status dated in two hours")
+	require.Contains(t, r.stdout, "processed 2 status(es)")
 }

@@ -83,6 +83,9 @@ type Config struct {
 	Retention Retention `yaml:"retention"`
 	// Embedded configures the embedded broker.
 	Embedded Embedded `yaml:"embedded"`
+	// Results configures how worker results and visit statuses are taken
+	// in.
+	Results Results `yaml:"results"`
 
 	// sources records where each setting that is not a default came from.
 	sources map[string]string
@@ -112,6 +115,7 @@ func Default() Config {
 		API:          defaultAPI(),
 		Retention:    defaultRetention(),
 		Embedded:     defaultEmbedded(),
+		Results:      defaultResults(),
 	}
 }
 
@@ -287,7 +291,8 @@ func (c Config) Validate() error {
 		}
 		return err
 	}
-	for _, v := range []func() error{c.Orchestrator.validate, c.Retention.validate, c.Embedded.validate} {
+	for _, v := range []func() error{c.Orchestrator.validate, c.Retention.validate, c.Embedded.validate,
+		c.Results.validate} {
 		if err := v(); err != nil {
 			return err
 		}

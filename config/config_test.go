@@ -131,7 +131,7 @@ func TestKeysAndEnvVars(t *testing.T) {
 		"orchestrator.lost_retention",
 		"orchestrator.lease_ttl", "orchestrator.grace_period", "api.listen",
 		"retention.older_than", "retention.interval", "retention.archive_dir", "retention.archive",
-		"embedded.keep_done"}, Keys())
+		"embedded.keep_done", "results.max_future"}, Keys())
 	require.Equal(t, "REVISIT_LOG_LEVEL", EnvVar("log.level"))
 	// Two keys must never share a variable.
 	seen := map[string]string{}

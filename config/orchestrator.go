@@ -11,7 +11,7 @@ import (
 // Orchestrator configures revisit schedule-recurrent (semantics.md §4):
 //
 //	orchestrator:
-//	  max_per_round: 10000        # free slots filled per round, at most
+//	  max_per_round: 10000        # free slots filled per round, at most (1 to 10000)
 //	  min_free_ratio: 0.05        # publish only when this much of the queue is free
 //	  queue_full_backoff: 60s
 //	  no_origins_backoff: 20m
@@ -79,8 +79,8 @@ func defaultOrchestrator() Orchestrator {
 
 // validate checks the section; errors name the key.
 func (o Orchestrator) validate() error {
-	if o.MaxPerRound <= 0 {
-		return fmt.Errorf("orchestrator.max_per_round: %d is not positive", o.MaxPerRound)
+	if err := revisit.GrabCount.Check(o.MaxPerRound); err != nil {
+		return fmt.Errorf("orchestrator.max_per_round: %s", err.(*revisit.Error).Message)
 	}
 	if o.MinFreeRatio < 0 || o.MinFreeRatio > 1 {
 		return fmt.Errorf("orchestrator.min_free_ratio: %g is not between 0 and 1", o.MinFreeRatio)

@@ -1,6 +1,7 @@
 package feedback
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -35,10 +36,13 @@ const (
 var (
 	t0   = time.Date(2024, 3, 1, 12, 0, 0, 0, time.UTC)
 	snap = map[string][]byte{
-		"A": {0xa}, "D": {0xd}, "E": {0xe}, "S": {0x5}, "X": {0x99},
+		"A": id20(0xa), "D": id20(0xd), "E": id20(0xe), "S": id20(0x5), "X": id20(0x99),
 	}
 	gitKey = revisit.OriginKey{URL: gitURL, VisitType: "git"}
 )
+
+// id20 returns a snapshot id of 20 bytes of b.
+func id20(b byte) []byte { return bytes.Repeat([]byte{b}, revisit.SnapshotIDLength) }
 
 // d returns the i-th test date, one hour apart.
 func d(i int) time.Time { return t0.Add(time.Duration(i) * time.Hour) }
@@ -67,7 +71,7 @@ func step(t *testing.T, row *revisit.VisitStats, m VisitStatus) (revisit.VisitSt
 
 func TestValidate(t *testing.T) {
 	good := msg(StatusFull, 1, "A")
-	require.NoError(t, good.Validate())
+	require.NoError(t, good.Validate(Horizon{}))
 	for _, tc := range []struct {
 		name  string
 		edit  func(*VisitStatus)
@@ -80,11 +84,14 @@ func TestValidate(t *testing.T) {
 		{"unknown status", func(v *VisitStatus) { v.Status = "eventful" }, "status"},
 		{"zero date", func(v *VisitStatus) { v.Date = time.Time{} }, "date"},
 		{"empty snapshot", func(v *VisitStatus) { v.Snapshot = []byte{} }, "snapshot"},
+		{"short snapshot", func(v *VisitStatus) { v.Snapshot = []byte{0} }, "snapshot"},
+		{"far future date", func(v *VisitStatus) { v.Date = time.Date(2999, 1, 1, 0, 0, 0, 0, time.UTC) }, "date"},
+		{"invalid UTF-8 url", func(v *VisitStatus) { v.Origin = "https://e.org/\xff\xfe" }, "url"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v := good
 			tc.edit(&v)
-			err := v.Validate()
+			err := v.Validate(Horizon{})
 			require.Error(t, err)
 			var e *revisit.Error
 			require.ErrorAs(t, err, &e)
@@ -95,8 +102,43 @@ func TestValidate(t *testing.T) {
 	for _, s := range []string{StatusCreated, StatusOngoing, StatusFailed, StatusNotFound, StatusPartial} {
 		v := good
 		v.Status = s
-		assert.NoError(t, v.Validate(), s)
+		assert.NoError(t, v.Validate(Horizon{}), s)
 	}
+}
+
+// A status may be dated up to the horizon's tolerance beyond its clock, not
+// later: it would make every real result after it late.
+func TestValidateHorizon(t *testing.T) {
+	now := d(10)
+	clock := func() time.Time { return now }
+	for _, tc := range []struct {
+		maxFuture time.Duration
+		date      time.Time
+		ok        bool
+	}{
+		{0, now.Add(time.Hour), true},
+		{0, now.Add(time.Hour + time.Second), false},
+		{time.Minute, now.Add(time.Minute), true},
+		{time.Minute, now.Add(2 * time.Minute), false},
+		{time.Minute, now.Add(-1000 * time.Hour), true},
+	} {
+		v := msg(StatusFull, 0, "A")
+		v.Date = tc.date
+		err := v.Validate(Horizon{Now: clock, MaxFuture: tc.maxFuture})
+		if tc.ok {
+			assert.NoError(t, err, "%+v", tc)
+			continue
+		}
+		var e *revisit.Error
+		require.ErrorAs(t, err, &e, "%+v", tc)
+		assert.Equal(t, "date", e.Field)
+		assert.Contains(t, e.Message, "in the future")
+	}
+	_, err := Process(context.Background(), newFakeStore(), []VisitStatus{msg(StatusFull, 1, ""), msg(StatusFull, 20, "")},
+		uZero, Horizon{Now: clock})
+	var e *revisit.Error
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, "statuses[1].date", e.Field)
 }
 
 // TestVectors are the test vectors of semantics.md §7, folded one message
@@ -628,7 +670,7 @@ func TestProcess(t *testing.T) {
 		{Origin: cKey.URL, VisitType: "pypi", Status: StatusFull, Date: d(2), Snapshot: snap["E"]},
 		msg(StatusNotFound, 3, ""),
 	}
-	res, err := Process(ctx, st, batch, uZero)
+	res, err := Process(ctx, st, batch, uZero, Horizon{})
 	require.NoError(t, err)
 
 	require.Len(t, st.gets, 1)
@@ -662,7 +704,7 @@ func TestProcess(t *testing.T) {
 	assert.Equal(t, d(10), *st.stats[bKey].LastVisit)
 
 	// Processing the same batch again changes nothing.
-	res, err = Process(ctx, st, batch, uZero)
+	res, err = Process(ctx, st, batch, uZero, Horizon{})
 	require.NoError(t, err)
 	assert.Equal(t, 0, res.Processed)
 	assert.Len(t, st.writes, 1)
@@ -691,7 +733,7 @@ func TestProcessRefoldsStaleOrigins(t *testing.T) {
 		msg(StatusFailed, 3, ""),
 		{Origin: gitURL, VisitType: "git", Status: StatusOngoing, Date: d(4)},
 	}
-	res, err := Process(ctx, st, batch, uZero)
+	res, err := Process(ctx, st, batch, uZero, Horizon{})
 	require.NoError(t, err)
 
 	require.Len(t, st.gets, 2)
@@ -724,7 +766,7 @@ func TestProcessGivesUpOnEndlessConflicts(t *testing.T) {
 	st.beforeWrite = func(call int) {
 		st.stats[gitKey] = revisit.VisitStats{URL: gitURL, VisitType: "git", LastVisit: ptr(d(-call))}
 	}
-	_, err := Process(context.Background(), st, []VisitStatus{msg(StatusFailed, 1, "")}, uZero)
+	_, err := Process(context.Background(), st, []VisitStatus{msg(StatusFailed, 1, "")}, uZero, Horizon{})
 	var e *revisit.Error
 	require.ErrorAs(t, err, &e)
 	assert.Equal(t, revisit.CodeConflict, e.Code)
@@ -739,7 +781,7 @@ func TestProcessInvalid(t *testing.T) {
 		{Origin: gitURL, VisitType: "git", Status: StatusFull},
 		{Origin: gitURL, VisitType: "git", Status: "done", Date: d(4)},
 	}
-	_, err := Process(context.Background(), st, batch, uZero)
+	_, err := Process(context.Background(), st, batch, uZero, Horizon{})
 	require.Error(t, err)
 	var e *revisit.Error
 	require.ErrorAs(t, err, &e)
@@ -749,7 +791,7 @@ func TestProcessInvalid(t *testing.T) {
 	assert.Equal(t, 0, st.calls(), "nothing read or written")
 
 	batch[2].Date = d(3)
-	_, err = Process(context.Background(), st, batch, uZero)
+	_, err = Process(context.Background(), st, batch, uZero, Horizon{})
 	require.ErrorAs(t, err, &e)
 	assert.Equal(t, "statuses[3].status", e.Field)
 	assert.Equal(t, 0, st.calls())
@@ -769,7 +811,7 @@ func TestProcessStoreErrors(t *testing.T) {
 		t.Run(tc.failOn, func(t *testing.T) {
 			st := newFakeStore()
 			st.failOn = tc.failOn
-			_, err := Process(context.Background(), st, batch, uZero)
+			_, err := Process(context.Background(), st, batch, uZero, Horizon{})
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.context)
 			assert.True(t, errors.Is(err, revisit.ErrUnavailable))
@@ -777,7 +819,7 @@ func TestProcessStoreErrors(t *testing.T) {
 
 			// Processing the batch again, the store back, does both writes.
 			st.failOn = ""
-			_, err = Process(context.Background(), st, batch, uZero)
+			_, err = Process(context.Background(), st, batch, uZero, Horizon{})
 			require.NoError(t, err)
 			assert.Equal(t, 3, st.stats[gitKey].SuccessiveVisits)
 			assert.True(t, st.disabled[gitKey])
@@ -787,7 +829,7 @@ func TestProcessStoreErrors(t *testing.T) {
 
 func TestProcessNothingFinal(t *testing.T) {
 	st := newFakeStore()
-	res, err := Process(context.Background(), st, []VisitStatus{msg(StatusCreated, 1, ""), msg(StatusOngoing, 2, "")}, uZero)
+	res, err := Process(context.Background(), st, []VisitStatus{msg(StatusCreated, 1, ""), msg(StatusOngoing, 2, "")}, uZero, Horizon{})
 	require.NoError(t, err)
 	assert.Equal(t, 2, res.Ignored)
 	assert.Equal(t, 0, st.calls())

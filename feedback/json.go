@@ -1,7 +1,6 @@
 package feedback
 
 import (
-	"encoding/hex"
 	"strings"
 
 	"github.com/revisit-sched/revisit"
@@ -19,9 +18,10 @@ var jsonFields = []string{"origin", "visit_type", "type", "status", "date", "sna
 //	 "eventful": true}
 //
 // "type" is accepted for "visit_type" (the upstream journal's name);
-// "snapshot" and "eventful" are optional; the date needs a zone. Errors name
-// the field at fault, and the result is validated.
-func ParseJSON(data []byte) (VisitStatus, error) {
+// "snapshot" (40 hex digits, or \x and 40 hex digits) and "eventful" are
+// optional; the date needs a zone. Errors name the field at fault, and the
+// result is validated against the horizon h.
+func ParseJSON(data []byte, h Horizon) (VisitStatus, error) {
 	var v VisitStatus
 	obj, err := jsonobj.Parse(data, jsonFields)
 	if err != nil {
@@ -61,8 +61,8 @@ func ParseJSON(data []byte) (VisitStatus, error) {
 	if ok, err := obj.Decode("snapshot", &snapshot, "a hex string"); err != nil {
 		return v, err
 	} else if ok {
-		if v.Snapshot, err = hex.DecodeString(strings.TrimPrefix(snapshot, "\\x")); err != nil || len(v.Snapshot) == 0 {
-			return v, revisit.Invalidf("snapshot", "%q is not a hex snapshot id", snapshot)
+		if v.Snapshot, err = revisit.ParseSnapshotID("snapshot", strings.TrimPrefix(snapshot, "\\x")); err != nil {
+			return v, err
 		}
 	}
 	var eventful bool
@@ -71,5 +71,5 @@ func ParseJSON(data []byte) (VisitStatus, error) {
 	} else if ok {
 		v.Eventful = &eventful
 	}
-	return v, v.Validate()
+	return v, v.Validate(h)
 }

@@ -25,6 +25,8 @@ type PipelineConfig struct {
 	// Rand is the random source of the revisit interval's spread, called
 	// from every worker at once; nil uses math/rand/v2.
 	Rand func() float64
+	// Horizon bounds the dates of the statuses (see Process).
+	Horizon Horizon
 	// Done, if set, is called after each batch is processed, with its size
 	// and result, from the worker that processed it.
 	Done func(statuses int, res Result)
@@ -57,7 +59,7 @@ func NewPipeline(ctx context.Context, st Store, cfg PipelineConfig) *Pipeline {
 	p := &Pipeline{}
 	p.batches = fanout.New(ctx, fanout.Config{Workers: cfg.Workers, BatchSize: cfg.BatchSize}, VisitStatus.Key,
 		func(ctx context.Context, batch []VisitStatus) error {
-			res, err := Process(ctx, st, batch, random)
+			res, err := Process(ctx, st, batch, random, cfg.Horizon)
 			if err != nil {
 				return err
 			}

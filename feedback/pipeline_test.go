@@ -1,6 +1,7 @@
 package feedback_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -32,7 +33,7 @@ func TestPipelineKeepsEachOriginsOrder(t *testing.T) {
 		// end with (disabled).
 		history := func(i int) []feedback.VisitStatus {
 			full := func(snap byte) feedback.VisitStatus {
-				return feedback.VisitStatus{Status: feedback.StatusFull, Snapshot: []byte{snap, byte(i)}}
+				return feedback.VisitStatus{Status: feedback.StatusFull, Snapshot: append(bytes.Repeat([]byte{snap}, revisit.SnapshotIDLength-1), byte(i))}
 			}
 			h := []feedback.VisitStatus{full(1), full(1), {Status: feedback.StatusFailed}, full(2), full(3)}
 			if i%3 == 0 {
@@ -72,7 +73,7 @@ func TestPipelineKeepsEachOriginsOrder(t *testing.T) {
 		inOrder, orderKeys := stream("in-order")
 		disabled := 0
 		for lo := 0; lo < len(inOrder); lo += batch {
-			res, err := feedback.Process(ctx, st, inOrder[lo:min(lo+batch, len(inOrder))], fixed)
+			res, err := feedback.Process(ctx, st, inOrder[lo:min(lo+batch, len(inOrder))], fixed, feedback.Horizon{})
 			require.NoError(t, err)
 			disabled += res.Disabled
 		}

@@ -25,8 +25,9 @@ type Store interface {
 const maxRounds = 20
 
 // Process folds a batch of visit statuses into the store: it validates the
-// whole batch first (an invalid status is an invalid-input error whose
-// field names it, as in statuses[3].date, and nothing is read or written),
+// whole batch first, dates against the horizon h (an invalid status is an
+// invalid-input error whose field names it, as in statuses[3].date, and
+// nothing is read or written),
 // reads the stats of every origin of the batch and the queue position of
 // every visit type once, folds the batch (see Fold), and writes the changed
 // rows, disabling the origins Fold chose, in one VisitStatsWrite.
@@ -36,9 +37,9 @@ const maxRounds = 20
 // replicas) can run at once. The origins another writer changed in between
 // are read and folded again, with only their own statuses, until their
 // writes hold; no result is lost or applied twice.
-func Process(ctx context.Context, st Store, batch []VisitStatus, rnd func() float64) (Result, error) {
+func Process(ctx context.Context, st Store, batch []VisitStatus, rnd func() float64, h Horizon) (Result, error) {
 	for i, m := range batch {
-		if err := m.Validate(); err != nil {
+		if err := m.Validate(h); err != nil {
 			return Result{}, indexed(err, i)
 		}
 	}

@@ -38,10 +38,37 @@ func (v VisitStatus) Key() revisit.OriginKey {
 	return revisit.OriginKey{URL: v.Origin, VisitType: v.VisitType}
 }
 
+// DefaultMaxFuture is how far beyond the clock a visit status may be dated
+// unless configured otherwise (results.max_future).
+const DefaultMaxFuture = time.Hour
+
+// Horizon bounds the dates of visit statuses: one dated beyond the clock by
+// more than MaxFuture is refused, since every real result after it would
+// be ignored as late.
+type Horizon struct {
+	// Now is the clock; nil is time.Now.
+	Now func() time.Time
+	// MaxFuture is the tolerance; 0 is DefaultMaxFuture.
+	MaxFuture time.Duration
+}
+
+// latest returns the latest date a status may carry now.
+func (h Horizon) latest() time.Time {
+	now, maxFuture := time.Now, DefaultMaxFuture
+	if h.Now != nil {
+		now = h.Now
+	}
+	if h.MaxFuture != 0 {
+		maxFuture = h.MaxFuture
+	}
+	return now().Add(maxFuture)
+}
+
 // Validate checks that v can be processed: a valid origin URL and visit
-// type, a known status, a date, and a snapshot that is either absent or not
-// empty. Errors are invalid-input *revisit.Error values naming the field.
-func (v VisitStatus) Validate() error {
+// type, a known status, a date no later than the horizon allows, and a
+// snapshot that is either absent or a snapshot id. Errors are invalid-input
+// *revisit.Error values naming the field.
+func (v VisitStatus) Validate(h Horizon) error {
 	if err := revisit.ValidateOriginURL(v.Origin); err != nil {
 		return err
 	}
@@ -58,10 +85,11 @@ func (v VisitStatus) Validate() error {
 	if v.Date.IsZero() {
 		return revisit.Invalidf("date", "missing")
 	}
-	if v.Snapshot != nil && len(v.Snapshot) == 0 {
-		return revisit.Invalidf("snapshot", "empty; omit it when the visit has no snapshot")
+	if latest := h.latest(); v.Date.After(latest) {
+		return revisit.Invalidf("date", "%s is in the future: the latest date accepted now is %s (the clock + results.max_future)",
+			v.Date.UTC().Format(time.RFC3339Nano), latest.UTC().Format(time.RFC3339))
 	}
-	return nil
+	return revisit.ValidateSnapshotID("snapshot", v.Snapshot)
 }
 
 // final reports whether the status ends a visit; created and ongoing do not

@@ -1,6 +1,7 @@
 package feedback_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -30,7 +31,7 @@ func TestVectorsOnBothStores(t *testing.T) {
 		require.NoError(t, err)
 		day := func(n int) time.Time { return time.Date(2026, 1, n, 0, 0, 0, 0, time.UTC) }
 		fixed := func() float64 { return 0.5 } // u = 0: exact positions
-		snapshot := func(c byte) []byte { return []byte{c, c, c, c} }
+		snapshot := snapshotID
 
 		batch := []feedback.VisitStatus{
 			{Origin: gone.URL, VisitType: "git", Status: feedback.StatusNotFound, Date: day(1)},
@@ -40,7 +41,7 @@ func TestVectorsOnBothStores(t *testing.T) {
 			{Origin: gone.URL, VisitType: "git", Status: feedback.StatusNotFound, Date: day(3)},
 			{Origin: alive.URL, VisitType: "git", Status: feedback.StatusFull, Date: day(3), Snapshot: snapshot('D')},
 		}
-		_, err = feedback.Process(ctx, st, batch, fixed)
+		_, err = feedback.Process(ctx, st, batch, fixed, feedback.Horizon{})
 		require.NoError(t, err)
 		stats, err := st.VisitStatsGet(ctx, []revisit.OriginKey{gone, alive})
 		require.NoError(t, err)
@@ -65,7 +66,7 @@ func TestVectorsOnBothStores(t *testing.T) {
 		require.False(t, page.Origins[0].Enabled, "three not_found disable the origin")
 
 		// The same messages again: ignored.
-		res, err := feedback.Process(ctx, st, batch, fixed)
+		res, err := feedback.Process(ctx, st, batch, fixed, feedback.Horizon{})
 		require.NoError(t, err)
 		require.Zero(t, res.Processed)
 		again, err := st.VisitStatsGet(ctx, []revisit.OriginKey{alive})
@@ -108,7 +109,7 @@ func TestConcurrentProcessLosesNoResult(t *testing.T) {
 		for i := range perOrigin {
 			for _, o := range listed {
 				statuses = append(statuses, feedback.VisitStatus{Origin: o.URL, VisitType: "git", Status: feedback.StatusFull,
-					Date: start.Add(time.Duration(i) * time.Hour), Snapshot: []byte{byte(i)}})
+					Date: start.Add(time.Duration(i) * time.Hour), Snapshot: snapshotID(byte(i))})
 			}
 		}
 		rand.New(rand.NewPCG(1, 2)).Shuffle(len(statuses), func(i, j int) { statuses[i], statuses[j] = statuses[j], statuses[i] })
@@ -132,7 +133,7 @@ func TestConcurrentProcessLosesNoResult(t *testing.T) {
 					if lo == len(statuses) {
 						return
 					}
-					res, err := feedback.Process(ctx, st, statuses[lo:min(lo+3, len(statuses))], func() float64 { return 0.5 })
+					res, err := feedback.Process(ctx, st, statuses[lo:min(lo+3, len(statuses))], func() float64 { return 0.5 }, feedback.Horizon{})
 					mu.Lock()
 					counted += res.Processed + res.Late
 					if err != nil && firstFailed == nil {
@@ -156,10 +157,13 @@ func TestConcurrentProcessLosesNoResult(t *testing.T) {
 		require.Len(t, stats, origins)
 		for _, s := range stats {
 			require.Equal(t, latest, *s.LastVisit, "%s: the latest visit survives every other caller's write", s.URL)
-			require.Equal(t, []byte{perOrigin - 1}, s.LastSnapshot, s.URL)
+			require.Equal(t, snapshotID(perOrigin-1), s.LastSnapshot, s.URL)
 		}
 		page, err := st.ListedOriginsGet(ctx, revisit.ListedOriginFilter{ListerID: &l.ID})
 		require.NoError(t, err)
 		require.Len(t, page.Origins, origins, "every origin still listed and enabled")
 	})
 }
+
+// snapshotID returns a snapshot id of 20 bytes of b.
+func snapshotID(b byte) []byte { return bytes.Repeat([]byte{b}, revisit.SnapshotIDLength) }

@@ -32,8 +32,13 @@ type Config struct {
 	// Rand is the random source of the revisit interval's spread; nil
 	// uses math/rand.
 	Rand func() float64
-	// Now dates results whose event carries no time; nil is time.Now.
+	// Now dates results whose event carries no time, and is the clock
+	// results may not be dated much beyond; nil is time.Now.
 	Now func() time.Time
+	// MaxFuture is how far beyond Now a result may be dated
+	// (results.max_future); a result dated later is not folded. 0 is
+	// feedback.DefaultMaxFuture.
+	MaxFuture time.Duration
 	// Logger receives summaries and troubles; nil discards.
 	Logger *slog.Logger
 	// Metrics receives the Prometheus metrics; nil creates unregistered
@@ -115,21 +120,22 @@ func (l *Listener) Handle(ctx context.Context, events []celery.Event) error {
 		if ok && st.Date.IsZero() {
 			st.Date = l.cfg.Now().UTC()
 		}
-		if ok && st.Validate() != nil {
-			ok = false
+		var invalid error
+		if ok {
+			invalid = st.Validate(l.horizon())
 		}
 		outcome := "unreadable"
-		if ok {
+		if ok && invalid == nil {
 			statuses = append(statuses, st)
 			outcome = st.Status
 		} else {
 			l.cfg.Logger.Warn("visit result without a readable outcome; the visit is closed, its stats unchanged",
-				"id", v.ID, "origin", v.Origin.URL, "event", e.Type, "result", e.Result)
+				"id", v.ID, "origin", v.Origin.URL, "event", e.Type, "result", e.Result, "invalid", invalid)
 		}
 		l.cfg.Metrics.results.WithLabelValues(v.Origin.VisitType, outcome).Inc()
 	}
 	if len(statuses) > 0 {
-		res, err := feedback.Process(ctx, l.store, statuses, l.cfg.Rand)
+		res, err := feedback.Process(ctx, l.store, statuses, l.cfg.Rand, l.horizon())
 		if err != nil {
 			return fmt.Errorf("process %d visit results: %w", len(statuses), err)
 		}
@@ -177,7 +183,7 @@ func (l *Listener) Handle(ctx context.Context, events []celery.Event) error {
 			"results", unknown, "kept_by_origin", len(orphans))
 	}
 	if len(orphans) > 0 {
-		if _, err := feedback.Process(ctx, l.store, orphans, l.cfg.Rand); err != nil {
+		if _, err := feedback.Process(ctx, l.store, orphans, l.cfg.Rand, l.horizon()); err != nil {
 			return fmt.Errorf("process %d results of unknown visits: %w", len(orphans), err)
 		}
 	}
@@ -206,7 +212,12 @@ func (l *Listener) orphanStatus(ctx context.Context, e celery.Event) (feedback.V
 	if ok && st.Date.IsZero() {
 		st.Date = l.cfg.Now().UTC()
 	}
-	return st, ok && st.Validate() == nil, nil
+	return st, ok && st.Validate(l.horizon()) == nil, nil
+}
+
+// horizon bounds the dates of the results the listener folds.
+func (l *Listener) horizon() feedback.Horizon {
+	return feedback.Horizon{Now: l.cfg.Now, MaxFuture: l.cfg.MaxFuture}
 }
 
 // field returns a string field of an event, or of its result object.

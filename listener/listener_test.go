@@ -106,6 +106,30 @@ func TestResultUpdatesStatsAndClosesTheVisit(t *testing.T) {
 	require.Empty(t, f.runs, "nothing left for the task runs")
 }
 
+// A result dated beyond the clock + MaxFuture is not folded (it would
+// make every real result after it late): the visit is closed, the result
+// counted as unreadable, and the next real result counts.
+func TestFutureResultIsNotFolded(t *testing.T) {
+	f := newFixture(t)
+	f.l.cfg.Now = func() time.Time { return t0.Add(2 * time.Hour) }
+	vs := f.dispatch("https://forge.example/a")
+	future := result(vs[0].ID, time.Date(2999, 1, 1, 0, 0, 0, 0, time.UTC), celery.VisitEventful, nil)
+	require.NoError(t, f.l.Handle(f.ctx, []celery.Event{future}))
+	require.Nil(t, f.stats("https://forge.example/a").LastVisit, "the future result was not folded")
+	require.Zero(t, f.inFlight(), "the visit is closed")
+	require.Equal(t, 1.0, testutil.ToFloat64(f.m.results.WithLabelValues("git", "unreadable")))
+
+	vs = f.dispatch("https://forge.example/b")
+	require.NoError(t, f.l.Handle(f.ctx, []celery.Event{
+		result(vs[0].ID, t0.Add(3*time.Hour), celery.VisitEventful, nil)}), "within an hour of the clock")
+	require.Equal(t, t0.Add(3*time.Hour), *f.stats("https://forge.example/b").LastVisit)
+	vs = f.dispatch("https://forge.example/c")
+	require.NoError(t, f.l.Handle(f.ctx, []celery.Event{
+		result(vs[0].ID, t0.Add(3*time.Hour+time.Second), celery.VisitEventful, nil)}))
+	require.Nil(t, f.stats("https://forge.example/c").LastVisit, "beyond an hour of the clock")
+	require.Equal(t, 2.0, testutil.ToFloat64(f.m.results.WithLabelValues("git", "unreadable")))
+}
+
 func TestTaskResultWinsOverTaskSucceeded(t *testing.T) {
 	f := newFixture(t)
 	vs := f.dispatch("https://forge.example/a")

@@ -52,7 +52,7 @@ type Task struct {
 type Result struct {
 	// Status is eventful, uneventful, failed or not_found.
 	Status string
-	// Snapshot is the snapshot id in hex; optional.
+	// Snapshot is the snapshot id, 40 hex digits; optional.
 	Snapshot string
 	// Error says what went wrong; optional.
 	Error string

@@ -89,7 +89,7 @@ func TestRunCompletesEachMessageOnce(t *testing.T) {
 				mu.Lock()
 				calls[task.ID]++
 				mu.Unlock()
-				return worker.Result{Status: "eventful", Snapshot: "00ff"}, nil
+				return worker.Result{Status: "eventful", Snapshot: "00ff00ff00ff00ff00ff00ff00ff00ff00ff00ff"}, nil
 			}})
 	}()
 	rs := results(t, st, n)
@@ -100,7 +100,7 @@ func TestRunCompletesEachMessageOnce(t *testing.T) {
 		require.Equal(t, 1, c, "message %s handled %d times", id, c)
 	}
 	for _, r := range rs {
-		require.JSONEq(t, `{"status": "eventful", "snapshot_id": "00ff"}`, string(r.Result))
+		require.JSONEq(t, `{"status": "eventful", "snapshot_id": "00ff00ff00ff00ff00ff00ff00ff00ff00ff00ff"}`, string(r.Result))
 		require.Equal(t, "w1", r.Worker)
 	}
 }

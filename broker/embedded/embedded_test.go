@@ -362,6 +362,8 @@ func TestCompleteValidation(t *testing.T) {
 		{embedded.Result{ID: "x", Worker: "w"}, "status"},
 		{embedded.Result{ID: "x", Worker: "w", Status: celery.VisitEventful, Snapshot: "xyz"}, "snapshot"},
 		{embedded.Result{ID: "x", Worker: "w", Status: celery.VisitEventful, Snapshot: "abc"}, "snapshot"},
+		{embedded.Result{ID: "x", Worker: "w", Status: celery.VisitEventful, Snapshot: "00"}, "snapshot"},
+		{embedded.Result{ID: "x", Worker: "w", Status: celery.VisitFailed, Error: "bad \xff"}, "error"},
 		{embedded.Result{ID: "x", Status: celery.VisitEventful}, "worker"},
 	} {
 		_, err := b.Complete(context.Background(), c.r)

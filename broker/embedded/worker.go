@@ -2,7 +2,6 @@ package embedded
 
 import (
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -153,8 +152,7 @@ type Result struct {
 	Worker string
 	// Status is eventful, uneventful, failed or not_found.
 	Status celery.VisitStatus
-	// Snapshot is the snapshot id in hex (any even number of hex digits;
-	// a Software Heritage snapshot id, a sha1, has 40); optional.
+	// Snapshot is the snapshot id, 40 hex digits; optional.
 	Snapshot string
 	// Error says what went wrong (failed, not_found); optional.
 	Error string
@@ -169,11 +167,12 @@ func (r Result) Validate() error {
 	default:
 		return revisit.Invalidf("status", "%q is not one of eventful, uneventful, failed, not_found", truncate(string(r.Status)))
 	}
-	if _, err := hex.DecodeString(r.Snapshot); err != nil {
-		return revisit.Invalidf("snapshot", "%q is not hex (an even number of hex digits; a sha1 snapshot id has 40)",
-			truncate(r.Snapshot))
+	if r.Snapshot != "" {
+		if _, err := revisit.ParseSnapshotID("snapshot", r.Snapshot); err != nil {
+			return err
+		}
 	}
-	return nil
+	return revisit.ValidateText("error", r.Error)
 }
 
 // truncate shortens untrusted text quoted in an error.

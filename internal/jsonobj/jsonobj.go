@@ -20,11 +20,15 @@ import (
 // Object is a decoded JSON object: its fields, not yet decoded.
 type Object map[string]json.RawMessage
 
-// Parse decodes data as one JSON object whose keys are all among known.
+// Parse decodes data as one JSON object whose keys are all among known,
+// none of them twice, and whose text is valid UTF-8 (see Check).
 func Parse(data []byte, known []string) (Object, error) {
 	var obj Object
 	if err := json.Unmarshal(data, &obj); err != nil || obj == nil {
 		return nil, parseError(data)
+	}
+	if err := Check(data); err != nil {
+		return nil, err
 	}
 	var unknown []string
 	for k := range obj {
@@ -111,11 +115,10 @@ func (o Object) Time(name string) (*time.Time, error) {
 	if ok, err := o.Decode(name, &s, "a string"); !ok || err != nil {
 		return nil, err
 	}
-	t, err := time.Parse(time.RFC3339Nano, s)
+	t, err := revisit.ParseTime(name, s)
 	if err != nil {
-		return nil, revisit.Invalidf(name, "%q is not an RFC 3339 time with a zone", s)
+		return nil, err
 	}
-	t = t.UTC()
 	return &t, nil
 }
 

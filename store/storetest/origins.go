@@ -182,6 +182,19 @@ func init() {
 			"unknown lister":      func(o *revisit.ListedOrigin) { o.ListerID = uuid.New() },
 			"nil lister":          func(o *revisit.ListedOrigin) { o.ListerID = uuid.Nil },
 			"forked_from_url bad": func(o *revisit.ListedOrigin) { o.ForkedFromURL = sp("nope") },
+			"url invalid UTF-8":   func(o *revisit.ListedOrigin) { o.URL = "https://e.org/\xff\xfe" },
+			"forked_from_url invalid UTF-8": func(o *revisit.ListedOrigin) {
+				o.ForkedFromURL = sp("https://e.org/\xff\xfe")
+			},
+			"extra arguments too deep": func(o *revisit.ListedOrigin) {
+				o.ExtraLoaderArguments = nested(revisit.MaxExtraLoaderArgumentsDepth + 1)
+			},
+			"extra arguments too large": func(o *revisit.ListedOrigin) {
+				o.ExtraLoaderArguments = map[string]any{"a": strings.Repeat("x", revisit.MaxExtraLoaderArgumentsBytes)}
+			},
+			"extra arguments invalid UTF-8": func(o *revisit.ListedOrigin) {
+				o.ExtraLoaderArguments = map[string]any{"a": []any{"ok", "\xff"}}
+			},
 		}
 		f.clock.Advance(time.Hour)
 		for what, spoil := range bad {
@@ -198,6 +211,12 @@ func init() {
 		after := f.get(l.ID, "existing", "git")
 		require.True(t, after.Enabled, "the existing row was not updated")
 		requireTime(t, before.LastSeen, after.LastSeen)
+
+		deepest := origin(l.ID, "deepest", "git")
+		deepest.ExtraLoaderArguments = nested(revisit.MaxExtraLoaderArgumentsDepth)
+		f.record(deepest)
+		require.Equal(t, deepest.ExtraLoaderArguments, f.get(l.ID, "deepest", "git").ExtraLoaderArguments,
+			"extra loader arguments as deep as allowed are kept whole")
 	})
 
 	register("ListedOrigins/Pagination", func(t *testing.T, newStore NewStore) {
@@ -309,6 +328,16 @@ func init() {
 // paginationFixture records, in a scrambled order, rows whose keys share
 // lister and url but differ by visit type, and share urls across the two
 // listers; some are disabled. It returns them in key order.
+// nested returns extra loader arguments nesting depth objects:
+// {"a": {"a": … {}}}.
+func nested(depth int) map[string]any {
+	m := map[string]any{}
+	for range depth - 1 {
+		m = map[string]any{"a": m}
+	}
+	return m
+}
+
 func paginationFixture(f *fixture) []revisit.ListedOrigin {
 	f.t.Helper()
 	a := f.lister("gitlab", "gitlab.com")

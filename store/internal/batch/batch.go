@@ -147,21 +147,13 @@ func CheckListersKnown(origins []revisit.ListedOrigin, known []uuid.UUID) error 
 	return nil
 }
 
-// Page sizes of listed origins.
-const (
-	DefaultPageLimit = 1000
-	MaxPageLimit     = 10000
-)
-
-// PageLimit returns the page size to use for a requested limit.
+// PageLimit returns the page size to use for a requested limit: its
+// default (revisit.PageSize) for 0, the limit itself once checked.
 func PageLimit(limit int) (int, error) {
-	switch {
-	case limit == 0:
-		return DefaultPageLimit, nil
-	case limit < 0 || limit > MaxPageLimit:
-		return 0, revisit.Invalidf("limit", "must be between 1 and %d, not %d", MaxPageLimit, limit)
+	if limit == 0 {
+		return revisit.PageSize.Def, nil
 	}
-	return limit, nil
+	return limit, revisit.PageSize.Check(limit)
 }
 
 // Page turns up to limit+1 rows read in key order into a page whose token is
