@@ -96,6 +96,7 @@ func TestVisitStatusIngestWorkers(t *testing.T) {
 func TestVisitStatusIngestRefusesFutureAndMalformed(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
+	h.ok("db", "migrate") // creates the store the read-only commands below read
 	status := func(date, extra string) string {
 		return `{"origin": "https://forge.example/a", "visit_type": "git", "status": "full", "date": "` + date + `"` + extra + `}`
 	}
