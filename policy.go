@@ -99,7 +99,7 @@ type GrabParams struct {
 
 // MaxGrabCount bounds one grab, so that one call cannot lock a visit type for
 // long.
-const MaxGrabCount = 10_000
+const MaxGrabCount = 100_000
 
 // GrabCount is the rule of the count of a grab, whichever way it comes.
 var GrabCount = Limit{Field: "count", Min: 1, Max: MaxGrabCount}

@@ -111,7 +111,7 @@ func TestTaskListPendingRespawnRuns(t *testing.T) {
 	require.Len(t, h.jsonList("task", "list-pending", "load-git", "--before", "2025-01-15"), 1)
 	require.Len(t, h.jsonList("task", "list-pending", "load-git", "--limit", "1"), 2, "one of each kind")
 	require.Contains(t, h.fails(ExitUsage, "task", "list-pending", "load-git", "--limit", "0"),
-		"--limit: must be between 1 and 10000, not 0")
+		"--limit: must be between 1 and 100000, not 0")
 
 	h.ok("task", "respawn", "4", "--next-run", "2025-01-02")
 	require.Len(t, h.jsonList("task", "list-pending", "load-git"), 4)

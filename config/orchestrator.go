@@ -11,7 +11,7 @@ import (
 // Orchestrator configures revisit schedule-recurrent (semantics.md §4):
 //
 //	orchestrator:
-//	  max_per_round: 10000        # free slots filled per round, at most (1 to 10000)
+//	  max_per_round: 10000        # free slots filled per round, at most (1 to 100000)
 //	  min_free_ratio: 0.05        # publish only when this much of the queue is free
 //	  queue_full_backoff: 60s
 //	  no_origins_backoff: 20m

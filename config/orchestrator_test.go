@@ -57,8 +57,8 @@ func TestOrchestratorErrorsNameTheKey(t *testing.T) {
 		{"orchestrator: {scheduling_policy: {git: [{policy: stop_after_success, weight: 1, wieght: 2}]}}", `unknown key "orchestrator.scheduling_policy.git[0].wieght"`},
 		{"orchestrator: {scheduling_policy: {Git Hub: [{policy: stop_after_success, weight: 1}]}}", "not a visit type"},
 		{"orchestrator: {min_free_ratio: 2}", "orchestrator.min_free_ratio"},
-		{"orchestrator: {max_per_round: 0}", "orchestrator.max_per_round: must be between 1 and 10000, not 0"},
-		{"orchestrator: {max_per_round: 50000}", "orchestrator.max_per_round: must be between 1 and 10000, not 50000"},
+		{"orchestrator: {max_per_round: 0}", "orchestrator.max_per_round: must be between 1 and 100000, not 0"},
+		{"orchestrator: {max_per_round: 500000}", "orchestrator.max_per_round: must be between 1 and 100000, not 500000"},
 		{"orchestrator: {visit_timeout: 0s}", "orchestrator.visit_timeout"},
 		{"orchestrator: {visit_timeouts: {git: soon}}", "visit_timeouts"},
 	} {
