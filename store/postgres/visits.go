@@ -117,12 +117,19 @@ func checkLease(ctx context.Context, tx pgx.Tx, name, owner string, now time.Tim
 
 // VisitsSent marks pending visits sent.
 func (s *Store) VisitsSent(ctx context.Context, ids []string, at time.Time) (int, error) {
-	tag, err := s.pool.Exec(ctx, `UPDATE visit_in_flight SET state = 'sent', sent_at = GREATEST($2, scheduled_at)
-		WHERE id = ANY($1) AND state = 'pending'`, batch.MessageIDs(ids), revisit.Microsecond(at))
+	n, err := markSent(ctx, s.pool, ids, at)
 	if err != nil {
 		return 0, translate(wrap(err, "mark %d visits sent", len(ids)))
 	}
-	return int(tag.RowsAffected()), nil
+	return n, nil
+}
+
+// markSent marks sent at `at` (or at their scheduled time if later) the
+// pending visits among ids, through q, and returns how many it changed.
+func markSent(ctx context.Context, q querier, ids []string, at time.Time) (int, error) {
+	tag, err := q.Exec(ctx, `UPDATE visit_in_flight SET state = 'sent', sent_at = GREATEST($2, scheduled_at)
+		WHERE id = ANY($1) AND state = 'pending'`, batch.MessageIDs(ids), revisit.Microsecond(at))
+	return int(tag.RowsAffected()), err
 }
 
 // VisitsRelease forgets pending visits and makes their origins eligible.

@@ -86,17 +86,25 @@ func checkLease(ctx context.Context, tx *sql.Tx, name, owner string, now time.Ti
 
 // VisitsSent marks pending visits sent.
 func (s *Store) VisitsSent(ctx context.Context, ids []string, at time.Time) (int, error) {
-	var n int64
+	var n int
 	err := s.write(ctx, "mark visits sent", func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE visit_in_flight SET state = 'sent', sent_at = max(?2, scheduled_at)
-			WHERE id IN (SELECT value FROM json_each(?1)) AND state = 'pending'`,
-			jsonArray(batch.MessageIDs(ids)), micro(at))
-		if err != nil {
-			return err
-		}
-		n, err = res.RowsAffected()
+		var err error
+		n, err = markSent(ctx, tx, ids, at)
 		return err
 	})
+	return n, err
+}
+
+// markSent marks sent at `at` (or at their scheduled time if later) the
+// pending visits among ids, in tx, and returns how many it changed.
+func markSent(ctx context.Context, tx *sql.Tx, ids []string, at time.Time) (int, error) {
+	res, err := tx.ExecContext(ctx, `UPDATE visit_in_flight SET state = 'sent', sent_at = max(?2, scheduled_at)
+		WHERE id IN (SELECT value FROM json_each(?1)) AND state = 'pending'`,
+		jsonArray(batch.MessageIDs(ids)), micro(at))
+	if err != nil {
+		return 0, err
+	}
+	n, err := res.RowsAffected()
 	return int(n), err
 }
 
