@@ -97,7 +97,7 @@ func (p *proc) interrupt(t *testing.T, timeout time.Duration) (int, time.Duratio
 
 // orchestratorConfig writes a configuration file for the subprocesses,
 // with rounds of 200 origins at most, roundJitter apart on average.
-func orchestratorConfig(t *testing.T, storeURL string, roundJitter string) string {
+func orchestratorConfig(t *testing.T, storeURL, brokerURL, roundJitter string) string {
 	t.Helper()
 	name := filepath.Join(t.TempDir(), "revisit.yaml")
 	text := fmt.Sprintf(`store: %q
@@ -109,7 +109,7 @@ orchestrator:
   no_origins_backoff: 200ms
   lease_ttl: 300ms
   grace_period: 10s
-`, storeURL, celerytest.URL(), roundJitter)
+`, storeURL, brokerURL, roundJitter)
 	require.NoError(t, os.WriteFile(name, []byte(text), 0o600))
 	return name
 }
@@ -167,7 +167,7 @@ func TestKillNineLosesNothing(t *testing.T) {
 	origins := names("o", 20_000)
 	w.addNeverVisited(origins...)
 	// Rounds of 200 every 25 ms on average: kills land mid-way.
-	cfg := orchestratorConfig(t, storeURL, "50ms")
+	cfg := orchestratorConfig(t, storeURL, celerytest.URL(), "50ms")
 
 	const kills = 8
 	for i := range kills {
@@ -209,7 +209,7 @@ func TestReplicasShareNothingAndTakeOver(t *testing.T) {
 	ch := declaredQueue(t, queue)
 	w := newWorld(t, st, queue, 100_000)
 	w.addNeverVisited(names("a", 1000)...)
-	cfg := orchestratorConfig(t, storeURL, "1ms")
+	cfg := orchestratorConfig(t, storeURL, celerytest.URL(), "1ms")
 
 	a := startRevisit(t, "--config", cfg, "schedule-recurrent", "--results=false")
 	b := startRevisit(t, "--config", cfg, "schedule-recurrent", "--results=false")
@@ -264,7 +264,7 @@ func TestSIGTERMMidRound(t *testing.T) {
 	ch := declaredQueue(t, queue)
 	w := newWorld(t, st, queue, 100_000)
 	w.addNeverVisited(names("o", 20_000)...)
-	p := startRevisit(t, "--config", orchestratorConfig(t, storeURL, "20ms"), "schedule-recurrent", "--results=false")
+	p := startRevisit(t, "--config", orchestratorConfig(t, storeURL, celerytest.URL(), "20ms"), "schedule-recurrent", "--results=false")
 	celerytest.WaitFor(t, 30*time.Second, "publishing to start", func() bool { return depth(t, ch, queue) > 0 })
 	code, took := p.interrupt(t, 15*time.Second)
 	require.Equal(t, 0, code)
