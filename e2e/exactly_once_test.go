@@ -59,19 +59,7 @@ func TestKillNineEmbeddedExactlyOnce(t *testing.T) {
 			}
 			t.Logf("%d kills: %+v in flight", kills, w.inFlight())
 
-			// The worst instant, made to last: the messages are published but
-			// the visits cannot be recorded sent; the process is killed there.
-			late := names("late", 1000)
-			w.addNeverVisited(late...)
-			origins = append(origins, late...)
-			undo := refuseSent(t, engine, storeURL)
-			p := startRevisit(t, "--config", cfg, "schedule-recurrent", "--results=false")
-			celerytest.WaitFor(t, 30*time.Second, "the orchestrator driving git", func() bool {
-				return strings.Contains(p.stderr.String(), "driving visit type")
-			})
-			time.Sleep(time.Second)
-			p.kill9(t)
-			undo()
+			origins = append(origins, killUnrecorded(t, w, engine, storeURL, cfg)...)
 			t.Logf("killed while visits could not be recorded sent: %+v in flight", w.inFlight())
 
 			base := startServeProc(t, cfg)
@@ -102,6 +90,10 @@ func embeddedStore(t *testing.T, engine string) (store.Store, string) {
 	return st, "sqlite://" + path
 }
 
+// refusedSent is the error of a store refusing to mark visits sent
+// (refuseSent).
+const refusedSent = "test: visits cannot be marked sent"
+
 // refuseSent makes the store of engine at storeURL refuse to mark visits
 // sent (a trigger fails the statement) until the function it returns is
 // called.
@@ -113,7 +105,7 @@ func refuseSent(t *testing.T, engine, storeURL string) (undo func()) {
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = conn.Close(ctx) })
 		_, err = conn.Exec(ctx, `CREATE FUNCTION refuse_sent() RETURNS trigger LANGUAGE plpgsql AS
-			$$ BEGIN RAISE EXCEPTION 'test: visits cannot be marked sent'; END $$;
+			$$ BEGIN RAISE EXCEPTION '`+refusedSent+`'; END $$;
 			CREATE TRIGGER refuse_sent BEFORE UPDATE ON visit_in_flight
 			FOR EACH ROW WHEN (NEW.state = 'sent') EXECUTE FUNCTION refuse_sent()`)
 		require.NoError(t, err)
@@ -126,7 +118,7 @@ func refuseSent(t *testing.T, engine, storeURL string) (undo func()) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = db.Close() })
 	_, err = db.ExecContext(ctx, `CREATE TRIGGER refuse_sent BEFORE UPDATE ON visit_in_flight
-		WHEN NEW.state = 'sent' BEGIN SELECT RAISE(ABORT, 'test: visits cannot be marked sent'); END`)
+		WHEN NEW.state = 'sent' BEGIN SELECT RAISE(ABORT, '`+refusedSent+`'); END`)
 	require.NoError(t, err)
 	return func() {
 		_, err := db.ExecContext(ctx, `DROP TRIGGER refuse_sent`)

@@ -180,9 +180,12 @@ func (l *loop) acquire(ctx context.Context) error {
 }
 
 // recover releases the visits a crash or a failed round left pending, so
-// that their origins are offered again.
+// that their origins are offered again. Unless the broker records the
+// visits it queues (broker.VisitRecorder), their messages may be queued
+// already: the visits are kept as lost, so that their results still count.
 func (l *loop) recover(ctx context.Context) error {
-	n, err := l.o.store.VisitsRecover(ctx, l.visitType)
+	_, exact := l.o.broker.(broker.VisitRecorder)
+	n, err := l.o.store.VisitsRecover(ctx, l.visitType, !exact)
 	if err != nil {
 		return fmt.Errorf("recover pending visits: %w", err)
 	}

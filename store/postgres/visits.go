@@ -139,10 +139,16 @@ func (s *Store) VisitsRelease(ctx context.Context, ids []string) (int, error) {
 	return n, translate(wrap(err, "release %d visits", len(ids)))
 }
 
-// VisitsRecover releases every pending visit of a visit type.
-func (s *Store) VisitsRecover(ctx context.Context, visitType string) (int, error) {
-	n, err := s.restoreInTx(ctx, `DELETE FROM visit_in_flight
-		WHERE visit_type = $1 AND lost_at IS NULL AND state = 'pending'`, visitType)
+// VisitsRecover releases every pending visit of a visit type, deleted or
+// kept as lost.
+func (s *Store) VisitsRecover(ctx context.Context, visitType string, maybePublished bool) (int, error) {
+	change, args := `DELETE FROM visit_in_flight
+		WHERE visit_type = $1 AND lost_at IS NULL AND state = 'pending'`, []any{visitType}
+	if maybePublished {
+		change, args = `UPDATE visit_in_flight SET state = 'lost', lost_at = $2, sent_at = scheduled_at
+			WHERE visit_type = $1 AND lost_at IS NULL AND state = 'pending'`, []any{visitType, s.now()}
+	}
+	n, err := s.restoreInTx(ctx, change, args...)
 	return n, translate(wrap(err, "recover %s visits", visitType))
 }
 

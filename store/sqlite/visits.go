@@ -114,9 +114,15 @@ func (s *Store) VisitsRelease(ctx context.Context, ids []string) (int, error) {
 		WHERE id IN (SELECT value FROM json_each(?1)) AND state = 'pending'`, jsonArray(batch.MessageIDs(ids)))
 }
 
-// VisitsRecover releases every pending visit of a visit type.
-func (s *Store) VisitsRecover(ctx context.Context, visitType string) (int, error) {
-	return s.restore(ctx, "recover "+visitType+" visits",
+// VisitsRecover releases every pending visit of a visit type, deleted or
+// kept as lost.
+func (s *Store) VisitsRecover(ctx context.Context, visitType string, maybePublished bool) (int, error) {
+	op := "recover " + visitType + " visits"
+	if maybePublished {
+		return s.restore(ctx, op, `UPDATE visit_in_flight SET state = 'lost', lost_at = ?2, sent_at = scheduled_at
+			WHERE visit_type = ?1 AND lost_at IS NULL AND state = 'pending'`, visitType, micro(s.now()))
+	}
+	return s.restore(ctx, op,
 		`DELETE FROM visit_in_flight WHERE visit_type = ?1 AND lost_at IS NULL AND state = 'pending'`, visitType)
 }
 

@@ -316,7 +316,7 @@ func init() {
 		n, err = f.s.VisitsRelease(f.ctx, visitIDs(vs[:2]))
 		require.NoError(t, err)
 		require.Zero(t, n, "a visit whose message is queued is not released")
-		n, err = f.s.VisitsRecover(f.ctx, "git")
+		n, err = f.s.VisitsRecover(f.ctx, "git", false)
 		require.NoError(t, err)
 		require.Equal(t, 1, n, "recovery releases only the visit whose message is not queued")
 		require.Equal(t, revisit.VisitCounts{VisitType: "git", Sent: 2}, f.counts()["git"])

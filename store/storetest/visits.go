@@ -179,7 +179,7 @@ func init() {
 			VisitType: "hg", Count: 1, Policy: revisit.OldestScheduledFirst}})
 		require.NoError(t, err)
 
-		n, err := f.s.VisitsRecover(f.ctx, "git")
+		n, err := f.s.VisitsRecover(f.ctx, "git", false)
 		require.NoError(t, err)
 		require.Equal(t, 1, n)
 		c := f.counts()
@@ -187,6 +187,41 @@ func init() {
 		require.Equal(t, revisit.VisitCounts{VisitType: "hg", Pending: 1}, c["hg"])
 		require.Nil(t, f.stats("o2", "git").LastScheduled)
 		require.Equal(t, []string{"o2"}, visitNames(f.dispatch(5, nil)), "the recovered origin is offered again")
+	})
+
+	register("Visits/RecoverMaybePublishedKeepsThemLost", func(t *testing.T, newStore NewStore) {
+		f := newFixture(t, newStore)
+		f.gitOrigins(2)
+		first := f.dispatch(2, nil)
+		f.clock.Set(at(time.Minute))
+		n, err := f.s.VisitsRecover(f.ctx, "git", true)
+		require.NoError(t, err)
+		require.Equal(t, 2, n)
+		require.Equal(t, revisit.VisitCounts{VisitType: "git", Lost: 2}, f.counts()["git"])
+		got, err := f.s.VisitsGet(f.ctx, visitIDs(first))
+		require.NoError(t, err)
+		require.Len(t, got, 2, "kept, so that a result for them is one of a known visit")
+		for _, v := range got {
+			require.Equal(t, revisit.VisitLost, v.State)
+			requireTimePtr(t, &base, v.SentAt, "maybe sent when scheduled")
+		}
+		require.Nil(t, f.stats("o0", "git").LastScheduled, "the origin is eligible again")
+		again := f.dispatch(5, nil)
+		require.Equal(t, []string{"o0", "o1"}, visitNames(again), "the recovered origins are offered again")
+
+		n, err = f.s.VisitsExpire(f.ctx, "git", at(day))
+		require.NoError(t, err)
+		require.Zero(t, n, "a recovered visit is not lost twice")
+		closed, err := f.s.VisitsClose(f.ctx, []string{first[0].ID})
+		require.NoError(t, err)
+		require.Len(t, closed, 1, "a result closes a recovered visit")
+		n, err = f.s.VisitsForgetLost(f.ctx, "git", base)
+		require.NoError(t, err)
+		require.Zero(t, n)
+		n, err = f.s.VisitsForgetLost(f.ctx, "git", at(time.Second))
+		require.NoError(t, err)
+		require.Equal(t, 1, n, "the lost retention forgets a recovered visit without result")
+		require.Equal(t, revisit.VisitCounts{VisitType: "git", Pending: 2}, f.counts()["git"])
 	})
 
 	register("Visits/ExpireMarksLostAndRestores", func(t *testing.T, newStore NewStore) {
