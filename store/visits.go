@@ -26,8 +26,9 @@ type VisitStore interface {
 	VisitsSent(ctx context.Context, ids []string, at time.Time) (int, error)
 	// VisitsRelease forgets pending visits whose messages were not
 	// delivered and makes their origins eligible again; it returns how many
-	// it released.
-	VisitsRelease(ctx context.Context, ids []string) (int, error)
+	// it released. With maybePublished (a message sent but not confirmed
+	// may be in the queue), they are kept as lost, like VisitsRecover's.
+	VisitsRelease(ctx context.Context, ids []string, maybePublished bool) (int, error)
 	// VisitsRecover releases every pending visit of a visit type: what a
 	// crash left between grab and the record of its publication. Call it
 	// while holding the visit type's lease, before the first round. With

@@ -313,7 +313,7 @@ func init() {
 		n, err := f.s.VisitsSent(f.ctx, visitIDs(vs[:2]), at(time.Hour))
 		require.NoError(t, err)
 		require.Zero(t, n, "recording the confirms afterwards changes nothing")
-		n, err = f.s.VisitsRelease(f.ctx, visitIDs(vs[:2]))
+		n, err = f.s.VisitsRelease(f.ctx, visitIDs(vs[:2]), false)
 		require.NoError(t, err)
 		require.Zero(t, n, "a visit whose message is queued is not released")
 		n, err = f.s.VisitsRecover(f.ctx, "git", false)
