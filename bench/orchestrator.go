@@ -146,7 +146,7 @@ func RunOrchestrator(ctx context.Context, cfg OrchestratorConfig) (OrchestratorR
 // round. Ending them leaves as many dead rows as the previous run made,
 // so the run then maintains the store again.
 func forgetVisits(ctx context.Context, s store.Store, visitType string) error {
-	if _, err := s.VisitsRecover(ctx, visitType); err != nil {
+	if _, err := s.VisitsRecover(ctx, visitType, false); err != nil {
 		return err
 	}
 	end := time.Now().AddDate(100, 0, 0)

@@ -80,6 +80,16 @@ var (
 	ErrDuplicateID = errors.New("duplicate message id in batch")
 )
 
+// VisitRecorder is a Broker whose Publish, in the transaction that queues
+// the messages, marks their visits sent (the embedded broker, through
+// store.QueueStore.QueueMessagesEnqueue): a visit still pending after a
+// crash was never published, and none is published twice.
+type VisitRecorder interface {
+	Broker
+	// RecordsVisitsSent marks the implementation; it does nothing.
+	RecordsVisitsSent()
+}
+
 // Broker carries task messages to workers and their events back.
 // Implementations are safe for concurrent use.
 type Broker interface {

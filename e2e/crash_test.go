@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -17,11 +18,14 @@ import (
 
 	"github.com/revisit-sched/revisit/internal/teststore"
 
+	"github.com/prometheus/client_golang/prometheus"
 	amqp091 "github.com/rabbitmq/amqp091-go"
 	"github.com/stretchr/testify/require"
 
 	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/celery"
 	"github.com/revisit-sched/revisit/internal/celerytest"
+	"github.com/revisit-sched/revisit/listener"
 )
 
 // proc is a revisit subprocess.
@@ -97,7 +101,7 @@ func (p *proc) interrupt(t *testing.T, timeout time.Duration) (int, time.Duratio
 
 // orchestratorConfig writes a configuration file for the subprocesses,
 // with rounds of 200 origins at most, roundJitter apart on average.
-func orchestratorConfig(t *testing.T, storeURL string, roundJitter string) string {
+func orchestratorConfig(t *testing.T, storeURL, brokerURL, roundJitter string) string {
 	t.Helper()
 	name := filepath.Join(t.TempDir(), "revisit.yaml")
 	text := fmt.Sprintf(`store: %q
@@ -109,7 +113,7 @@ orchestrator:
   no_origins_backoff: 200ms
   lease_ttl: 300ms
   grace_period: 10s
-`, storeURL, celerytest.URL(), roundJitter)
+`, storeURL, brokerURL, roundJitter)
 	require.NoError(t, os.WriteFile(name, []byte(text), 0o600))
 	return name
 }
@@ -133,17 +137,30 @@ func declaredQueue(t *testing.T, name string) *amqp091.Channel {
 func drain(t *testing.T, ch *amqp091.Channel, queue string) map[string]int {
 	t.Helper()
 	seen := map[string]int{}
+	for _, m := range drainMessages(t, ch, queue) {
+		seen[m.url]++
+	}
+	return seen
+}
+
+// queued is a message read from a queue: its id and url kwarg.
+type queued struct{ id, url string }
+
+// drainMessages reads every message of queue.
+func drainMessages(t *testing.T, ch *amqp091.Channel, queue string) []queued {
+	t.Helper()
+	var out []queued
 	for {
 		msg, ok, err := ch.Get(queue, true)
 		require.NoError(t, err)
 		if !ok {
-			return seen
+			return out
 		}
 		var body []json.RawMessage
 		require.NoError(t, json.Unmarshal(msg.Body, &body))
 		var kw struct{ URL string }
 		require.NoError(t, json.Unmarshal(body[1], &kw))
-		seen[kw.URL]++
+		out = append(out, queued{id: msg.CorrelationId, url: kw.URL})
 	}
 }
 
@@ -155,9 +172,11 @@ func depth(t *testing.T, ch *amqp091.Channel, queue string) int {
 }
 
 // TestKillNineLosesNothing kills the orchestrator with SIGKILL at random
-// points of its rounds, restarts it, and checks that every origin is
-// published in the end, duplicates staying within one batch per kill, and
-// that SIGTERM then stops it cleanly.
+// points of its rounds, and once between publishing a batch and recording
+// it sent, restarts it, and checks that every origin is published in the
+// end, duplicates staying within one batch per kill, that SIGTERM then
+// stops it cleanly, and that the result of every message, duplicates
+// included, closes a visit (none is of an unknown visit).
 func TestKillNineLosesNothing(t *testing.T) {
 	t.Parallel()
 	st, storeURL := teststore.Postgres(t)
@@ -167,7 +186,7 @@ func TestKillNineLosesNothing(t *testing.T) {
 	origins := names("o", 20_000)
 	w.addNeverVisited(origins...)
 	// Rounds of 200 every 25 ms on average: kills land mid-way.
-	cfg := orchestratorConfig(t, storeURL, "50ms")
+	cfg := orchestratorConfig(t, storeURL, celerytest.URL(), "50ms")
 
 	const kills = 8
 	for i := range kills {
@@ -176,6 +195,7 @@ func TestKillNineLosesNothing(t *testing.T) {
 		p.kill9(t)
 		t.Logf("kill %d: %d messages so far", i+1, depth(t, ch, queue))
 	}
+	origins = append(origins, killUnrecorded(t, w, "postgres", storeURL, cfg)...)
 	p := startRevisit(t, "--config", cfg, "schedule-recurrent", "--results=false")
 	celerytest.WaitFor(t, 60*time.Second, "every origin published", func() bool {
 		c := w.inFlight()
@@ -185,18 +205,69 @@ func TestKillNineLosesNothing(t *testing.T) {
 	require.Equal(t, 0, code, "SIGTERM exits 0")
 	require.Less(t, took, 10*time.Second)
 
-	seen := drain(t, ch, queue)
+	msgs := drainMessages(t, ch, queue)
+	seen := map[string]int{}
+	for _, m := range msgs {
+		seen[m.url]++
+	}
 	dups := 0
 	for _, n := range origins {
 		require.GreaterOrEqual(t, seen[url(n)], 1, "%s never published", n)
 		dups += seen[url(n)] - 1
 	}
 	require.Len(t, seen, len(origins))
-	t.Logf("%d kills, %d duplicate messages", kills, dups)
-	require.LessOrEqual(t, dups, kills*200, "at most the batch in flight is duplicated at each kill")
+	t.Logf("%d kills, %d duplicate messages", kills+1, dups)
+	require.Positive(t, dups, "a kill between publishing and recording duplicates its batch")
+	require.LessOrEqual(t, dups, (kills+1)*200, "at most the batch in flight is duplicated at each kill")
 	c := w.inFlight()
-	require.Equal(t, revisit.VisitCounts{VisitType: "git", Sent: int64(len(origins))}, c,
-		"every origin has one in-flight record, sent")
+	require.Equal(t, int64(len(origins)), c.Sent, "every origin has one in-flight record, sent")
+	require.Zero(t, c.Pending)
+
+	reg := prometheus.NewRegistry()
+	l := listener.New(st, nil, listener.Config{Metrics: listener.NewMetrics(reg)})
+	for batch := range slices.Chunk(msgs, 5000) {
+		events := make([]celery.Event, len(batch))
+		for i, m := range batch {
+			events[i] = celery.Event{Type: celery.TypeResult, UUID: m.id, Timestamp: time.Now().UTC(),
+				VisitResult: &celery.VisitResult{Status: celery.VisitUneventful}}
+		}
+		require.NoError(t, l.Handle(context.Background(), events))
+	}
+	require.Zero(t, counterValue(t, reg, "revisit_results_unknown_total"), "results of unknown visits")
+	require.GreaterOrEqual(t, c.Lost, int64(dups), "the recovered visits were kept, lost, for their results")
+	require.Equal(t, revisit.VisitCounts{VisitType: "git", Lost: c.Lost - int64(dups)}, w.inFlight(),
+		"every result closed its visit; the recovered visits whose message never reached the queue are left, lost")
+}
+
+// killUnrecorded lists 1000 more origins, makes the store of engine refuse
+// to record visits sent, runs the orchestrator until it tried to record
+// its first batch, kills it there and lets the store record again. It
+// returns the origins' names.
+func killUnrecorded(t *testing.T, w *world, engine, storeURL, cfg string) []string {
+	late := names("late", 1000)
+	w.addNeverVisited(late...)
+	undo := refuseSent(t, engine, storeURL)
+	p := startRevisit(t, "--config", cfg, "schedule-recurrent", "--results=false")
+	celerytest.WaitFor(t, 30*time.Second, "a batch published but not recorded", func() bool {
+		return strings.Contains(p.stderr.String(), refusedSent)
+	})
+	p.kill9(t)
+	undo()
+	return late
+}
+
+// counterValue returns the value of the counter named name in reg.
+func counterValue(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			return mf.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	t.Fatalf("no metric %s", name)
+	return 0
 }
 
 // TestReplicasShareNothingAndTakeOver runs two orchestrators against one
@@ -209,7 +280,7 @@ func TestReplicasShareNothingAndTakeOver(t *testing.T) {
 	ch := declaredQueue(t, queue)
 	w := newWorld(t, st, queue, 100_000)
 	w.addNeverVisited(names("a", 1000)...)
-	cfg := orchestratorConfig(t, storeURL, "1ms")
+	cfg := orchestratorConfig(t, storeURL, celerytest.URL(), "1ms")
 
 	a := startRevisit(t, "--config", cfg, "schedule-recurrent", "--results=false")
 	b := startRevisit(t, "--config", cfg, "schedule-recurrent", "--results=false")
@@ -264,7 +335,7 @@ func TestSIGTERMMidRound(t *testing.T) {
 	ch := declaredQueue(t, queue)
 	w := newWorld(t, st, queue, 100_000)
 	w.addNeverVisited(names("o", 20_000)...)
-	p := startRevisit(t, "--config", orchestratorConfig(t, storeURL, "20ms"), "schedule-recurrent", "--results=false")
+	p := startRevisit(t, "--config", orchestratorConfig(t, storeURL, celerytest.URL(), "20ms"), "schedule-recurrent", "--results=false")
 	celerytest.WaitFor(t, 30*time.Second, "publishing to start", func() bool { return depth(t, ch, queue) > 0 })
 	code, took := p.interrupt(t, 15*time.Second)
 	require.Equal(t, 0, code)

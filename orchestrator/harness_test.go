@@ -28,15 +28,18 @@ const gitTask = "swh.loader.git.tasks.UpdateGitRepository"
 // broker where the test's subject is the loop (the real brokers have their
 // own tests, and the end-to-end tests use RabbitMQ).
 type fakeBroker struct {
-	mu        sync.Mutex
-	queues    map[string][]celery.Message
-	all       []celery.Message
-	depthErr  error
-	failAll   bool
-	block     chan struct{} // when set, Publish waits for it to close (or ctx)
-	slowQueue string        // when set, only Publish calls to this queue wait for block
-	maxDepth  int64         // highest depth seen after a publish
-	publishes int
+	mu       sync.Mutex
+	queues   map[string][]celery.Message
+	all      []celery.Message
+	depthErr error
+	failAll  bool
+	// unconfirmAll: messages reach their queue but are reported Failed
+	// with broker.ErrUnconfirmed (the confirm never came).
+	unconfirmAll bool
+	block        chan struct{} // when set, Publish waits for it to close (or ctx)
+	slowQueue    string        // when set, only Publish calls to this queue wait for block
+	maxDepth     int64         // highest depth seen after a publish
+	publishes    int
 }
 
 func newFakeBroker() *fakeBroker { return &fakeBroker{queues: map[string][]celery.Message{}} }
@@ -75,6 +78,9 @@ func (b *fakeBroker) Publish(ctx context.Context, queue string, msgs []celery.Me
 	}
 	for i := range pubs {
 		pubs[i] = broker.Publication{ID: msgs[i].Properties.CorrelationID, Outcome: broker.Confirmed}
+		if b.unconfirmAll {
+			pubs[i].Outcome, pubs[i].Err = broker.Failed, broker.ErrUnconfirmed
+		}
 	}
 	b.queues[queue] = append(b.queues[queue], msgs...)
 	b.all = append(b.all, msgs...)

@@ -180,9 +180,12 @@ func (l *loop) acquire(ctx context.Context) error {
 }
 
 // recover releases the visits a crash or a failed round left pending, so
-// that their origins are offered again.
+// that their origins are offered again. Unless the broker records the
+// visits it queues (broker.VisitRecorder), their messages may be queued
+// already: the visits are kept as lost, so that their results still count.
 func (l *loop) recover(ctx context.Context) error {
-	n, err := l.o.store.VisitsRecover(ctx, l.visitType)
+	_, exact := l.o.broker.(broker.VisitRecorder)
+	n, err := l.o.store.VisitsRecover(ctx, l.visitType, !exact)
 	if err != nil {
 		return fmt.Errorf("recover pending visits: %w", err)
 	}
@@ -453,19 +456,24 @@ func (l *loop) dispatch(ctx context.Context, free int, shares []Share) ([]revisi
 }
 
 // publish sends msgs, the message of each visit, marks the confirmed
-// visits sent and releases the others; it returns how many were confirmed
-// and failed. It runs beside the next round: it touches nothing of the
-// loop's but its metrics and logger.
+// visits sent and releases the others (kept as lost when their message
+// may be in the queue, so that its result still counts); it returns how
+// many were confirmed and failed. It runs beside the next round: it
+// touches nothing of the loop's but its metrics and logger.
 func (l *loop) publish(ctx context.Context, queue string, visits []revisit.Visit, msgs []celery.Message) (int, int, error) {
 	pubs, _ := l.o.broker.Publish(ctx, queue, msgs)
-	var sent, failed []string
+	var sent, failed, unsure []string
 	var firstErr error
 	for i, p := range pubs {
-		if p.Outcome == broker.Confirmed {
+		switch {
+		case p.Outcome == broker.Confirmed:
 			sent = append(sent, visits[i].ID)
 			continue
+		case errors.Is(p.Err, broker.ErrUnconfirmed):
+			unsure = append(unsure, visits[i].ID)
+		default:
+			failed = append(failed, visits[i].ID)
 		}
-		failed = append(failed, visits[i].ID)
 		if firstErr == nil {
 			firstErr = p.Err
 		}
@@ -478,14 +486,23 @@ func (l *loop) publish(ctx context.Context, queue string, visits []revisit.Visit
 		return 0, 0, fmt.Errorf("record %d confirmed visits: %w", len(sent), err)
 	}
 	l.o.metrics.published.WithLabelValues(l.visitType).Add(float64(len(sent)))
-	if len(failed) > 0 {
-		l.o.metrics.publishFailed.WithLabelValues(l.visitType).Add(float64(len(failed)))
-		l.log.Warn("messages not confirmed; their origins are released", "failed", len(failed), "err", firstErr)
-		if _, err := l.o.store.VisitsRelease(cctx, failed); err != nil {
-			return len(sent), len(failed), fmt.Errorf("release %d unconfirmed visits: %w", len(failed), err)
+	n := len(failed) + len(unsure)
+	if n > 0 {
+		l.o.metrics.publishFailed.WithLabelValues(l.visitType).Add(float64(n))
+		l.log.Warn("messages not confirmed; their origins are released", "failed", n, "err", firstErr)
+		for _, r := range []struct {
+			ids            []string
+			maybePublished bool
+		}{{failed, false}, {unsure, true}} {
+			if len(r.ids) == 0 {
+				continue
+			}
+			if _, err := l.o.store.VisitsRelease(cctx, r.ids, r.maybePublished); err != nil {
+				return len(sent), n, fmt.Errorf("release %d unconfirmed visits: %w", len(r.ids), err)
+			}
 		}
 	}
-	return len(sent), len(failed), nil
+	return len(sent), n, nil
 }
 
 // cleanupContext is ctx, or a fresh bounded context when ctx is over (the
@@ -510,7 +527,7 @@ func (l *loop) release(visits []revisit.Visit, why string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 	defer cancel()
-	if _, err := l.o.store.VisitsRelease(ctx, ids); err != nil {
+	if _, err := l.o.store.VisitsRelease(ctx, ids, false); err != nil {
 		l.log.Warn("cannot release visits; recovery will", "why", why, "visits", len(ids), "err", err)
 	}
 }

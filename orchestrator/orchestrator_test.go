@@ -118,6 +118,31 @@ func TestUnconfirmedMessagesReleaseTheirOrigins(t *testing.T) {
 		"once the broker confirms, every origin goes")
 }
 
+// TestUnconfirmedMessagesKeepTheirVisits: a message whose confirm never
+// came may be in the queue; its visit is kept (lost, its origin offered
+// again), so that its result is one of a known visit.
+func TestUnconfirmedMessagesKeepTheirVisits(t *testing.T) {
+	st := teststore.SQLite(t)
+	w := newWorld(t, st, 100)
+	w.add(neverVisited, 30)
+	b := newFakeBroker()
+	b.set(func(b *fakeBroker) { b.unconfirmAll = true })
+	start(t, st, b, testConfig("a"))
+	require.Eventually(t, func() bool { return len(b.published()) >= 30 }, waitFor, tick)
+	b.set(func(b *fakeBroker) { b.unconfirmAll = false })
+	require.Eventually(t, func() bool { return w.counts().Sent == 30 }, waitFor, tick,
+		"the origins are offered again and published")
+	msgs := b.published()
+	ids := make([]string, len(msgs))
+	for i, m := range msgs {
+		ids[i] = m.Properties.CorrelationID
+	}
+	got, err := st.VisitsGet(w.ctx, ids)
+	require.NoError(t, err)
+	require.Equal(t, len(ids), len(got), "every message in the queue has its visit, the unconfirmed ones lost")
+	require.Equal(t, revisit.VisitCounts{VisitType: "git", Sent: 30, Lost: int64(len(ids) - 30)}, w.counts())
+}
+
 // TestASlowQueueDelaysNoOtherVisitType blocks every publish to git's queue:
 // hg's loop goes on publishing its visits all the same.
 func TestASlowQueueDelaysNoOtherVisitType(t *testing.T) {

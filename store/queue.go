@@ -14,11 +14,14 @@ import (
 type QueueStore interface {
 	// QueueMessagesEnqueue adds msgs (ID, Task, Headers, Body; the other
 	// fields are ignored) to queue as ready messages enqueued at now, in
-	// order (their Seq grows along the batch), and creates queue if it does
-	// not exist. The
-	// batch is written whole or not at all: when ids are already in the
-	// store (or repeated in the batch), nothing is written and it returns
-	// those ids with an ErrConflict naming the first.
+	// order (their Seq grows along the batch), creates queue if it does
+	// not exist, and, in the same transaction, marks sent at now
+	// (VisitStore.VisitsSent) the pending visits whose ids are those of
+	// msgs: a visit's message is queued if and only if its visit is no
+	// longer pending, whenever a crash strikes. The batch is written whole
+	// or not at all: when ids are already in the store (or repeated in the
+	// batch), nothing is written and it returns those ids with an
+	// ErrConflict naming the first.
 	QueueMessagesEnqueue(ctx context.Context, queue string, msgs []revisit.QueueMessage, now time.Time) (duplicates []string, err error)
 	// QueueMessagesLease leases up to p.Max messages of p.Queue to
 	// p.Worker until p.Now + p.LeaseFor, incrementing their Attempt, and

@@ -26,12 +26,18 @@ type VisitStore interface {
 	VisitsSent(ctx context.Context, ids []string, at time.Time) (int, error)
 	// VisitsRelease forgets pending visits whose messages were not
 	// delivered and makes their origins eligible again; it returns how many
-	// it released.
-	VisitsRelease(ctx context.Context, ids []string) (int, error)
+	// it released. With maybePublished (a message sent but not confirmed
+	// may be in the queue), they are kept as lost, like VisitsRecover's.
+	VisitsRelease(ctx context.Context, ids []string, maybePublished bool) (int, error)
 	// VisitsRecover releases every pending visit of a visit type: what a
-	// crash left between grab and publish. Call it while holding the
-	// visit type's lease, before the first round.
-	VisitsRecover(ctx context.Context, visitType string) (int, error)
+	// crash left between grab and the record of its publication. Call it
+	// while holding the visit type's lease, before the first round. With
+	// maybePublished (their messages may be in the broker's queue: a crash
+	// between a RabbitMQ publish and VisitsSent), the visits are kept as
+	// lost, sent at their scheduled time, instead of deleted: a result for
+	// them still closes them and counts, and VisitsForgetLost forgets the
+	// others. It returns how many it released.
+	VisitsRecover(ctx context.Context, visitType string, maybePublished bool) (int, error)
 	// VisitsExpire marks lost the sent visits of a visit type sent before
 	// `before`, makes their origins eligible again, and returns how many.
 	VisitsExpire(ctx context.Context, visitType string, before time.Time) (int, error)

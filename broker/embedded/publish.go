@@ -81,6 +81,11 @@ func (b *Broker) Publish(ctx context.Context, queue string, msgs []celery.Messag
 	return pubs, nil
 }
 
+// RecordsVisitsSent makes b a broker.VisitRecorder: the store's enqueue
+// marks the visits of the messages sent in the transaction that queues
+// them.
+func (b *Broker) RecordsVisitsSent() {}
+
 // queueMessage returns the stored form of a Celery task message.
 func queueMessage(m celery.Message) (revisit.QueueMessage, error) {
 	id := m.Properties.CorrelationID

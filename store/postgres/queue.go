@@ -13,7 +13,8 @@ import (
 )
 
 // QueueMessagesEnqueue adds a batch of ready messages to queue, all or
-// nothing.
+// nothing, and marks the pending visits of its messages sent in the same
+// transaction.
 func (s *Store) QueueMessagesEnqueue(ctx context.Context, queue string, msgs []revisit.QueueMessage, now time.Time) ([]string, error) {
 	if dups, err := revisit.ValidateEnqueue(queue, msgs); err != nil {
 		return dups, err
@@ -43,7 +44,8 @@ func (s *Store) QueueMessagesEnqueue(ctx context.Context, queue string, msgs []r
 			return err
 		}
 		if len(inserted) == len(ids) {
-			return nil
+			_, err := markSent(ctx, tx, ids, now)
+			return err
 		}
 		dups = batch.Missing(ids, inserted)
 		return revisit.DuplicateMessagesError(dups)

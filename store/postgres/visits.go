@@ -117,26 +117,44 @@ func checkLease(ctx context.Context, tx pgx.Tx, name, owner string, now time.Tim
 
 // VisitsSent marks pending visits sent.
 func (s *Store) VisitsSent(ctx context.Context, ids []string, at time.Time) (int, error) {
-	tag, err := s.pool.Exec(ctx, `UPDATE visit_in_flight SET state = 'sent', sent_at = GREATEST($2, scheduled_at)
-		WHERE id = ANY($1) AND state = 'pending'`, batch.MessageIDs(ids), revisit.Microsecond(at))
+	n, err := markSent(ctx, s.pool, ids, at)
 	if err != nil {
 		return 0, translate(wrap(err, "mark %d visits sent", len(ids)))
 	}
-	return int(tag.RowsAffected()), nil
+	return n, nil
 }
 
-// VisitsRelease forgets pending visits and makes their origins eligible.
-func (s *Store) VisitsRelease(ctx context.Context, ids []string) (int, error) {
-	n, err := s.restoreInTx(ctx, `DELETE FROM visit_in_flight WHERE id = ANY($1) AND state = 'pending'`,
-		batch.MessageIDs(ids))
+// markSent marks sent at `at` (or at their scheduled time if later) the
+// pending visits among ids, through q, and returns how many it changed.
+func markSent(ctx context.Context, q querier, ids []string, at time.Time) (int, error) {
+	tag, err := q.Exec(ctx, `UPDATE visit_in_flight SET state = 'sent', sent_at = GREATEST($2, scheduled_at)
+		WHERE id = ANY($1) AND state = 'pending'`, batch.MessageIDs(ids), revisit.Microsecond(at))
+	return int(tag.RowsAffected()), err
+}
+
+// VisitsRelease releases pending visits, deleted or kept as lost.
+func (s *Store) VisitsRelease(ctx context.Context, ids []string, maybePublished bool) (int, error) {
+	n, err := s.release(ctx, `id = ANY($1)`, batch.MessageIDs(ids), maybePublished)
 	return n, translate(wrap(err, "release %d visits", len(ids)))
 }
 
-// VisitsRecover releases every pending visit of a visit type.
-func (s *Store) VisitsRecover(ctx context.Context, visitType string) (int, error) {
-	n, err := s.restoreInTx(ctx, `DELETE FROM visit_in_flight
-		WHERE visit_type = $1 AND lost_at IS NULL AND state = 'pending'`, visitType)
+// VisitsRecover releases every pending visit of a visit type, deleted or
+// kept as lost.
+func (s *Store) VisitsRecover(ctx context.Context, visitType string, maybePublished bool) (int, error) {
+	n, err := s.release(ctx, `visit_type = $1 AND lost_at IS NULL`, visitType, maybePublished)
 	return n, translate(wrap(err, "recover %s visits", visitType))
+}
+
+// release releases the pending visits meeting cond, a condition on $1 =
+// key: it deletes them or, when their messages may have been published,
+// keeps them lost since now and sent when scheduled; their origins get
+// their eligibility back either way.
+func (s *Store) release(ctx context.Context, cond string, key any, maybePublished bool) (int, error) {
+	if maybePublished {
+		return s.restoreInTx(ctx, `UPDATE visit_in_flight SET state = 'lost', lost_at = $2, sent_at = scheduled_at
+			WHERE `+cond+` AND state = 'pending'`, key, s.now())
+	}
+	return s.restoreInTx(ctx, `DELETE FROM visit_in_flight WHERE `+cond+` AND state = 'pending'`, key)
 }
 
 // restoreInTx runs restore in a transaction of its own, with statistics

@@ -11,7 +11,8 @@ import (
 )
 
 // QueueMessagesEnqueue adds a batch of ready messages to queue, all or
-// nothing.
+// nothing, and marks the pending visits of its messages sent in the same
+// transaction.
 func (s *Store) QueueMessagesEnqueue(ctx context.Context, queue string, msgs []revisit.QueueMessage, now time.Time) ([]string, error) {
 	if dups, err := revisit.ValidateEnqueue(queue, msgs); err != nil {
 		return dups, err
@@ -45,7 +46,8 @@ func (s *Store) QueueMessagesEnqueue(ctx context.Context, queue string, msgs []r
 		if len(dups) > 0 {
 			return revisit.DuplicateMessagesError(dups)
 		}
-		return nil
+		_, err = markSent(ctx, tx, messageIDs(msgs), now)
+		return err
 	})
 	if err != nil {
 		return dups, err
@@ -308,4 +310,13 @@ func deleteRows(ctx context.Context, tx *sql.Tx, query string, args ...any) (int
 		return 0, err
 	}
 	return res.RowsAffected()
+}
+
+// messageIDs returns the ids of msgs.
+func messageIDs(msgs []revisit.QueueMessage) []string {
+	ids := make([]string, len(msgs))
+	for i, m := range msgs {
+		ids[i] = m.ID
+	}
+	return ids
 }

@@ -86,30 +86,51 @@ func checkLease(ctx context.Context, tx *sql.Tx, name, owner string, now time.Ti
 
 // VisitsSent marks pending visits sent.
 func (s *Store) VisitsSent(ctx context.Context, ids []string, at time.Time) (int, error) {
-	var n int64
+	var n int
 	err := s.write(ctx, "mark visits sent", func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE visit_in_flight SET state = 'sent', sent_at = max(?2, scheduled_at)
-			WHERE id IN (SELECT value FROM json_each(?1)) AND state = 'pending'`,
-			jsonArray(batch.MessageIDs(ids)), micro(at))
-		if err != nil {
-			return err
-		}
-		n, err = res.RowsAffected()
+		var err error
+		n, err = markSent(ctx, tx, ids, at)
 		return err
 	})
+	return n, err
+}
+
+// markSent marks sent at `at` (or at their scheduled time if later) the
+// pending visits among ids, in tx, and returns how many it changed.
+func markSent(ctx context.Context, tx *sql.Tx, ids []string, at time.Time) (int, error) {
+	res, err := tx.ExecContext(ctx, `UPDATE visit_in_flight SET state = 'sent', sent_at = max(?2, scheduled_at)
+		WHERE id IN (SELECT value FROM json_each(?1)) AND state = 'pending'`,
+		jsonArray(batch.MessageIDs(ids)), micro(at))
+	if err != nil {
+		return 0, err
+	}
+	n, err := res.RowsAffected()
 	return int(n), err
 }
 
-// VisitsRelease forgets pending visits and makes their origins eligible.
-func (s *Store) VisitsRelease(ctx context.Context, ids []string) (int, error) {
-	return s.restore(ctx, "release visits", `DELETE FROM visit_in_flight
-		WHERE id IN (SELECT value FROM json_each(?1)) AND state = 'pending'`, jsonArray(batch.MessageIDs(ids)))
+// VisitsRelease releases pending visits, deleted or kept as lost.
+func (s *Store) VisitsRelease(ctx context.Context, ids []string, maybePublished bool) (int, error) {
+	return s.release(ctx, "release visits", `id IN (SELECT value FROM json_each(?1))`,
+		jsonArray(batch.MessageIDs(ids)), maybePublished)
 }
 
-// VisitsRecover releases every pending visit of a visit type.
-func (s *Store) VisitsRecover(ctx context.Context, visitType string) (int, error) {
-	return s.restore(ctx, "recover "+visitType+" visits",
-		`DELETE FROM visit_in_flight WHERE visit_type = ?1 AND lost_at IS NULL AND state = 'pending'`, visitType)
+// VisitsRecover releases every pending visit of a visit type, deleted or
+// kept as lost.
+func (s *Store) VisitsRecover(ctx context.Context, visitType string, maybePublished bool) (int, error) {
+	return s.release(ctx, "recover "+visitType+" visits", `visit_type = ?1 AND lost_at IS NULL`,
+		visitType, maybePublished)
+}
+
+// release releases the pending visits meeting cond, a condition on ?1 =
+// key: it deletes them or, when their messages may have been published,
+// keeps them lost since now and sent when scheduled; their origins get
+// their eligibility back either way.
+func (s *Store) release(ctx context.Context, op, cond string, key any, maybePublished bool) (int, error) {
+	if maybePublished {
+		return s.restore(ctx, op, `UPDATE visit_in_flight SET state = 'lost', lost_at = ?2, sent_at = scheduled_at
+			WHERE `+cond+` AND state = 'pending'`, key, micro(s.now()))
+	}
+	return s.restore(ctx, op, `DELETE FROM visit_in_flight WHERE `+cond+` AND state = 'pending'`, key)
 }
 
 // Expiry and forgetting change the visits of a type (?1) sent before ?2.

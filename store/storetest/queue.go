@@ -73,6 +73,14 @@ func (f *fixture) results(max int) []revisit.QueueResult {
 	return got
 }
 
+// visitMessage returns a queue message whose id is the visit's, as the
+// embedded broker publishes it.
+func visitMessage(v revisit.Visit) revisit.QueueMessage {
+	return revisit.QueueMessage{ID: v.ID, Task: "swh.loader.git.tasks.UpdateGitRepository",
+		Headers: []byte(`{"task": "swh.loader.git.tasks.UpdateGitRepository", "id": "` + v.ID + `"}`),
+		Body:    []byte(fmt.Sprintf(`[[], {"url": %q}, {"callbacks": null}]`, v.Origin.URL))}
+}
+
 func ids(msgs []revisit.QueueMessage) []string {
 	out := make([]string, len(msgs))
 	for i, m := range msgs {
@@ -310,6 +318,37 @@ func init() {
 		dups, err = f.s.QueueMessagesEnqueue(f.ctx, q, nil, at(0))
 		require.NoError(t, err)
 		require.Empty(t, dups)
+	})
+
+	register("Queue/EnqueueMarksItsVisitsSent", func(t *testing.T, newStore NewStore) {
+		f := newFixture(t, newStore)
+		f.gitOrigins(3)
+		vs := f.dispatch(3, nil)
+		f.enqueue(q, at(time.Minute), visitMessage(vs[0]), qmsg(0), visitMessage(vs[1]))
+		require.Equal(t, revisit.VisitCounts{VisitType: "git", Pending: 1, Sent: 2}, f.counts()["git"],
+			"the visits of the queued messages are sent, in the enqueue's transaction")
+		got, err := f.s.VisitsGet(f.ctx, visitIDs(vs[:2]))
+		require.NoError(t, err)
+		for _, v := range got {
+			requireTimePtr(t, atp(time.Minute), v.SentAt, "sent when enqueued")
+		}
+
+		_, err = f.s.QueueMessagesEnqueue(f.ctx, q, []revisit.QueueMessage{visitMessage(vs[2]), qmsg(0)}, at(time.Hour))
+		requireCode(t, err, revisit.ErrConflict)
+		require.Equal(t, revisit.VisitCounts{VisitType: "git", Pending: 1, Sent: 2}, f.counts()["git"],
+			"a refused batch marks nothing")
+
+		n, err := f.s.VisitsSent(f.ctx, visitIDs(vs[:2]), at(time.Hour))
+		require.NoError(t, err)
+		require.Zero(t, n, "recording the confirms afterwards changes nothing")
+		n, err = f.s.VisitsRelease(f.ctx, visitIDs(vs[:2]), false)
+		require.NoError(t, err)
+		require.Zero(t, n, "a visit whose message is queued is not released")
+		n, err = f.s.VisitsRecover(f.ctx, "git", false)
+		require.NoError(t, err)
+		require.Equal(t, 1, n, "recovery releases only the visit whose message is not queued")
+		require.Equal(t, revisit.VisitCounts{VisitType: "git", Sent: 2}, f.counts()["git"])
+		require.EqualValues(t, 3, f.depth(q, at(time.Hour)))
 	})
 
 	register("Queue/ConcurrentLeasers", func(t *testing.T, newStore NewStore) {
