@@ -19,25 +19,16 @@ import (
 // semantics.md §3.1 (a cooldown given as "0" is disabled), now to the
 // server's clock.
 type GrabRequest struct {
-	VisitType          string         `json:"visit_type"`
-	Count              int            `json:"count"`
-	Policy             string         `json:"policy"`
-	ListerID           *uuid.UUID     `json:"lister_id"`
-	ListerName         string         `json:"lister_name"`
-	ListerInstanceName string         `json:"lister_instance_name"`
-	Disabled           bool           `json:"disabled"`
-	Sample             float64        `json:"sample"`
-	Cooldowns          *GrabCooldowns `json:"cooldowns"`
-	Now                *time.Time     `json:"now"`
-}
-
-// GrabCooldowns are the cooldowns of a grab; absent ones take their
-// default.
-type GrabCooldowns struct {
-	Absolute  *config.Duration `json:"absolute"`
-	Scheduled *config.Duration `json:"scheduled"`
-	Failed    *config.Duration `json:"failed"`
-	NotFound  *config.Duration `json:"not_found"`
+	VisitType          string            `json:"visit_type"`
+	Count              int               `json:"count"`
+	Policy             string            `json:"policy"`
+	ListerID           *uuid.UUID        `json:"lister_id"`
+	ListerName         string            `json:"lister_name"`
+	ListerInstanceName string            `json:"lister_instance_name"`
+	Disabled           bool              `json:"disabled"`
+	Sample             float64           `json:"sample"`
+	Cooldowns          *config.Cooldowns `json:"cooldowns"`
+	Now                *time.Time        `json:"now"`
 }
 
 // NewGrabRequest returns the body of a grab or peek for p.
@@ -46,9 +37,7 @@ func NewGrabRequest(p revisit.GrabParams) GrabRequest {
 		ListerName: p.ListerName, ListerInstanceName: p.ListerInstanceName, Disabled: p.Disabled, Sample: p.Sample,
 		Now: timePtr(p.Now)}
 	if c := p.Cooldowns; c != nil {
-		d := func(v time.Duration) *config.Duration { x := config.Duration(v); return &x }
-		req.Cooldowns = &GrabCooldowns{Absolute: d(c.Absolute), Scheduled: d(c.Scheduled), Failed: d(c.Failed),
-			NotFound: d(c.NotFound)}
+		req.Cooldowns = config.NewCooldowns(*c)
 	}
 	return req
 }
@@ -64,18 +53,7 @@ func (g GrabRequest) params(dryRun bool, now time.Time) (revisit.GrabParams, err
 	if g.Now != nil {
 		p.Now = g.Now.UTC()
 	}
-	c := revisit.DefaultCooldowns()
-	if g.Cooldowns != nil {
-		for _, o := range []struct {
-			v   *config.Duration
-			dst *time.Duration
-		}{{g.Cooldowns.Absolute, &c.Absolute}, {g.Cooldowns.Scheduled, &c.Scheduled},
-			{g.Cooldowns.Failed, &c.Failed}, {g.Cooldowns.NotFound, &c.NotFound}} {
-			if o.v != nil {
-				*o.dst = time.Duration(*o.v)
-			}
-		}
-	}
+	c := g.Cooldowns.Resolve()
 	p.Cooldowns = &c
 	_, err := p.Validate()
 	return p, err

@@ -109,10 +109,9 @@ func orchestratorConfig(c config.Config) orchestrator.Config {
 				s := orchestrator.Share{Policy: revisit.Policy(u.Policy), Weight: *u.Weight}
 				s.Grab.ListerName, s.Grab.ListerInstanceName = u.ListerName()
 				s.Grab.Sample = u.Sample
-				if c := u.Cooldowns; c != nil {
-					s.Grab.Cooldowns = &revisit.Cooldowns{Absolute: time.Duration(c.Absolute),
-						Scheduled: time.Duration(c.Scheduled), Failed: time.Duration(c.Failed),
-						NotFound: time.Duration(c.NotFound)}
+				if u.Cooldowns != nil {
+					c := u.Cooldowns.Resolve()
+					s.Grab.Cooldowns = &c
 				}
 				cfg.Shares[vt] = append(cfg.Shares[vt], s)
 			}

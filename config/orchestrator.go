@@ -56,16 +56,42 @@ type PolicyUse struct {
 	Lister string `yaml:"lister"`
 	// Sample considers each eligible origin with this probability.
 	Sample float64 `yaml:"sample"`
-	// Cooldowns replace the default cooldowns; a zero one is disabled.
+	// Cooldowns override the default cooldowns of the policy's grabs.
 	Cooldowns *Cooldowns `yaml:"cooldowns"`
 }
 
-// Cooldowns are the four cooldowns of semantics.md §3.1.
+// Cooldowns are the four cooldowns of semantics.md §3.1, in the
+// configuration and in API requests: one left out keeps its default, one
+// set to 0 is disabled.
 type Cooldowns struct {
-	Absolute  Duration `yaml:"absolute"`
-	Scheduled Duration `yaml:"scheduled"`
-	Failed    Duration `yaml:"failed"`
-	NotFound  Duration `yaml:"not_found"`
+	Absolute  *Duration `yaml:"absolute" json:"absolute"`
+	Scheduled *Duration `yaml:"scheduled" json:"scheduled"`
+	Failed    *Duration `yaml:"failed" json:"failed"`
+	NotFound  *Duration `yaml:"not_found" json:"not_found"`
+}
+
+// Resolve returns the cooldowns c sets, the defaults for those it leaves
+// out (all of them when c is nil).
+func (c *Cooldowns) Resolve() revisit.Cooldowns {
+	r := revisit.DefaultCooldowns()
+	if c == nil {
+		return r
+	}
+	for _, o := range []struct {
+		v   *Duration
+		dst *time.Duration
+	}{{c.Absolute, &r.Absolute}, {c.Scheduled, &r.Scheduled}, {c.Failed, &r.Failed}, {c.NotFound, &r.NotFound}} {
+		if o.v != nil {
+			*o.dst = time.Duration(*o.v)
+		}
+	}
+	return r
+}
+
+// NewCooldowns returns the form of c that sets all four.
+func NewCooldowns(c revisit.Cooldowns) *Cooldowns {
+	d := func(v time.Duration) *Duration { x := Duration(v); return &x }
+	return &Cooldowns{Absolute: d(c.Absolute), Scheduled: d(c.Scheduled), Failed: d(c.Failed), NotFound: d(c.NotFound)}
 }
 
 // defaultOrchestrator returns the defaults of semantics.md §4.

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/revisit-sched/revisit"
 )
 
 func loadYAML(t *testing.T, text string, env ...string) (Config, error) {
@@ -44,8 +46,12 @@ orchestrator:
 	require.Equal(t, 0, *git[1].Weight)
 	name, instance := git[1].ListerName()
 	require.Equal(t, []string{"gitlab", "gitlab.com"}, []string{name, instance})
-	require.Equal(t, Duration(72*time.Hour), git[1].Cooldowns.Scheduled)
-	require.Zero(t, git[1].Cooldowns.Failed)
+	require.Equal(t, Duration(72*time.Hour), *git[1].Cooldowns.Scheduled)
+	require.Nil(t, git[1].Cooldowns.Failed)
+	c := git[1].Cooldowns.Resolve()
+	want := revisit.DefaultCooldowns()
+	want.Scheduled = 72 * time.Hour
+	require.Equal(t, want, c, "the cooldowns left out keep their defaults")
 }
 
 func TestOrchestratorErrorsNameTheKey(t *testing.T) {
