@@ -169,12 +169,11 @@ func (l *loop) acquire(ctx context.Context) error {
 		l.log.Warn("lease lost: another process drives this visit type now", "owner", lease.Owner)
 	case !l.owning && l.standbyLogged != lease.Owner:
 		l.standbyLogged = lease.Owner
+		msg := "standing by: another process drives this visit type"
 		if l.o.cfg.SingleProcess {
-			l.log.Error("another process drives this visit type; the embedded SQLite store runs a single "+
-				"orchestrator, so this one stands by until it stops", "owner", lease.Owner)
-		} else {
-			l.log.Info("standing by: another process drives this visit type", "owner", lease.Owner)
+			msg += "; the embedded SQLite store runs a single orchestrator, so this one waits until it stops"
 		}
+		l.log.Info(msg, "owner", lease.Owner)
 	}
 	return nil
 }

@@ -12,12 +12,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"os"
 	"time"
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/broker"
+	"github.com/revisit-sched/revisit/internal/holder"
 	"github.com/revisit-sched/revisit/internal/inflight"
 	"github.com/revisit-sched/revisit/internal/supervise"
 	"github.com/revisit-sched/revisit/store"
@@ -73,7 +73,7 @@ type Config struct {
 	// Origin is the sender named in messages; default revisit@host.
 	Origin string
 	// SingleProcess says the store serves one process (embedded SQLite):
-	// finding another owner is then reported as an error.
+	// standing by then says that another process holds the visit types.
 	SingleProcess bool
 	// Logger receives one line per round and the loops' troubles; nil
 	// discards.
@@ -114,7 +114,7 @@ func (c Config) withDefaults() Config {
 		c.UnhealthyAfter = 5
 	}
 	if c.Owner == "" {
-		c.Owner = fmt.Sprintf("%s:%d:%04x", host, os.Getpid(), rand.N(0x10000))
+		c.Owner = holder.New()
 	}
 	if c.Origin == "" {
 		c.Origin = "revisit@" + host
