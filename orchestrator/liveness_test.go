@@ -23,8 +23,8 @@ type logRecords struct {
 }
 
 func (h *logRecords) Enabled(context.Context, slog.Level) bool { return true }
-func (h *logRecords) WithAttrs([]slog.Attr) slog.Handler        { return h }
-func (h *logRecords) WithGroup(string) slog.Handler             { return h }
+func (h *logRecords) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *logRecords) WithGroup(string) slog.Handler            { return h }
 func (h *logRecords) Handle(_ context.Context, r slog.Record) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
