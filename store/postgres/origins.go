@@ -14,6 +14,7 @@ import (
 	"github.com/revisit-sched/revisit/store/internal/batch"
 	"github.com/revisit-sched/revisit/store/internal/grabsql"
 	"github.com/revisit-sched/revisit/store/internal/pagetoken"
+	"github.com/revisit-sched/revisit/store/internal/wake"
 )
 
 // ListedOriginsRecord upserts a batch of listed origins in one statement.
@@ -121,7 +122,10 @@ func (s *Store) ListedOriginsRecord(ctx context.Context, origins []revisit.Liste
 		if err := s.ensureStatistics(ctx, tx); err != nil {
 			return err
 		}
-		return shareOrigins(ctx, tx, newURLs, newTypes)
+		if err := shareOrigins(ctx, tx, newURLs, newTypes); err != nil {
+			return err
+		}
+		return notifyEligible(ctx, tx, wake.OfOrigins(origins))
 	})
 	return res, translate(wrap(err, "record %d listed origins", n))
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/store/internal/batch"
+	"github.com/revisit-sched/revisit/store/internal/wake"
 )
 
 const statsColumns = "url, visit_type, last_successful, last_visit, last_visit_status, last_scheduled, " +
@@ -118,6 +119,9 @@ func (s *Store) VisitStatsWrite(ctx context.Context, writes []revisit.VisitStats
 	}
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		if err := shareGrabLocks(ctx, tx, types); err != nil {
+			return err
+		}
+		if err := notifyEligible(ctx, tx, wake.OfStats(writes)); err != nil {
 			return err
 		}
 		return s.withIndexLookups(ctx, tx, func() error {

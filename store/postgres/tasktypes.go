@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/store/internal/wake"
 )
 
 const taskTypeColumns = "type, description, backend_name, default_interval, min_interval, max_interval, " +
@@ -19,8 +20,13 @@ func (s *Store) TaskTypeCreate(ctx context.Context, t revisit.TaskType) error {
 	if err := t.Validate(); err != nil {
 		return err
 	}
-	_, err := s.pool.Exec(ctx, "INSERT INTO task_type ("+taskTypeColumns+") VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11)",
-		taskTypeArgs(t)...)
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "INSERT INTO task_type ("+taskTypeColumns+") VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11)",
+			taskTypeArgs(t)...); err != nil {
+			return err
+		}
+		return notifyEligible(ctx, tx, wake.OfTaskType(t))
+	})
 	if isUniqueViolation(err) {
 		return revisit.Errorf(revisit.CodeConflict, "task type %q exists already", t.Type)
 	}
@@ -32,12 +38,20 @@ func (s *Store) TaskTypeUpdate(ctx context.Context, t revisit.TaskType) error {
 	if err := t.Validate(); err != nil {
 		return err
 	}
-	tag, err := s.pool.Exec(ctx, "UPDATE task_type SET ("+taskTypeColumns+") = ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11) WHERE type = $1",
-		taskTypeArgs(t)...)
+	found := false
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, "UPDATE task_type SET ("+taskTypeColumns+") = ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11) WHERE type = $1",
+			taskTypeArgs(t)...)
+		if err != nil || tag.RowsAffected() == 0 {
+			return err
+		}
+		found = true
+		return notifyEligible(ctx, tx, wake.OfTaskType(t))
+	})
 	if err != nil {
 		return translate(wrap(err, "update task type %q", t.Type))
 	}
-	if tag.RowsAffected() == 0 {
+	if !found {
 		return revisit.Errorf(revisit.CodeNotFound, "task type %q not found", t.Type)
 	}
 	return nil
