@@ -14,6 +14,7 @@ import (
 	"github.com/revisit-sched/revisit/broker"
 	"github.com/revisit-sched/revisit/celery"
 	"github.com/revisit-sched/revisit/internal/supervise"
+	"github.com/revisit-sched/revisit/store"
 )
 
 // cleanupTimeout bounds the store calls that undo a round after its
@@ -43,7 +44,28 @@ type loop struct {
 	// publishing is the previous round's batch, published while this
 	// round grabs; nil when none is.
 	publishing *publication
+	// eligible receives when the store says origins of the visit type may
+	// have become eligible; nil when the store does not tell.
+	eligible <-chan struct{}
 }
+
+// rest is how the loop waits before its next round: d at most, less when
+// what it waits for comes first.
+type rest struct {
+	d time.Duration
+	// forOrigins: no origin was eligible; the wait ends when the store
+	// says some may have become (not sooner than wakeSpacing after it
+	// began).
+	forOrigins bool
+	// forRoom: the queue was full; it is measured every
+	// QueuePollInterval, and the wait ends once it has room for a round.
+	forRoom bool
+}
+
+// wakeSpacing is the least time between two rounds that the store's news
+// of eligible origins starts: a large import or a stream of results sends
+// it many times, and one round serves them all.
+const wakeSpacing = time.Second
 
 // publication is a round's batch being published in the background, so
 // that the broker's work overlaps the store's work of the next round.
@@ -82,6 +104,11 @@ func classify(err error) error {
 func (l *loop) run(stop, hard context.Context, healthy func()) error {
 	defer l.resign()
 	defer l.finish()
+	if n, ok := l.o.store.(store.Notifier); ok {
+		var cancel func()
+		l.eligible, cancel = n.SubscribeEligible(l.visitType)
+		defer cancel()
+	}
 	for stop.Err() == nil {
 		if !l.owning || l.dirty {
 			l.finish()
@@ -92,11 +119,11 @@ func (l *loop) run(stop, hard context.Context, healthy func()) error {
 				if !errors.As(classify(err), &werr) {
 					return err
 				}
-				l.pause(stop, l.waited(werr))
+				l.pause(stop, rest{d: l.waited(werr)})
 				continue
 			}
 			if !l.owning {
-				l.pause(stop, l.o.cfg.LeaseTTL/3)
+				l.pause(stop, rest{d: l.o.cfg.LeaseTTL / 3})
 				continue
 			}
 		}
@@ -106,7 +133,7 @@ func (l *loop) run(stop, hard context.Context, healthy func()) error {
 				if !errors.As(classify(err), &werr) {
 					return err
 				}
-				l.pause(stop, l.waited(werr))
+				l.pause(stop, rest{d: l.waited(werr)})
 				continue
 			}
 		}
@@ -124,7 +151,7 @@ func (l *loop) run(stop, hard context.Context, healthy func()) error {
 			if revisit.Code(err) == revisit.CodeConflict {
 				l.owning = false
 			}
-			wait = l.waited(werr)
+			wait = rest{d: l.waited(werr)}
 		} else {
 			l.backoff.Reset()
 			healthy()
@@ -231,31 +258,90 @@ func (l *loop) renewDuring(ctx context.Context) (stop func()) {
 	}
 }
 
-// pause waits d or until stop is done, renewing the lease as it goes.
-func (l *loop) pause(stop context.Context, d time.Duration) {
-	deadline := time.Now().Add(d)
+// pause waits as r says or until stop is done, renewing the lease as it
+// goes.
+func (l *loop) pause(stop context.Context, r rest) {
+	began := time.Now()
+	deadline := began.Add(r.d)
+	renewAt := began.Add(l.o.cfg.LeaseTTL / 3)
+	var wake <-chan struct{}
+	if r.forOrigins {
+		wake = l.eligible
+	}
 	for {
-		left := time.Until(deadline)
-		if left <= 0 || stop.Err() != nil {
+		now := time.Now()
+		if !now.Before(deadline) || stop.Err() != nil {
 			return
 		}
-		step := left
+		step := deadline.Sub(now)
 		if l.owning {
-			step = min(step, l.o.cfg.LeaseTTL/3)
+			step = min(step, max(renewAt.Sub(now), 0))
+		}
+		if r.forRoom {
+			step = min(step, l.o.cfg.QueuePollInterval)
 		}
 		t := time.NewTimer(step)
 		select {
 		case <-stop.Done():
 			t.Stop()
 			return
+		case <-wake:
+			t.Stop()
+			wake = nil
+			if soonest := began.Add(wakeSpacing); soonest.Before(deadline) {
+				deadline = soonest
+			}
+			continue
 		case <-t.C:
 		}
-		if l.owning {
+		if l.owning && !time.Now().Before(renewAt) {
+			renewAt = time.Now().Add(l.o.cfg.LeaseTTL / 3)
 			if err := l.acquire(stop); err != nil {
 				l.log.Warn("cannot renew the lease", "err", err)
 			}
 		}
+		if r.forRoom && l.owning && l.hasRoom(stop) {
+			return
+		}
 	}
+}
+
+// hasRoom measures the visit type's queue and reports whether it has room
+// for a round; a queue that cannot be measured has none.
+func (l *loop) hasRoom(ctx context.Context) bool {
+	q, err := l.queue(ctx)
+	if err != nil {
+		return false
+	}
+	depth, err := l.o.broker.Depth(ctx, q.name)
+	return err == nil && l.roomFor(int64(q.maxLen)-depth, q.maxLen)
+}
+
+// queueOf is a visit type's load task type and its queue.
+type queueOf struct {
+	taskType revisit.TaskType
+	name     string
+	maxLen   int
+}
+
+// queue reads the visit type's load task type: its queue and length
+// limit.
+func (l *loop) queue(ctx context.Context) (queueOf, error) {
+	tt, err := l.o.store.TaskTypeGet(ctx, "load-"+l.visitType)
+	if err != nil {
+		return queueOf{}, fmt.Errorf("task type load-%s: %w", l.visitType, err)
+	}
+	maxLen := tt.MaxQueueLength
+	if maxLen == 0 {
+		maxLen = revisit.DefaultMaxQueueLength
+	}
+	return queueOf{taskType: tt, name: tt.BackendName, maxLen: maxLen}, nil
+}
+
+// roomFor reports whether open free slots of a queue of maxLen are enough
+// for a round: at least MinFreeRatio of the queue, and one.
+func (l *loop) roomFor(open int64, maxLen int) bool {
+	return open > 0 && float64(open) >= float64(maxLen)*l.o.cfg.MinFreeRatio
 }
 
 // resign hands the visit type over: the lease is released so that another
@@ -310,28 +396,24 @@ func (l *loop) finish() {
 // round runs one scheduling round and returns how long to wait before the
 // next one. It grabs while the previous round's batch is published, and
 // leaves its own batch publishing when it returns (settle waits for it).
-func (l *loop) round(ctx context.Context) (time.Duration, error) {
+func (l *loop) round(ctx context.Context) (rest, error) {
 	cfg, m := &l.o.cfg, l.o.metrics
 	start := time.Now()
-	tt, err := l.o.store.TaskTypeGet(ctx, "load-"+l.visitType)
+	q, err := l.queue(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("task type load-%s: %w", l.visitType, err)
+		return rest{}, err
 	}
-	queue := tt.BackendName
-	maxLen := tt.MaxQueueLength
-	if maxLen == 0 {
-		maxLen = revisit.DefaultMaxQueueLength
-	}
+	tt, queue, maxLen := q.taskType, q.name, q.maxLen
 	depth, err := l.o.broker.Depth(ctx, queue)
 	if err != nil {
-		return 0, fmt.Errorf("depth of queue %s: %w", queue, err)
+		return rest{}, fmt.Errorf("depth of queue %s: %w", queue, err)
 	}
 	m.depth.WithLabelValues(l.visitType).Set(float64(depth))
 	if err := l.expire(ctx); err != nil {
-		return 0, err
+		return rest{}, err
 	}
 	if err := l.count(ctx); err != nil {
-		return 0, err
+		return rest{}, err
 	}
 
 	// The threshold applies to the queue's free space; the per-round cap
@@ -343,16 +425,16 @@ func (l *loop) round(ctx context.Context) (time.Duration, error) {
 		open -= int64(l.publishing.count)
 	}
 	free := min(open, int64(cfg.MaxPerRound))
-	if open <= 0 || float64(open) < float64(maxLen)*cfg.MinFreeRatio {
+	if !l.roomFor(open, maxLen) {
 		if l.publishing != nil {
 			if err := l.settle(); err != nil {
-				return 0, err
+				return rest{}, err
 			}
 			return l.round(ctx)
 		}
 		m.freeSlots.WithLabelValues(l.visitType).Set(0)
 		l.log.Debug("queue full", "queue", queue, "depth", depth, "max_queue_length", maxLen)
-		return cfg.QueueFullBackoff + l.jitter(), nil
+		return rest{d: cfg.QueueFullBackoff + l.jitter(), forRoom: true}, nil
 	}
 	m.freeSlots.WithLabelValues(l.visitType).Set(float64(free))
 
@@ -360,25 +442,25 @@ func (l *loop) round(ctx context.Context) (time.Duration, error) {
 	visits, fetched, dry, err := l.dispatch(ctx, int(free), shares)
 	if err != nil {
 		l.release(visits, "dispatch failed")
-		return 0, err
+		return rest{}, err
 	}
 	l.checkShares(shares, fetched, dry)
 	if len(visits) == 0 {
 		if err := l.settle(); err != nil {
-			return 0, err
+			return rest{}, err
 		}
 		l.log.Info("round", "queue", queue, "depth", depth, "free", free, "published", 0)
-		return cfg.NoOriginsBackoff + l.jitter(), nil
+		return rest{d: cfg.NoOriginsBackoff + l.jitter(), forOrigins: true}, nil
 	}
 	rand.Shuffle(len(visits), func(i, j int) { visits[i], visits[j] = visits[j], visits[i] })
 	msgs, err := l.messages(ctx, tt, visits)
 	if err != nil {
 		l.release(visits, "messages not built")
-		return 0, err
+		return rest{}, err
 	}
 	if err := l.settle(); err != nil {
 		l.release(visits, "the previous round's publication failed")
-		return 0, err
+		return rest{}, err
 	}
 
 	attrs := []any{"queue", queue, "depth", depth, "free", free}
@@ -391,7 +473,7 @@ func (l *loop) round(ctx context.Context) (time.Duration, error) {
 		defer close(p.done)
 		p.confirmed, p.failed, p.err = l.publish(ctx, queue, visits, msgs)
 	}()
-	return l.jitter(), nil
+	return rest{d: l.jitter()}, nil
 }
 
 // expire marks lost the visits without result within the timeout, and

@@ -43,7 +43,13 @@ type Config struct {
 	// QueueFullBackoff is the wait when the queue is full (60 s); it also
 	// caps the backoff while a dependency is unavailable.
 	QueueFullBackoff time.Duration
-	// NoOriginsBackoff is the wait when no origin was eligible (20 min).
+	// QueuePollInterval is how often the depth of a full queue is
+	// measured while the loop waits for it to drain (1 s): the loop runs a
+	// round as soon as the queue has room again.
+	QueuePollInterval time.Duration
+	// NoOriginsBackoff is the wait when no origin was eligible (20 min),
+	// cut short when the store tells of origins that may have become
+	// eligible (store.Notifier).
 	NoOriginsBackoff time.Duration
 	// RoundJitter bounds the random wait added to every wait (5 s).
 	RoundJitter time.Duration
@@ -102,6 +108,7 @@ func (c Config) withDefaults() Config {
 		c.MinFreeRatio = 0.05
 	}
 	set(&c.QueueFullBackoff, time.Minute)
+	set(&c.QueuePollInterval, time.Second)
 	set(&c.NoOriginsBackoff, 20*time.Minute)
 	set(&c.RoundJitter, 5*time.Second)
 	set(&c.VisitTimeout, 24*time.Hour)
@@ -152,7 +159,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("restart backoff: max %s < min %s", c.RestartMax, c.RestartMin)
 	}
 	for name, d := range map[string]time.Duration{"queue full backoff": c.QueueFullBackoff,
-		"no origins backoff": c.NoOriginsBackoff, "round jitter": c.RoundJitter, "visit timeout": c.VisitTimeout,
+		"queue poll interval": c.QueuePollInterval,
+		"no origins backoff":  c.NoOriginsBackoff, "round jitter": c.RoundJitter, "visit timeout": c.VisitTimeout,
 		"lost retention": c.LostRetention,
 		"lease ttl":      c.LeaseTTL, "grace period": c.GracePeriod} {
 		if d < 0 {
