@@ -21,10 +21,6 @@ import (
 // context ended.
 const cleanupTimeout = 10 * time.Second
 
-// countInterval is how often the loops of a process count the visits in
-// flight for their revisit_visits_in_flight gauges, at most.
-const countInterval = 30 * time.Second
-
 // loop drives one visit type: it holds the visit type's lease and runs
 // rounds (semantics.md §4) while it does.
 type loop struct {
@@ -73,7 +69,6 @@ type publication struct {
 	done  chan struct{}
 	count int // messages: not in the queue's depth until confirmed
 	start time.Time
-	depth int64
 	attrs []any // the round's log fields
 
 	// Set before done closes.
@@ -331,11 +326,7 @@ func (l *loop) queue(ctx context.Context) (queueOf, error) {
 	if err != nil {
 		return queueOf{}, fmt.Errorf("task type load-%s: %w", l.visitType, err)
 	}
-	maxLen := tt.MaxQueueLength
-	if maxLen == 0 {
-		maxLen = revisit.DefaultMaxQueueLength
-	}
-	return queueOf{taskType: tt, name: tt.BackendName, maxLen: maxLen}, nil
+	return queueOf{taskType: tt, name: tt.BackendName, maxLen: tt.MaxQueueLengthOrDefault()}, nil
 }
 
 // roomFor reports whether open free slots of a queue of maxLen are enough
@@ -374,7 +365,6 @@ func (l *loop) settle() error {
 	}
 	m := l.o.metrics
 	m.roundSeconds.WithLabelValues(l.visitType).Observe(time.Since(p.start).Seconds())
-	m.depth.WithLabelValues(l.visitType).Set(float64(p.depth + int64(p.confirmed)))
 	l.log.Info("round", append(p.attrs, "published", p.confirmed, "failed", p.failed,
 		"duration", time.Since(p.start).Round(time.Millisecond))...)
 	if p.confirmed == 0 {
@@ -397,7 +387,7 @@ func (l *loop) finish() {
 // next one. It grabs while the previous round's batch is published, and
 // leaves its own batch publishing when it returns (settle waits for it).
 func (l *loop) round(ctx context.Context) (rest, error) {
-	cfg, m := &l.o.cfg, l.o.metrics
+	cfg := &l.o.cfg
 	start := time.Now()
 	q, err := l.queue(ctx)
 	if err != nil {
@@ -408,11 +398,7 @@ func (l *loop) round(ctx context.Context) (rest, error) {
 	if err != nil {
 		return rest{}, fmt.Errorf("depth of queue %s: %w", queue, err)
 	}
-	m.depth.WithLabelValues(l.visitType).Set(float64(depth))
 	if err := l.expire(ctx); err != nil {
-		return rest{}, err
-	}
-	if err := l.count(ctx); err != nil {
 		return rest{}, err
 	}
 
@@ -432,11 +418,9 @@ func (l *loop) round(ctx context.Context) (rest, error) {
 			}
 			return l.round(ctx)
 		}
-		m.freeSlots.WithLabelValues(l.visitType).Set(0)
 		l.log.Debug("queue full", "queue", queue, "depth", depth, "max_queue_length", maxLen)
 		return rest{d: cfg.QueueFullBackoff + l.jitter(), forRoom: true}, nil
 	}
-	m.freeSlots.WithLabelValues(l.visitType).Set(float64(free))
 
 	shares := l.o.Shares(l.visitType)
 	visits, fetched, dry, err := l.dispatch(ctx, int(free), shares)
@@ -467,8 +451,9 @@ func (l *loop) round(ctx context.Context) (rest, error) {
 	for i, s := range shares {
 		attrs = append(attrs, string(s.Policy), fetched[i])
 	}
-	p := &publication{done: make(chan struct{}), count: len(msgs), start: start, depth: depth, attrs: attrs}
+	p := &publication{done: make(chan struct{}), count: len(msgs), start: start, attrs: attrs}
 	l.publishing = p
+	l.o.live.Publishing(queue, len(msgs))
 	go func() {
 		defer close(p.done)
 		p.confirmed, p.failed, p.err = l.publish(ctx, queue, visits, msgs)
@@ -492,21 +477,6 @@ func (l *loop) expire(ctx context.Context) error {
 		l.log.Warn("visits lost: no result within the timeout; their origins are offered again",
 			"lost", n, "timeout", l.o.timeout(l.visitType))
 	}
-	return nil
-}
-
-// count sets the in-flight gauges of the visit type, from the count the
-// process's loops share.
-func (l *loop) count(ctx context.Context) error {
-	counts, err := l.o.counts.Get(ctx, l.o.store, time.Now())
-	if err != nil {
-		return fmt.Errorf("count in-flight visits: %w", err)
-	}
-	c := counts[l.visitType]
-	g := l.o.metrics.inFlight
-	g.WithLabelValues(l.visitType, string(revisit.VisitPending)).Set(float64(c.Pending))
-	g.WithLabelValues(l.visitType, string(revisit.VisitSent)).Set(float64(c.Sent))
-	g.WithLabelValues(l.visitType, string(revisit.VisitLost)).Set(float64(c.Lost))
 	return nil
 }
 
@@ -539,6 +509,7 @@ func (l *loop) dispatch(ctx context.Context, free int, shares []Share) ([]revisi
 // loop's but its metrics and logger.
 func (l *loop) publish(ctx context.Context, queue string, visits []revisit.Visit, msgs []celery.Message) (int, int, error) {
 	pubs, _ := l.o.broker.Publish(ctx, queue, msgs)
+	l.o.live.Publishing(queue, -len(msgs))
 	var sent, failed []string
 	var firstErr error
 	for i, p := range pubs {

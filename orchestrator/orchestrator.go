@@ -18,7 +18,7 @@ import (
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/broker"
 	"github.com/revisit-sched/revisit/internal/holder"
-	"github.com/revisit-sched/revisit/internal/inflight"
+	"github.com/revisit-sched/revisit/internal/livequeue"
 	"github.com/revisit-sched/revisit/internal/supervise"
 	"github.com/revisit-sched/revisit/store"
 )
@@ -183,8 +183,9 @@ type Orchestrator struct {
 	log     *slog.Logger
 	metrics *Metrics
 	sup     *supervise.Supervisor
-	// counts is the count of the visits in flight that the loops share.
-	counts *inflight.Counts
+	// live measures the queues for the gauges and the API; the loops add
+	// the messages they publish.
+	live *livequeue.Live
 }
 
 // Health is the state of one visit type's loop: unhealthy after
@@ -205,9 +206,14 @@ func New(st store.Store, b broker.Broker, cfg Config) (*Orchestrator, error) {
 		OnHealth: func(vt string, h supervise.Health) {
 			m.healthy.WithLabelValues(vt).Set(map[bool]float64{false: 0, true: 1}[h.Healthy])
 		}})
-	return &Orchestrator{store: st, broker: b, cfg: cfg, log: cfg.Logger, metrics: m, sup: sup,
-		counts: &inflight.Counts{MinAge: countInterval, Reuse: 10}}, nil
+	live := livequeue.New(st, b, nil)
+	m.queues.live.Store(live)
+	return &Orchestrator{store: st, broker: b, cfg: cfg, log: cfg.Logger, metrics: m, sup: sup, live: live}, nil
 }
+
+// Queues returns the measure of the queues this orchestrator's gauges
+// show, which counts the messages it is publishing.
+func (o *Orchestrator) Queues() *livequeue.Live { return o.live }
 
 // Owner returns the name this process goes by in leases.
 func (o *Orchestrator) Owner() string { return o.cfg.Owner }
