@@ -56,7 +56,7 @@ func TestGaugesDescribeThePresentBetweenRounds(t *testing.T) {
 		b := newFakeBroker()
 		reg := prometheus.NewRegistry()
 		cfg := idleConfig()
-		cfg.QueuePollInterval, cfg.Metrics = time.Minute, NewMetrics(reg)
+		cfg.QueuePollInterval, cfg.LeaseTTL, cfg.Metrics = time.Minute, time.Minute, NewMetrics(reg)
 		start(t, st, b, cfg)
 		require.Eventually(t, func() bool { return w.counts().Sent == 100 }, waitFor, tick)
 		require.Eventually(t, func() bool {
@@ -78,7 +78,8 @@ func TestGaugesDescribeThePresentBetweenRounds(t *testing.T) {
 			return gauge(t, reg, "revisit_queue_depth") == 70 &&
 				gauge(t, reg, "revisit_queue_free_slots") == 30 &&
 				gauge(t, reg, "revisit_visits_in_flight", "sent") == 80
-		}, 3*time.Second, tick, "the gauges follow the queue and the results without a round")
+		}, waitFor, tick, "the gauges follow the queue and the results without a round (a count of the "+
+			"visits in flight serves for a second, or ten times as long as it took)")
 		require.Len(t, b.published(), 100, "no round ran meanwhile")
 	})
 }
