@@ -43,6 +43,8 @@ type loop struct {
 	// eligible receives when the store says origins of the visit type may
 	// have become eligible; nil when the store does not tell.
 	eligible <-chan struct{}
+	// renewed is when the lease was last taken or renewed.
+	renewed time.Time
 }
 
 // rest is how the loop waits before its next round: d at most, less when
@@ -219,7 +221,12 @@ func (l *loop) recover(ctx context.Context) error {
 // renew takes or renews the visit type's lease for one TTL and returns
 // who holds it.
 func (l *loop) renew(ctx context.Context) (revisit.Lease, error) {
-	return l.o.store.LeaseAcquire(ctx, l.lease, l.o.cfg.Owner, l.o.cfg.LeaseTTL)
+	asked := time.Now()
+	lease, err := l.o.store.LeaseAcquire(ctx, l.lease, l.o.cfg.Owner, l.o.cfg.LeaseTTL)
+	if err == nil && lease.Owner == l.o.cfg.Owner {
+		l.renewed = asked
+	}
+	return lease, err
 }
 
 // renewDuring renews the lease every LeaseTTL/3 until the function it
@@ -253,12 +260,11 @@ func (l *loop) renewDuring(ctx context.Context) (stop func()) {
 	}
 }
 
-// pause waits as r says or until stop is done, renewing the lease as it
-// goes.
+// pause waits as r says or until stop is done, renewing the lease every
+// LeaseTTL/3 as it goes.
 func (l *loop) pause(stop context.Context, r rest) {
 	began := time.Now()
 	deadline := began.Add(r.d)
-	renewAt := began.Add(l.o.cfg.LeaseTTL / 3)
 	var wake <-chan struct{}
 	if r.forOrigins {
 		wake = l.eligible
@@ -270,7 +276,7 @@ func (l *loop) pause(stop context.Context, r rest) {
 		}
 		step := deadline.Sub(now)
 		if l.owning {
-			step = min(step, max(renewAt.Sub(now), 0))
+			step = min(step, max(l.renewDue().Sub(now), 0))
 		}
 		if r.forRoom {
 			step = min(step, l.o.cfg.QueuePollInterval)
@@ -289,8 +295,7 @@ func (l *loop) pause(stop context.Context, r rest) {
 			continue
 		case <-t.C:
 		}
-		if l.owning && !time.Now().Before(renewAt) {
-			renewAt = time.Now().Add(l.o.cfg.LeaseTTL / 3)
+		if l.owning && !time.Now().Before(l.renewDue()) {
 			if err := l.acquire(stop); err != nil {
 				l.log.Warn("cannot renew the lease", "err", err)
 			}
@@ -300,6 +305,10 @@ func (l *loop) pause(stop context.Context, r rest) {
 		}
 	}
 }
+
+// renewDue is when the lease is to be renewed: a third of its TTL after
+// it last was.
+func (l *loop) renewDue() time.Time { return l.renewed.Add(l.o.cfg.LeaseTTL / 3) }
 
 // hasRoom measures the visit type's queue and reports whether it has room
 // for a round; a queue that cannot be measured has none.
