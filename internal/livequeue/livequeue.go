@@ -17,12 +17,12 @@ import (
 	"github.com/revisit-sched/revisit/store"
 )
 
-// TTL is how long a measure of the queues is shared between readers.
-const TTL = time.Second
+// shareFor is how long a measure of the queues is shared between readers.
+const shareFor = time.Second
 
 // countsReuse bounds the time spent counting the visits in flight: a
 // count serves for countsReuse times as long as it took (and at least
-// TTL), so that a large backlog polled every second keeps the database
+// shareFor), so that a large backlog polled every second keeps the database
 // counting a tenth of the time at most, while queue depths are measured
 // again every second.
 const countsReuse = 10
@@ -78,7 +78,7 @@ func New(st store.Store, b broker.Broker, now func() time.Time) *Live {
 	if now == nil {
 		now = time.Now
 	}
-	return &Live{st: st, broker: b, now: now, counts: inflight.Counts{MinAge: TTL, Reuse: countsReuse},
+	return &Live{st: st, broker: b, now: now, counts: inflight.Counts{MinAge: shareFor, Reuse: countsReuse},
 		publishing: map[string]int64{}}
 }
 
@@ -94,7 +94,7 @@ func (l *Live) Publishing(queue string, n int) {
 }
 
 // Queues returns the state of every load-* task type's queue, measured at
-// most TTL ago, or, while another reader measures it again, the last
+// most shareFor ago, or, while another reader measures it again, the last
 // measure (the visits in flight: see countsReuse). Under load a measure
 // waits for the store behind every other read: the readers that came
 // meanwhile no longer wait for it. The first measure is waited for.
@@ -108,7 +108,7 @@ func (l *Live) Queues(ctx context.Context) ([]Queue, error) {
 		}
 		return qs, err
 	}
-	if l.measuring || l.now().Sub(l.at) < TTL {
+	if l.measuring || l.now().Sub(l.at) < shareFor {
 		qs := l.queues
 		l.mu.Unlock()
 		return qs, nil
