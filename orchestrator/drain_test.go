@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/revisit-sched/revisit/broker"
 	"github.com/revisit-sched/revisit/broker/embedded"
 	"github.com/revisit-sched/revisit/internal/teststore"
 )
@@ -42,10 +43,35 @@ func (w *idleWorkers) figures() (taken int, longest time.Duration) {
 
 // Workers drain the queue in half a second, while the loop, which fills
 // it in one round, finds it full right after and waits. It notices the
-// queue draining within the poll interval and fills it again: the workers
-// wait for messages about a second, not the minute of queue_full_backoff,
-// while origins remain.
+// queue draining, at its next poll or, with the embedded broker, as soon
+// as workers lease, and fills it again: the workers wait for messages
+// about a second at most, not the minute of queue_full_backoff, while
+// origins remain.
 func TestWorkersWaitLittleForADrainedQueueToBeFilled(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		poll   time.Duration
+		broker func(*embedded.Broker) broker.Broker
+		within time.Duration
+	}{
+		{"polled", time.Second, func(b *embedded.Broker) broker.Broker { return untold{b} }, 3 * time.Second},
+		{"told of leases", time.Minute, func(b *embedded.Broker) broker.Broker { return b }, time.Second},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			longest := drainedQueueWait(t, c.poll, c.broker)
+			t.Logf("longest wait of the workers for a message: %s", longest)
+			require.Less(t, longest, c.within, "the workers waited that long for a message while origins remained")
+		})
+	}
+}
+
+// untold is a broker that does not tell when workers take messages.
+type untold struct{ broker.Broker }
+
+// drainedQueueWait runs 2,000 origins through a queue of 200 slots that
+// four workers drain in half a second, and returns the longest the workers
+// waited for a message.
+func drainedQueueWait(t *testing.T, poll time.Duration, wrap func(*embedded.Broker) broker.Broker) time.Duration {
 	const (
 		maxLen  = 200
 		origins = 2_000
@@ -57,7 +83,7 @@ func TestWorkersWaitLittleForADrainedQueueToBeFilled(t *testing.T) {
 	t.Cleanup(func() { b.Close() })
 	// The production waits, but for a short jitter: the round after a
 	// full one comes at once and finds the queue full.
-	start(t, st, b, Config{Owner: "a", RoundJitter: 10 * time.Millisecond})
+	start(t, st, wrap(b), Config{Owner: "a", RoundJitter: 10 * time.Millisecond, QueuePollInterval: poll})
 
 	ctx, cancel := context.WithCancel(context.Background())
 	var workers sync.WaitGroup
@@ -87,6 +113,5 @@ func TestWorkersWaitLittleForADrainedQueueToBeFilled(t *testing.T) {
 	require.Eventually(t, func() bool { taken, _ := idle.figures(); return taken == origins }, 40*time.Second,
 		100*time.Millisecond, "the workers got every origin")
 	_, longest := idle.figures()
-	t.Logf("longest wait of the workers for a message: %s", longest)
-	require.Less(t, longest, 3*time.Second, "the workers waited that long for a message while origins remained")
+	return longest
 }

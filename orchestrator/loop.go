@@ -55,10 +55,17 @@ type rest struct {
 	// says some may have become (not sooner than wakeSpacing after it
 	// began).
 	forOrigins bool
-	// forRoom: the queue was full; it is measured every
-	// QueuePollInterval, and the wait ends once it has room for a round.
-	forRoom bool
+	// drain, when set, names the full queue the loop waits for: it is
+	// measured every QueuePollInterval, and soon after workers take
+	// messages when the broker tells (broker.TakeWatcher); the wait ends
+	// once it has room for a round.
+	drain string
 }
+
+// takenSpacing is the least time between two measures of a full queue
+// that workers taking messages start: they take some every few
+// milliseconds, and one measure serves them all.
+const takenSpacing = 100 * time.Millisecond
 
 // wakeSpacing is the least time between two rounds that the store's news
 // of eligible origins starts: a large import or a stream of results sends
@@ -265,9 +272,14 @@ func (l *loop) renewDuring(ctx context.Context) (stop func()) {
 func (l *loop) pause(stop context.Context, r rest) {
 	began := time.Now()
 	deadline := began.Add(r.d)
-	var wake <-chan struct{}
+	var wake, taken <-chan struct{}
 	if r.forOrigins {
 		wake = l.eligible
+	}
+	var measured, measureAt time.Time // of a full queue
+	if r.drain != "" {
+		taken = l.taken(r.drain)
+		measured, measureAt = began, began.Add(l.o.cfg.QueuePollInterval)
 	}
 	for {
 		now := time.Now()
@@ -278,8 +290,8 @@ func (l *loop) pause(stop context.Context, r rest) {
 		if l.owning {
 			step = min(step, max(l.renewDue().Sub(now), 0))
 		}
-		if r.forRoom {
-			step = min(step, l.o.cfg.QueuePollInterval)
+		if r.drain != "" {
+			step = min(step, max(measureAt.Sub(now), 0))
 		}
 		t := time.NewTimer(step)
 		select {
@@ -289,9 +301,12 @@ func (l *loop) pause(stop context.Context, r rest) {
 		case <-wake:
 			t.Stop()
 			wake = nil
-			if soonest := began.Add(wakeSpacing); soonest.Before(deadline) {
-				deadline = soonest
-			}
+			deadline = earliest(deadline, began.Add(wakeSpacing))
+			continue
+		case <-taken:
+			t.Stop()
+			taken = nil
+			measureAt = earliest(measureAt, measured.Add(takenSpacing))
 			continue
 		case <-t.C:
 		}
@@ -300,10 +315,32 @@ func (l *loop) pause(stop context.Context, r rest) {
 				l.log.Warn("cannot renew the lease", "err", err)
 			}
 		}
-		if r.forRoom && l.owning && l.hasRoom(stop) {
-			return
+		if r.drain != "" && !time.Now().Before(measureAt) {
+			taken = l.taken(r.drain) // before the measure: no take goes unseen
+			if l.owning && l.hasRoom(stop) {
+				return
+			}
+			measured = time.Now()
+			measureAt = measured.Add(l.o.cfg.QueuePollInterval)
 		}
 	}
+}
+
+// earliest returns the earlier of two times.
+func earliest(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+// taken returns a channel closed when workers take messages of queue, if
+// the broker tells; nil otherwise.
+func (l *loop) taken(queue string) <-chan struct{} {
+	if w, ok := l.o.broker.(broker.TakeWatcher); ok {
+		return w.Taken(queue)
+	}
+	return nil
 }
 
 // renewDue is when the lease is to be renewed: a third of its TTL after
@@ -428,7 +465,7 @@ func (l *loop) round(ctx context.Context) (rest, error) {
 			return l.round(ctx)
 		}
 		l.log.Debug("queue full", "queue", queue, "depth", depth, "max_queue_length", maxLen)
-		return rest{d: cfg.QueueFullBackoff + l.jitter(), forRoom: true}, nil
+		return rest{d: cfg.QueueFullBackoff + l.jitter(), drain: queue}, nil
 	}
 
 	shares := l.o.Shares(l.visitType)

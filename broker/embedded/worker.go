@@ -66,6 +66,7 @@ func (b *Broker) Lease(ctx context.Context, p LeaseParams) ([]Task, error) {
 			return nil, err
 		}
 		if len(msgs) > 0 {
+			b.leased.notify(p.Queue)
 			return tasks(msgs)
 		}
 		left := time.Until(deadline)
@@ -80,6 +81,10 @@ func (b *Broker) Lease(ctx context.Context, p LeaseParams) ([]Task, error) {
 		}
 	}
 }
+
+// Taken returns a channel closed the next time a Lease of this broker
+// takes messages of queue (broker.TakeWatcher).
+func (b *Broker) Taken(queue string) <-chan struct{} { return b.leased.wait(queue) }
 
 // tasks returns the worker's view of leased messages.
 func tasks(msgs []revisit.QueueMessage) ([]Task, error) {
