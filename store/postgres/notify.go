@@ -100,12 +100,9 @@ func (e *eligibility) session() {
 	}
 }
 
-// close stops the listener, if one started.
+// close stops the listener, if one started; closing twice is harmless.
 func (e *eligibility) close() {
+	e.once.Do(func() { close(e.done) }) // no listener will start
 	e.cancel()
-	started := true
-	e.once.Do(func() { started = false })
-	if started {
-		<-e.done
-	}
+	<-e.done
 }
