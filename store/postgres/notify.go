@@ -17,27 +17,44 @@ import (
 // one schema each) do not wake each other.
 const eligibleChannel = `'revisit_eligible_' || left(md5(current_schema()), 16)`
 
-// relistenDelay spaces the attempts to listen again after the listening
-// connection failed.
-const relistenDelay = time.Second
+const (
+	// relistenDelay spaces the attempts to listen again after the
+	// listening connection failed.
+	relistenDelay = time.Second
+	// sendSpacing is the least time between two notifications of a
+	// process: the changes meanwhile go in the next one.
+	sendSpacing = 100 * time.Millisecond
+	// sendTimeout bounds the sending of one notification, the last one at
+	// close included.
+	sendTimeout = 5 * time.Second
+)
 
-// eligibility carries store.Notifier's news across processes: the writing
-// transactions NOTIFY (notifyEligible), and the first subscription of the
-// process starts a listener, on a connection of its own, that wakes up the
-// subscribers of the process.
+// eligibility carries store.Notifier's news across processes. The changes
+// mark their visit types once committed; a sender NOTIFYs them on a
+// connection it opens for that and closes at once. (A NOTIFY sent from a
+// connection that stays open, the pool's, kept later reads on PostgreSQL
+// 15 from removing dead index entries while no session listened:
+// TestFlusherWarmsTheNextGrabUp read every moved row again.) The first
+// subscription of the process starts a listener, on a connection of its
+// own, that wakes up the subscribers of the process.
 type eligibility struct {
 	pool *pgxpool.Pool
 	hub  wake.Hub
 
-	once   sync.Once
-	ctx    context.Context
-	cancel context.CancelFunc
-	done   chan struct{}
+	mu      sync.Mutex
+	pending []string
+	kick    chan struct{}
+
+	listenOnce, sendOnce sync.Once
+	ctx                  context.Context
+	cancel               context.CancelFunc
+	listened, sent       chan struct{}
 }
 
 func newEligibility(pool *pgxpool.Pool) *eligibility {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &eligibility{pool: pool, ctx: ctx, cancel: cancel, done: make(chan struct{})}
+	return &eligibility{pool: pool, ctx: ctx, cancel: cancel, kick: make(chan struct{}, 1),
+		listened: make(chan struct{}), sent: make(chan struct{})}
 }
 
 // SubscribeEligible returns a channel that receives after every change
@@ -45,25 +62,76 @@ func newEligibility(pool *pgxpool.Pool) *eligibility {
 // the database (store.Notifier).
 func (s *Store) SubscribeEligible(visitType string) (<-chan struct{}, func()) {
 	e := s.eligible
-	e.once.Do(func() { go e.listen() })
+	e.listenOnce.Do(func() { go e.listen() })
 	return e.hub.Subscribe(visitType)
 }
 
-// notifyEligible tells the listeners of every process that origins of
-// visitTypes may have become eligible, when tx commits.
-func notifyEligible(ctx context.Context, tx pgx.Tx, visitTypes []string) error {
-	if len(visitTypes) == 0 {
-		return nil
+// notified returns err; when it is nil, the change committed, and the
+// listeners of every process hear soon that origins of visitTypes may
+// have become eligible.
+func (s *Store) notified(err error, visitTypes []string) error {
+	if err == nil && len(visitTypes) > 0 {
+		s.eligible.mark(visitTypes)
 	}
-	_, err := tx.Exec(ctx, "SELECT pg_notify("+eligibleChannel+", vt) FROM unnest($1::text[]) vt", visitTypes)
 	return err
 }
 
+// mark queues visit types for the next notification.
+func (e *eligibility) mark(visitTypes []string) {
+	e.sendOnce.Do(func() { go e.send() })
+	e.mu.Lock()
+	e.pending = append(e.pending, visitTypes...)
+	e.mu.Unlock()
+	select {
+	case e.kick <- struct{}{}:
+	default:
+	}
+}
+
+// send notifies the marked visit types until close, then the last ones.
+func (e *eligibility) send() {
+	defer close(e.sent)
+	for {
+		select {
+		case <-e.kick:
+		case <-e.ctx.Done():
+			ctx, cancel := context.WithTimeout(context.Background(), sendTimeout)
+			e.notify(ctx)
+			cancel()
+			return
+		}
+		ctx, cancel := context.WithTimeout(e.ctx, sendTimeout)
+		e.notify(ctx)
+		cancel()
+		select {
+		case <-time.After(sendSpacing):
+		case <-e.ctx.Done():
+		}
+	}
+}
+
+// notify sends one notification of each visit type marked; on failure
+// they are lost, and the subscribers' own waits bound what they miss.
+func (e *eligibility) notify(ctx context.Context) {
+	e.mu.Lock()
+	vts := wake.Distinct(e.pending)
+	e.pending = nil
+	e.mu.Unlock()
+	if len(vts) == 0 {
+		return
+	}
+	conn, err := pgx.ConnectConfig(ctx, e.pool.Config().ConnConfig.Copy())
+	if err != nil {
+		return
+	}
+	defer conn.Close(context.Background())
+	_, _ = conn.Exec(ctx, "SELECT pg_notify("+eligibleChannel+", vt) FROM unnest($1::text[]) vt", vts)
+}
+
 // listen relays the notifications to the subscribers until close, and
-// connects again when its connection fails; every subscriber is woken up
-// once listening starts, since news may have come meanwhile.
+// connects again when its connection fails.
 func (e *eligibility) listen() {
-	defer close(e.done)
+	defer close(e.listened)
 	for {
 		e.session()
 		select {
@@ -75,8 +143,8 @@ func (e *eligibility) listen() {
 }
 
 // session listens on a connection of its own until it fails or close;
-// what it misses while no session listens, the subscribers' own waits
-// bound.
+// every subscriber is woken up once it listens, since news may have come
+// while no session listened.
 func (e *eligibility) session() {
 	conn, err := pgx.ConnectConfig(e.ctx, e.pool.Config().ConnConfig.Copy())
 	if err != nil {
@@ -100,9 +168,12 @@ func (e *eligibility) session() {
 	}
 }
 
-// close stops the listener, if one started; closing twice is harmless.
+// close sends the last notification and stops the listener, if they
+// started; closing twice is harmless.
 func (e *eligibility) close() {
-	e.once.Do(func() { close(e.done) }) // no listener will start
+	e.listenOnce.Do(func() { close(e.listened) }) // no listener will start
+	e.sendOnce.Do(func() { close(e.sent) })       // no sender will start
 	e.cancel()
-	<-e.done
+	<-e.sent
+	<-e.listened
 }

@@ -122,12 +122,9 @@ func (s *Store) ListedOriginsRecord(ctx context.Context, origins []revisit.Liste
 		if err := s.ensureStatistics(ctx, tx); err != nil {
 			return err
 		}
-		if err := shareOrigins(ctx, tx, newURLs, newTypes); err != nil {
-			return err
-		}
-		return notifyEligible(ctx, tx, wake.OfOrigins(origins))
+		return shareOrigins(ctx, tx, newURLs, newTypes)
 	})
-	return res, translate(wrap(err, "record %d listed origins", n))
+	return res, translate(wrap(s.notified(err, wake.OfOrigins(origins)), "record %d listed origins", n))
 }
 
 // shareOrigins flags shared every listed row (pending or not) of the

@@ -121,9 +121,6 @@ func (s *Store) VisitStatsWrite(ctx context.Context, writes []revisit.VisitStats
 		if err := shareGrabLocks(ctx, tx, types); err != nil {
 			return err
 		}
-		if err := notifyEligible(ctx, tx, wake.OfStats(writes)); err != nil {
-			return err
-		}
 		return s.withIndexLookups(ctx, tx, func() error {
 			var staleURLs, staleTypes []string
 			err := tx.QueryRow(ctx, writeStats,
@@ -135,7 +132,7 @@ func (s *Store) VisitStatsWrite(ctx context.Context, writes []revisit.VisitStats
 			return err
 		})
 	})
-	return res, translate(wrap(err, "write %d visit stats", n))
+	return res, translate(wrap(s.notified(err, wake.OfStats(writes)), "write %d visit stats", n))
 }
 
 // writeStats is VisitStatsWrite's statement. The grab locks it holds keep

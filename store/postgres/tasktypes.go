@@ -20,13 +20,9 @@ func (s *Store) TaskTypeCreate(ctx context.Context, t revisit.TaskType) error {
 	if err := t.Validate(); err != nil {
 		return err
 	}
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "INSERT INTO task_type ("+taskTypeColumns+") VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11)",
-			taskTypeArgs(t)...); err != nil {
-			return err
-		}
-		return notifyEligible(ctx, tx, wake.OfTaskType(t))
-	})
+	_, err := s.pool.Exec(ctx, "INSERT INTO task_type ("+taskTypeColumns+") VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11)",
+		taskTypeArgs(t)...)
+	err = s.notified(err, wake.OfTaskType(t))
 	if isUniqueViolation(err) {
 		return revisit.Errorf(revisit.CodeConflict, "task type %q exists already", t.Type)
 	}
@@ -38,23 +34,15 @@ func (s *Store) TaskTypeUpdate(ctx context.Context, t revisit.TaskType) error {
 	if err := t.Validate(); err != nil {
 		return err
 	}
-	found := false
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, "UPDATE task_type SET ("+taskTypeColumns+") = ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11) WHERE type = $1",
-			taskTypeArgs(t)...)
-		if err != nil || tag.RowsAffected() == 0 {
-			return err
-		}
-		found = true
-		return notifyEligible(ctx, tx, wake.OfTaskType(t))
-	})
+	tag, err := s.pool.Exec(ctx, "UPDATE task_type SET ("+taskTypeColumns+") = ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11) WHERE type = $1",
+		taskTypeArgs(t)...)
 	if err != nil {
 		return translate(wrap(err, "update task type %q", t.Type))
 	}
-	if !found {
+	if tag.RowsAffected() == 0 {
 		return revisit.Errorf(revisit.CodeNotFound, "task type %q not found", t.Type)
 	}
-	return nil
+	return s.notified(nil, wake.OfTaskType(t))
 }
 
 // TaskTypeGet returns one task type.

@@ -88,6 +88,11 @@ func OfTaskType(t revisit.TaskType) []string {
 	return nil
 }
 
+// Distinct returns visit types without repeats, in their order.
+func Distinct(visitTypes []string) []string {
+	return distinct(len(visitTypes), func(i int) string { return visitTypes[i] })
+}
+
 func distinct(n int, at func(int) string) []string {
 	var out []string
 	seen := map[string]bool{}
