@@ -36,6 +36,15 @@ func (t TaskType) RunTimeoutOrDefault() time.Duration {
 	return DefaultRunTimeout
 }
 
+// MaxQueueLengthOrDefault returns the type's queue bound,
+// DefaultMaxQueueLength when unset.
+func (t TaskType) MaxQueueLengthOrDefault() int {
+	if t.MaxQueueLength > 0 {
+		return t.MaxQueueLength
+	}
+	return DefaultMaxQueueLength
+}
+
 // VisitType returns the visit type of a load-<vt> task type, and false for
 // other task types.
 func (t TaskType) VisitType() (string, bool) {

@@ -41,8 +41,8 @@ import (
 	"github.com/revisit-sched/revisit/broker/embedded"
 	"github.com/revisit-sched/revisit/config"
 	"github.com/revisit-sched/revisit/feedback"
-	"github.com/revisit-sched/revisit/internal/inflight"
 	"github.com/revisit-sched/revisit/internal/jsonobj"
+	"github.com/revisit-sched/revisit/internal/livequeue"
 	"github.com/revisit-sched/revisit/orchestrator"
 	"github.com/revisit-sched/revisit/store"
 )
@@ -63,6 +63,11 @@ type Config struct {
 	Store store.Store
 	// Broker measures queue depths; nil reports them unknown.
 	Broker broker.Broker
+	// Live measures the queues for /queues and the dashboard: the
+	// orchestrator's of this process (orchestrator.Orchestrator.Queues),
+	// so that they show what its gauges show; nil measures Store's queues
+	// in Broker.
+	Live *livequeue.Live
 	// Queues is the embedded broker workers lease from; nil serves no
 	// worker routes (the broker is RabbitMQ).
 	Queues *embedded.Broker
@@ -109,10 +114,8 @@ type Server struct {
 	draining context.Context
 	drain    context.CancelFunc
 
-	// live caches the queues' state for /queues and the dashboard.
-	live queuesCache
-	// inFlight is the count of the visits in flight the queues show.
-	inFlight inflight.Counts
+	// live measures the queues for /queues and the dashboard.
+	live *livequeue.Live
 }
 
 // New returns the API server cfg describes.
@@ -123,8 +126,10 @@ func New(cfg Config) *Server {
 	if cfg.Clock == nil {
 		cfg.Clock = time.Now
 	}
-	s := &Server{cfg: cfg, mux: http.NewServeMux(), log: cfg.Logger, st: cfg.Store, q: cfg.Queues,
-		inFlight: inflight.Counts{MinAge: queuesTTL, Reuse: countsReuse}}
+	if cfg.Live == nil {
+		cfg.Live = livequeue.New(cfg.Store, cfg.Broker, cfg.Clock)
+	}
+	s := &Server{cfg: cfg, mux: http.NewServeMux(), log: cfg.Logger, st: cfg.Store, q: cfg.Queues, live: cfg.Live}
 	s.draining, s.drain = context.WithCancel(context.Background())
 	for _, rt := range s.routes() {
 		s.mux.Handle(rt.Method+" "+rt.Path, s.wrap(rt))

@@ -27,8 +27,6 @@ type Dashboard struct {
 // DashboardVisitType is the state of one visit type.
 type DashboardVisitType struct {
 	Queue
-	// FreeSlots is the orchestrator's last measure; nil when unknown.
-	FreeSlots *int64 `json:"free_slots"`
 	// Published counts the visits published; LostTotal those declared
 	// lost.
 	Published int64 `json:"published"`
@@ -86,9 +84,6 @@ func (s *Server) dashboard(ctx context.Context) (Dashboard, error) {
 		v := DashboardVisitType{Queue: q, Published: c.get("revisit_visits_published_total", vt, ""),
 			LostTotal: c.get("revisit_visits_lost_total", vt, ""), Results: c.byLabel("revisit_visit_results_total", vt),
 			Policies: []DashboardPolicy{}}
-		if n, ok := c.values["revisit_queue_free_slots"][labelKey{vt, ""}]; ok {
-			v.FreeSlots = &n
-		}
 		if h, ok := health[vt]; ok {
 			v.Healthy = &h
 		}

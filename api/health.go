@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/revisit-sched/revisit/internal/livequeue"
 )
 
 // readyTimeout bounds the checks of /readyz.
@@ -47,7 +49,7 @@ func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
 			if len(tts) > 0 {
 				queue = tts[0].BackendName
 			}
-			_, err := s.depth(ctx, queue)
+			_, err := livequeue.Depth(ctx, s.cfg.Broker, queue)
 			check("broker", err)
 		}
 	}

@@ -90,6 +90,16 @@ type VisitRecorder interface {
 	RecordsVisitsSent()
 }
 
+// TakeWatcher is implemented by brokers that learn, in this process, when
+// workers take messages (the embedded broker, whose workers lease through
+// this process's API): an orchestrator waiting for a full queue to drain
+// measures it again at once instead of at its next poll.
+type TakeWatcher interface {
+	// Taken returns a channel closed the next time workers take messages
+	// of queue through this process.
+	Taken(queue string) <-chan struct{}
+}
+
 // Broker carries task messages to workers and their events back.
 // Implementations are safe for concurrent use.
 type Broker interface {

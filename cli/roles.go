@@ -90,8 +90,9 @@ func orchestratorConfig(c config.Config) orchestrator.Config {
 	o := c.Orchestrator
 	cfg := orchestrator.Config{
 		MaxPerRound: o.MaxPerRound, MinFreeRatio: o.MinFreeRatio,
-		QueueFullBackoff: time.Duration(o.QueueFullBackoff), NoOriginsBackoff: time.Duration(o.NoOriginsBackoff),
-		RoundJitter: time.Duration(o.RoundJitter), VisitTimeout: time.Duration(o.VisitTimeout),
+		QueueFullBackoff: time.Duration(o.QueueFullBackoff), QueuePollInterval: time.Duration(o.QueuePollInterval),
+		NoOriginsBackoff: time.Duration(o.NoOriginsBackoff),
+		RoundJitter:      time.Duration(o.RoundJitter), VisitTimeout: time.Duration(o.VisitTimeout),
 		LostRetention: time.Duration(o.LostRetention),
 		LeaseTTL:      time.Duration(o.LeaseTTL), GracePeriod: time.Duration(o.GracePeriod),
 		SingleProcess: strings.HasPrefix(c.Store, "sqlite:"),

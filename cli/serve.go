@@ -138,7 +138,7 @@ func (a *app) serve(cmd *cobra.Command, c config.Config, addr string, selected m
 		if err != nil {
 			return err
 		}
-		apiCfg.Orchestrator = o
+		apiCfg.Orchestrator, apiCfg.Live = o, o.Queues()
 		roles = append(roles, a.followingRole(roleOrchestrator, o.VisitTypes, o.Run))
 	}
 	if selected[roleListener] {

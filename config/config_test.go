@@ -127,6 +127,7 @@ func TestKeysAndEnvVars(t *testing.T) {
 	t.Parallel()
 	require.Equal(t, []string{"store", "broker", "log.level", "log.format",
 		"orchestrator.max_per_round", "orchestrator.min_free_ratio", "orchestrator.queue_full_backoff",
+		"orchestrator.queue_poll_interval",
 		"orchestrator.no_origins_backoff", "orchestrator.round_jitter", "orchestrator.visit_timeout",
 		"orchestrator.lost_retention",
 		"orchestrator.lease_ttl", "orchestrator.grace_period", "api.listen",

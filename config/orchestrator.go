@@ -13,7 +13,8 @@ import (
 //	orchestrator:
 //	  max_per_round: 10000        # free slots filled per round, at most (1 to 100000)
 //	  min_free_ratio: 0.05        # publish only when this much of the queue is free
-//	  queue_full_backoff: 60s
+//	  queue_full_backoff: 60s     # the longest wait for a full queue to drain
+//	  queue_poll_interval: 1s     # how often a full queue is measured while it drains
 //	  no_origins_backoff: 20m
 //	  round_jitter: 5s
 //	  visit_timeout: 24h          # a sent visit without result is lost after this
@@ -32,17 +33,18 @@ import (
 // Visit types absent from scheduling_policy (and "default") take the
 // built-in weights of semantics.md §4.1.
 type Orchestrator struct {
-	MaxPerRound      int                    `yaml:"max_per_round"`
-	MinFreeRatio     float64                `yaml:"min_free_ratio"`
-	QueueFullBackoff Duration               `yaml:"queue_full_backoff"`
-	NoOriginsBackoff Duration               `yaml:"no_origins_backoff"`
-	RoundJitter      Duration               `yaml:"round_jitter"`
-	VisitTimeout     Duration               `yaml:"visit_timeout"`
-	LostRetention    Duration               `yaml:"lost_retention"`
-	LeaseTTL         Duration               `yaml:"lease_ttl"`
-	GracePeriod      Duration               `yaml:"grace_period"`
-	VisitTimeouts    map[string]Duration    `yaml:"visit_timeouts"`
-	SchedulingPolicy map[string][]PolicyUse `yaml:"scheduling_policy"`
+	MaxPerRound       int                    `yaml:"max_per_round"`
+	MinFreeRatio      float64                `yaml:"min_free_ratio"`
+	QueueFullBackoff  Duration               `yaml:"queue_full_backoff"`
+	QueuePollInterval Duration               `yaml:"queue_poll_interval"`
+	NoOriginsBackoff  Duration               `yaml:"no_origins_backoff"`
+	RoundJitter       Duration               `yaml:"round_jitter"`
+	VisitTimeout      Duration               `yaml:"visit_timeout"`
+	LostRetention     Duration               `yaml:"lost_retention"`
+	LeaseTTL          Duration               `yaml:"lease_ttl"`
+	GracePeriod       Duration               `yaml:"grace_period"`
+	VisitTimeouts     map[string]Duration    `yaml:"visit_timeouts"`
+	SchedulingPolicy  map[string][]PolicyUse `yaml:"scheduling_policy"`
 }
 
 // PolicyUse is one weighted policy of a visit type and the extra options
@@ -97,7 +99,7 @@ func NewCooldowns(c revisit.Cooldowns) *Cooldowns {
 // defaultOrchestrator returns the defaults of semantics.md §4.
 func defaultOrchestrator() Orchestrator {
 	return Orchestrator{MaxPerRound: 10_000, MinFreeRatio: 0.05,
-		QueueFullBackoff: Duration(time.Minute), NoOriginsBackoff: Duration(20 * time.Minute),
+		QueueFullBackoff: Duration(time.Minute), QueuePollInterval: Duration(time.Second), NoOriginsBackoff: Duration(20 * time.Minute),
 		RoundJitter: Duration(5 * time.Second), VisitTimeout: Duration(24 * time.Hour),
 		LostRetention: Duration(7 * 24 * time.Hour),
 		LeaseTTL:      Duration(15 * time.Second), GracePeriod: Duration(30 * time.Second)}
@@ -112,7 +114,8 @@ func (o Orchestrator) validate() error {
 		return fmt.Errorf("orchestrator.min_free_ratio: %g is not between 0 and 1", o.MinFreeRatio)
 	}
 	for key, d := range map[string]Duration{"queue_full_backoff": o.QueueFullBackoff,
-		"no_origins_backoff": o.NoOriginsBackoff, "round_jitter": o.RoundJitter,
+		"queue_poll_interval": o.QueuePollInterval,
+		"no_origins_backoff":  o.NoOriginsBackoff, "round_jitter": o.RoundJitter,
 		"visit_timeout": o.VisitTimeout, "lost_retention": o.LostRetention, "lease_ttl": o.LeaseTTL,
 		"grace_period": o.GracePeriod} {
 		if d <= 0 {

@@ -14,15 +14,12 @@ import (
 	"github.com/revisit-sched/revisit/broker"
 	"github.com/revisit-sched/revisit/celery"
 	"github.com/revisit-sched/revisit/internal/supervise"
+	"github.com/revisit-sched/revisit/store"
 )
 
 // cleanupTimeout bounds the store calls that undo a round after its
 // context ended.
 const cleanupTimeout = 10 * time.Second
-
-// countInterval is how often the loops of a process count the visits in
-// flight for their revisit_visits_in_flight gauges, at most.
-const countInterval = 30 * time.Second
 
 // loop drives one visit type: it holds the visit type's lease and runs
 // rounds (semantics.md §4) while it does.
@@ -43,7 +40,37 @@ type loop struct {
 	// publishing is the previous round's batch, published while this
 	// round grabs; nil when none is.
 	publishing *publication
+	// eligible receives when the store says origins of the visit type may
+	// have become eligible; nil when the store does not tell.
+	eligible <-chan struct{}
+	// renewed is when the lease was last taken or renewed.
+	renewed time.Time
 }
+
+// rest is how the loop waits before its next round: d at most, less when
+// what it waits for comes first.
+type rest struct {
+	d time.Duration
+	// forOrigins: no origin was eligible; the wait ends when the store
+	// says some may have become (not sooner than wakeSpacing after it
+	// began).
+	forOrigins bool
+	// drain, when set, names the full queue the loop waits for: it is
+	// measured every QueuePollInterval, and soon after workers take
+	// messages when the broker tells (broker.TakeWatcher); the wait ends
+	// once it has room for a round.
+	drain string
+}
+
+// takenSpacing is the least time between two measures of a full queue
+// that workers taking messages start: they take some every few
+// milliseconds, and one measure serves them all.
+const takenSpacing = 100 * time.Millisecond
+
+// wakeSpacing is the least time between two rounds that the store's news
+// of eligible origins starts: a large import or a stream of results sends
+// it many times, and one round serves them all.
+const wakeSpacing = time.Second
 
 // publication is a round's batch being published in the background, so
 // that the broker's work overlaps the store's work of the next round.
@@ -51,7 +78,6 @@ type publication struct {
 	done  chan struct{}
 	count int // messages: not in the queue's depth until confirmed
 	start time.Time
-	depth int64
 	attrs []any // the round's log fields
 
 	// Set before done closes.
@@ -82,6 +108,11 @@ func classify(err error) error {
 func (l *loop) run(stop, hard context.Context, healthy func()) error {
 	defer l.resign()
 	defer l.finish()
+	if n, ok := l.o.store.(store.Notifier); ok {
+		var cancel func()
+		l.eligible, cancel = n.SubscribeEligible(l.visitType)
+		defer cancel()
+	}
 	for stop.Err() == nil {
 		if !l.owning || l.dirty {
 			l.finish()
@@ -92,11 +123,11 @@ func (l *loop) run(stop, hard context.Context, healthy func()) error {
 				if !errors.As(classify(err), &werr) {
 					return err
 				}
-				l.pause(stop, l.waited(werr))
+				l.pause(stop, rest{d: l.waited(werr)})
 				continue
 			}
 			if !l.owning {
-				l.pause(stop, l.o.cfg.LeaseTTL/3)
+				l.pause(stop, rest{d: l.o.cfg.LeaseTTL / 3})
 				continue
 			}
 		}
@@ -106,7 +137,7 @@ func (l *loop) run(stop, hard context.Context, healthy func()) error {
 				if !errors.As(classify(err), &werr) {
 					return err
 				}
-				l.pause(stop, l.waited(werr))
+				l.pause(stop, rest{d: l.waited(werr)})
 				continue
 			}
 		}
@@ -124,7 +155,7 @@ func (l *loop) run(stop, hard context.Context, healthy func()) error {
 			if revisit.Code(err) == revisit.CodeConflict {
 				l.owning = false
 			}
-			wait = l.waited(werr)
+			wait = rest{d: l.waited(werr)}
 		} else {
 			l.backoff.Reset()
 			healthy()
@@ -169,12 +200,11 @@ func (l *loop) acquire(ctx context.Context) error {
 		l.log.Warn("lease lost: another process drives this visit type now", "owner", lease.Owner)
 	case !l.owning && l.standbyLogged != lease.Owner:
 		l.standbyLogged = lease.Owner
+		msg := "standing by: another process drives this visit type"
 		if l.o.cfg.SingleProcess {
-			l.log.Error("another process drives this visit type; the embedded SQLite store runs a single "+
-				"orchestrator, so this one stands by until it stops", "owner", lease.Owner)
-		} else {
-			l.log.Info("standing by: another process drives this visit type", "owner", lease.Owner)
+			msg += "; the embedded SQLite store runs a single orchestrator, so this one waits until it stops"
 		}
+		l.log.Info(msg, "owner", lease.Owner)
 	}
 	return nil
 }
@@ -201,7 +231,12 @@ func (l *loop) recover(ctx context.Context) error {
 // renew takes or renews the visit type's lease for one TTL and returns
 // who holds it.
 func (l *loop) renew(ctx context.Context) (revisit.Lease, error) {
-	return l.o.store.LeaseAcquire(ctx, l.lease, l.o.cfg.Owner, l.o.cfg.LeaseTTL)
+	asked := time.Now()
+	lease, err := l.o.store.LeaseAcquire(ctx, l.lease, l.o.cfg.Owner, l.o.cfg.LeaseTTL)
+	if err == nil && lease.Owner == l.o.cfg.Owner {
+		l.renewed = asked
+	}
+	return lease, err
 }
 
 // renewDuring renews the lease every LeaseTTL/3 until the function it
@@ -235,31 +270,118 @@ func (l *loop) renewDuring(ctx context.Context) (stop func()) {
 	}
 }
 
-// pause waits d or until stop is done, renewing the lease as it goes.
-func (l *loop) pause(stop context.Context, d time.Duration) {
-	deadline := time.Now().Add(d)
+// pause waits as r says or until stop is done, renewing the lease every
+// LeaseTTL/3 as it goes.
+func (l *loop) pause(stop context.Context, r rest) {
+	began := time.Now()
+	deadline := began.Add(r.d)
+	var wake, taken <-chan struct{}
+	if r.forOrigins {
+		wake = l.eligible
+	}
+	var measured, measureAt time.Time // of a full queue
+	if r.drain != "" {
+		taken = l.taken(r.drain)
+		measured, measureAt = began, began.Add(l.o.cfg.QueuePollInterval)
+	}
 	for {
-		left := time.Until(deadline)
-		if left <= 0 || stop.Err() != nil {
+		now := time.Now()
+		if !now.Before(deadline) || stop.Err() != nil {
 			return
 		}
-		step := left
+		step := deadline.Sub(now)
 		if l.owning {
-			step = min(step, l.o.cfg.LeaseTTL/3)
+			step = min(step, max(l.renewDue().Sub(now), 0))
+		}
+		if r.drain != "" {
+			step = min(step, max(measureAt.Sub(now), 0))
 		}
 		t := time.NewTimer(step)
 		select {
 		case <-stop.Done():
 			t.Stop()
 			return
+		case <-wake:
+			t.Stop()
+			wake = nil
+			deadline = earliest(deadline, began.Add(wakeSpacing))
+			continue
+		case <-taken:
+			t.Stop()
+			taken = nil
+			measureAt = earliest(measureAt, measured.Add(takenSpacing))
+			continue
 		case <-t.C:
 		}
-		if l.owning {
+		if l.owning && !time.Now().Before(l.renewDue()) {
 			if err := l.acquire(stop); err != nil {
 				l.log.Warn("cannot renew the lease", "err", err)
 			}
 		}
+		if r.drain != "" && !time.Now().Before(measureAt) {
+			taken = l.taken(r.drain) // before the measure: no take goes unseen
+			if l.owning && l.hasRoom(stop) {
+				return
+			}
+			measured = time.Now()
+			measureAt = measured.Add(l.o.cfg.QueuePollInterval)
+		}
 	}
+}
+
+// earliest returns the earlier of two times.
+func earliest(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+// taken returns a channel closed when workers take messages of queue, if
+// the broker tells; nil otherwise.
+func (l *loop) taken(queue string) <-chan struct{} {
+	if w, ok := l.o.broker.(broker.TakeWatcher); ok {
+		return w.Taken(queue)
+	}
+	return nil
+}
+
+// renewDue is when the lease is to be renewed: a third of its TTL after
+// it last was.
+func (l *loop) renewDue() time.Time { return l.renewed.Add(l.o.cfg.LeaseTTL / 3) }
+
+// hasRoom measures the visit type's queue and reports whether it has room
+// for a round; a queue that cannot be measured has none.
+func (l *loop) hasRoom(ctx context.Context) bool {
+	q, err := l.queue(ctx)
+	if err != nil {
+		return false
+	}
+	depth, err := l.o.broker.Depth(ctx, q.name)
+	return err == nil && l.roomFor(int64(q.maxLen)-depth, q.maxLen)
+}
+
+// queueOf is a visit type's load task type and its queue.
+type queueOf struct {
+	taskType revisit.TaskType
+	name     string
+	maxLen   int
+}
+
+// queue reads the visit type's load task type: its queue and length
+// limit.
+func (l *loop) queue(ctx context.Context) (queueOf, error) {
+	tt, err := l.o.store.TaskTypeGet(ctx, "load-"+l.visitType)
+	if err != nil {
+		return queueOf{}, fmt.Errorf("task type load-%s: %w", l.visitType, err)
+	}
+	return queueOf{taskType: tt, name: tt.BackendName, maxLen: tt.MaxQueueLengthOrDefault()}, nil
+}
+
+// roomFor reports whether open free slots of a queue of maxLen are enough
+// for a round: at least MinFreeRatio of the queue, and one.
+func (l *loop) roomFor(open int64, maxLen int) bool {
+	return open > 0 && float64(open) >= float64(maxLen)*l.o.cfg.MinFreeRatio
 }
 
 // resign hands the visit type over: the lease is released so that another
@@ -292,7 +414,6 @@ func (l *loop) settle() error {
 	}
 	m := l.o.metrics
 	m.roundSeconds.WithLabelValues(l.visitType).Observe(time.Since(p.start).Seconds())
-	m.depth.WithLabelValues(l.visitType).Set(float64(p.depth + int64(p.confirmed)))
 	l.log.Info("round", append(p.attrs, "published", p.confirmed, "failed", p.failed,
 		"duration", time.Since(p.start).Round(time.Millisecond))...)
 	if p.confirmed == 0 {
@@ -314,28 +435,20 @@ func (l *loop) finish() {
 // round runs one scheduling round and returns how long to wait before the
 // next one. It grabs while the previous round's batch is published, and
 // leaves its own batch publishing when it returns (settle waits for it).
-func (l *loop) round(ctx context.Context) (time.Duration, error) {
-	cfg, m := &l.o.cfg, l.o.metrics
+func (l *loop) round(ctx context.Context) (rest, error) {
+	cfg := &l.o.cfg
 	start := time.Now()
-	tt, err := l.o.store.TaskTypeGet(ctx, "load-"+l.visitType)
+	q, err := l.queue(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("task type load-%s: %w", l.visitType, err)
+		return rest{}, err
 	}
-	queue := tt.BackendName
-	maxLen := tt.MaxQueueLength
-	if maxLen == 0 {
-		maxLen = revisit.DefaultMaxQueueLength
-	}
+	tt, queue, maxLen := q.taskType, q.name, q.maxLen
 	depth, err := l.o.broker.Depth(ctx, queue)
 	if err != nil {
-		return 0, fmt.Errorf("depth of queue %s: %w", queue, err)
+		return rest{}, fmt.Errorf("depth of queue %s: %w", queue, err)
 	}
-	m.depth.WithLabelValues(l.visitType).Set(float64(depth))
 	if err := l.expire(ctx); err != nil {
-		return 0, err
-	}
-	if err := l.count(ctx); err != nil {
-		return 0, err
+		return rest{}, err
 	}
 
 	// The threshold applies to the queue's free space; the per-round cap
@@ -347,55 +460,54 @@ func (l *loop) round(ctx context.Context) (time.Duration, error) {
 		open -= int64(l.publishing.count)
 	}
 	free := min(open, int64(cfg.MaxPerRound))
-	if open <= 0 || float64(open) < float64(maxLen)*cfg.MinFreeRatio {
+	if !l.roomFor(open, maxLen) {
 		if l.publishing != nil {
 			if err := l.settle(); err != nil {
-				return 0, err
+				return rest{}, err
 			}
 			return l.round(ctx)
 		}
-		m.freeSlots.WithLabelValues(l.visitType).Set(0)
 		l.log.Debug("queue full", "queue", queue, "depth", depth, "max_queue_length", maxLen)
-		return cfg.QueueFullBackoff + l.jitter(), nil
+		return rest{d: cfg.QueueFullBackoff + l.jitter(), drain: queue}, nil
 	}
-	m.freeSlots.WithLabelValues(l.visitType).Set(float64(free))
 
 	shares := l.o.Shares(l.visitType)
 	visits, fetched, dry, err := l.dispatch(ctx, int(free), shares)
 	if err != nil {
 		l.release(visits, "dispatch failed")
-		return 0, err
+		return rest{}, err
 	}
 	l.checkShares(shares, fetched, dry)
 	if len(visits) == 0 {
 		if err := l.settle(); err != nil {
-			return 0, err
+			return rest{}, err
 		}
 		l.log.Info("round", "queue", queue, "depth", depth, "free", free, "published", 0)
-		return cfg.NoOriginsBackoff + l.jitter(), nil
+		return rest{d: cfg.NoOriginsBackoff + l.jitter(), forOrigins: true}, nil
 	}
 	rand.Shuffle(len(visits), func(i, j int) { visits[i], visits[j] = visits[j], visits[i] })
 	msgs, err := l.messages(ctx, tt, visits)
 	if err != nil {
 		l.release(visits, "messages not built")
-		return 0, err
+		return rest{}, err
 	}
 	if err := l.settle(); err != nil {
 		l.release(visits, "the previous round's publication failed")
-		return 0, err
+		return rest{}, err
 	}
 
 	attrs := []any{"queue", queue, "depth", depth, "free", free}
 	for i, s := range shares {
 		attrs = append(attrs, string(s.Policy), fetched[i])
 	}
-	p := &publication{done: make(chan struct{}), count: len(msgs), start: start, depth: depth, attrs: attrs}
+	p := &publication{done: make(chan struct{}), count: len(msgs), start: start, attrs: attrs}
 	l.publishing = p
+	l.o.live.Publishing(queue, len(msgs))
 	go func() {
 		defer close(p.done)
 		p.confirmed, p.failed, p.err = l.publish(ctx, queue, visits, msgs)
 	}()
-	return l.jitter(), nil
+	return rest{d: l.jitter()}, nil
 }
 
 // expire marks lost the visits without result within the timeout, and
@@ -414,21 +526,6 @@ func (l *loop) expire(ctx context.Context) error {
 		l.log.Warn("visits lost: no result within the timeout; their origins are offered again",
 			"lost", n, "timeout", l.o.timeout(l.visitType))
 	}
-	return nil
-}
-
-// count sets the in-flight gauges of the visit type, from the count the
-// process's loops share.
-func (l *loop) count(ctx context.Context) error {
-	counts, err := l.o.counts.Get(ctx, l.o.store, time.Now())
-	if err != nil {
-		return fmt.Errorf("count in-flight visits: %w", err)
-	}
-	c := counts[l.visitType]
-	g := l.o.metrics.inFlight
-	g.WithLabelValues(l.visitType, string(revisit.VisitPending)).Set(float64(c.Pending))
-	g.WithLabelValues(l.visitType, string(revisit.VisitSent)).Set(float64(c.Sent))
-	g.WithLabelValues(l.visitType, string(revisit.VisitLost)).Set(float64(c.Lost))
 	return nil
 }
 
@@ -462,6 +559,7 @@ func (l *loop) dispatch(ctx context.Context, free int, shares []Share) ([]revisi
 // touches nothing of the loop's but its metrics and logger.
 func (l *loop) publish(ctx context.Context, queue string, visits []revisit.Visit, msgs []celery.Message) (int, int, error) {
 	pubs, _ := l.o.broker.Publish(ctx, queue, msgs)
+	l.o.live.Publishing(queue, -len(msgs))
 	var sent, failed, unsure []string
 	var firstErr error
 	for i, p := range pubs {

@@ -1,13 +1,20 @@
 package orchestrator
 
 import (
+	"context"
+	"sync/atomic"
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/internal/livequeue"
 )
 
 // Metrics are the orchestrator's Prometheus metrics (semantics.md §9).
 type Metrics struct {
-	depth         *prometheus.GaugeVec
-	freeSlots     *prometheus.GaugeVec
+	// queues are the gauges of the queues, measured when scraped.
+	queues        *queueGauges
 	requested     *prometheus.CounterVec
 	fetched       *prometheus.CounterVec
 	published     *prometheus.CounterVec
@@ -16,7 +23,6 @@ type Metrics struct {
 	grabSeconds   *prometheus.HistogramVec
 	restarts      *prometheus.CounterVec
 	waits         *prometheus.CounterVec
-	inFlight      *prometheus.GaugeVec
 	lost          *prometheus.CounterVec
 	recovered     *prometheus.CounterVec
 	healthy       *prometheus.GaugeVec
@@ -29,10 +35,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	vt := []string{"visit_type"}
 	vtp := []string{"visit_type", "policy"}
 	m := &Metrics{
-		depth: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "revisit_queue_depth",
-			Help: "Messages waiting in the visit type's queue, as last measured."}, vt),
-		freeSlots: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "revisit_queue_free_slots",
-			Help: "Free slots of the visit type's queue at the last round (max_queue_length - depth, capped per round)."}, vt),
+		queues: newQueueGauges(),
 		requested: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "revisit_visits_requested_total",
 			Help: "Origins asked of each policy."}, vtp),
 		fetched: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "revisit_visits_fetched_total",
@@ -49,9 +52,6 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Times a visit type's loop failed and was restarted."}, vt),
 		waits: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "revisit_loop_waits_total",
 			Help: "Rounds skipped because a dependency was unavailable or the queue depth unknown."}, []string{"visit_type", "reason"}),
-		inFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "revisit_visits_in_flight",
-			Help: "In-flight visit records by state (pending, sent, lost), counted at most every countInterval."},
-			[]string{"visit_type", "state"}),
 		lost: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "revisit_visits_lost_total",
 			Help: "Visits without a result within the visit type's timeout; their origins were offered again."}, vt),
 		recovered: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "revisit_visits_recovered_total",
@@ -62,8 +62,65 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "1 while this process holds the visit type's lease and drives it."}, vt),
 	}
 	if reg != nil {
-		reg.MustRegister(m.depth, m.freeSlots, m.requested, m.fetched, m.published, m.publishFailed,
-			m.roundSeconds, m.grabSeconds, m.restarts, m.waits, m.inFlight, m.lost, m.recovered, m.healthy, m.owner)
+		reg.MustRegister(m.queues, m.requested, m.fetched, m.published, m.publishFailed,
+			m.roundSeconds, m.grabSeconds, m.restarts, m.waits, m.lost, m.recovered, m.healthy, m.owner)
 	}
 	return m
+}
+
+// scrapeTimeout bounds the measure of the queues for one scrape.
+const scrapeTimeout = 5 * time.Second
+
+// queueGauges is the collector of the gauges that describe the queues:
+// their depth, free slots and visits in flight, measured when scraped
+// (livequeue shares a measure for a second between scrapes and the API).
+// It collects nothing until an orchestrator gives it its queues.
+type queueGauges struct {
+	live                     atomic.Pointer[livequeue.Live]
+	depth, freeSlots, flight *prometheus.Desc
+}
+
+func newQueueGauges() *queueGauges {
+	vt := []string{"visit_type"}
+	return &queueGauges{
+		depth: prometheus.NewDesc("revisit_queue_depth",
+			"Messages waiting in the visit type's queue, measured when scraped.", vt, nil),
+		freeSlots: prometheus.NewDesc("revisit_queue_free_slots",
+			"Free slots of the visit type's queue: max_queue_length - depth - messages being published.", vt, nil),
+		flight: prometheus.NewDesc("revisit_visits_in_flight",
+			"In-flight visit records by state (pending, sent, lost).", []string{"visit_type", "state"}, nil),
+	}
+}
+
+// Describe sends the gauges' descriptions.
+func (g *queueGauges) Describe(ch chan<- *prometheus.Desc) {
+	ch <- g.depth
+	ch <- g.freeSlots
+	ch <- g.flight
+}
+
+// Collect measures the queues and sends their gauges; a queue whose depth
+// is unknown has no depth nor free slots, and a failed measure sends
+// nothing.
+func (g *queueGauges) Collect(ch chan<- prometheus.Metric) {
+	live := g.live.Load()
+	if live == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
+	defer cancel()
+	qs, err := live.Queues(ctx)
+	if err != nil {
+		return
+	}
+	for _, q := range qs {
+		if q.Depth != nil {
+			ch <- prometheus.MustNewConstMetric(g.depth, prometheus.GaugeValue, float64(*q.Depth), q.VisitType)
+			ch <- prometheus.MustNewConstMetric(g.freeSlots, prometheus.GaugeValue, float64(*q.FreeSlots), q.VisitType)
+		}
+		for state, n := range map[revisit.VisitState]int64{revisit.VisitPending: q.Pending,
+			revisit.VisitSent: q.Sent, revisit.VisitLost: q.Lost} {
+			ch <- prometheus.MustNewConstMetric(g.flight, prometheus.GaugeValue, float64(n), q.VisitType, string(state))
+		}
+	}
 }

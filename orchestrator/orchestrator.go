@@ -12,13 +12,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"os"
 	"time"
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/broker"
-	"github.com/revisit-sched/revisit/internal/inflight"
+	"github.com/revisit-sched/revisit/internal/holder"
+	"github.com/revisit-sched/revisit/internal/livequeue"
 	"github.com/revisit-sched/revisit/internal/supervise"
 	"github.com/revisit-sched/revisit/store"
 )
@@ -43,7 +43,13 @@ type Config struct {
 	// QueueFullBackoff is the wait when the queue is full (60 s); it also
 	// caps the backoff while a dependency is unavailable.
 	QueueFullBackoff time.Duration
-	// NoOriginsBackoff is the wait when no origin was eligible (20 min).
+	// QueuePollInterval is how often the depth of a full queue is
+	// measured while the loop waits for it to drain (1 s): the loop runs a
+	// round as soon as the queue has room again.
+	QueuePollInterval time.Duration
+	// NoOriginsBackoff is the wait when no origin was eligible (20 min),
+	// cut short when the store tells of origins that may have become
+	// eligible (store.Notifier).
 	NoOriginsBackoff time.Duration
 	// RoundJitter bounds the random wait added to every wait (5 s).
 	RoundJitter time.Duration
@@ -73,7 +79,7 @@ type Config struct {
 	// Origin is the sender named in messages; default revisit@host.
 	Origin string
 	// SingleProcess says the store serves one process (embedded SQLite):
-	// finding another owner is then reported as an error.
+	// standing by then says that another process holds the visit types.
 	SingleProcess bool
 	// Logger receives one line per round and the loops' troubles; nil
 	// discards.
@@ -102,6 +108,7 @@ func (c Config) withDefaults() Config {
 		c.MinFreeRatio = 0.05
 	}
 	set(&c.QueueFullBackoff, time.Minute)
+	set(&c.QueuePollInterval, time.Second)
 	set(&c.NoOriginsBackoff, 20*time.Minute)
 	set(&c.RoundJitter, 5*time.Second)
 	set(&c.VisitTimeout, 24*time.Hour)
@@ -114,7 +121,7 @@ func (c Config) withDefaults() Config {
 		c.UnhealthyAfter = 5
 	}
 	if c.Owner == "" {
-		c.Owner = fmt.Sprintf("%s:%d:%04x", host, os.Getpid(), rand.N(0x10000))
+		c.Owner = holder.New()
 	}
 	if c.Origin == "" {
 		c.Origin = "revisit@" + host
@@ -152,7 +159,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("restart backoff: max %s < min %s", c.RestartMax, c.RestartMin)
 	}
 	for name, d := range map[string]time.Duration{"queue full backoff": c.QueueFullBackoff,
-		"no origins backoff": c.NoOriginsBackoff, "round jitter": c.RoundJitter, "visit timeout": c.VisitTimeout,
+		"queue poll interval": c.QueuePollInterval,
+		"no origins backoff":  c.NoOriginsBackoff, "round jitter": c.RoundJitter, "visit timeout": c.VisitTimeout,
 		"lost retention": c.LostRetention,
 		"lease ttl":      c.LeaseTTL, "grace period": c.GracePeriod} {
 		if d < 0 {
@@ -175,8 +183,9 @@ type Orchestrator struct {
 	log     *slog.Logger
 	metrics *Metrics
 	sup     *supervise.Supervisor
-	// counts is the count of the visits in flight that the loops share.
-	counts *inflight.Counts
+	// live measures the queues for the gauges and the API; the loops add
+	// the messages they publish.
+	live *livequeue.Live
 }
 
 // Health is the state of one visit type's loop: unhealthy after
@@ -197,9 +206,14 @@ func New(st store.Store, b broker.Broker, cfg Config) (*Orchestrator, error) {
 		OnHealth: func(vt string, h supervise.Health) {
 			m.healthy.WithLabelValues(vt).Set(map[bool]float64{false: 0, true: 1}[h.Healthy])
 		}})
-	return &Orchestrator{store: st, broker: b, cfg: cfg, log: cfg.Logger, metrics: m, sup: sup,
-		counts: &inflight.Counts{MinAge: countInterval, Reuse: 10}}, nil
+	live := livequeue.New(st, b, nil)
+	m.queues.live.Store(live)
+	return &Orchestrator{store: st, broker: b, cfg: cfg, log: cfg.Logger, metrics: m, sup: sup, live: live}, nil
 }
+
+// Queues returns the measure of the queues this orchestrator's gauges
+// show, which counts the messages it is publishing.
+func (o *Orchestrator) Queues() *livequeue.Live { return o.live }
 
 // Owner returns the name this process goes by in leases.
 func (o *Orchestrator) Owner() string { return o.cfg.Owner }

@@ -62,6 +62,7 @@ import (
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/broker"
+	"github.com/revisit-sched/revisit/internal/holder"
 	"github.com/revisit-sched/revisit/internal/supervise"
 	"github.com/revisit-sched/revisit/store"
 )
@@ -184,7 +185,7 @@ func (c Config) withDefaults() Config {
 		c.Origin = "revisit@" + host
 	}
 	if c.Owner == "" {
-		c.Owner = fmt.Sprintf("%s:%d:%04x", host, os.Getpid(), rand.N(0x10000))
+		c.Owner = holder.New()
 	}
 	if c.Now == nil {
 		c.Now = time.Now

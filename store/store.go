@@ -91,6 +91,20 @@ type Store interface {
 	Close() error
 }
 
+// Notifier is implemented by stores that tell when origins of a visit
+// type may have become eligible: origins recorded (new, or listed again
+// and so re-enabled), visit stats written (results), the visit type's
+// load task type created or changed. Every process using the store hears
+// of it, whatever process wrote; a wake-up may come for nothing, and news
+// may be missed while a store's connection is down, so that a subscriber
+// still looks by itself now and then.
+type Notifier interface {
+	// SubscribeEligible returns a channel that receives after such a
+	// change of visitType (bursts merge into one receive), and a function
+	// that ends the subscription.
+	SubscribeEligible(visitType string) (wake <-chan struct{}, cancel func())
+}
+
 // Migrator applies and reports the schema migrations of a store.
 type Migrator interface {
 	// Migrate applies every pending migration.

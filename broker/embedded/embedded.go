@@ -72,6 +72,7 @@ type Broker struct {
 	st        store.Store
 	cfg       Config
 	queues    notifier // keyed by queue: something was published
+	leased    notifier // keyed by queue: workers took messages
 	results   notifier // key "": something was completed
 	malformed broker.MalformedCounter
 
@@ -79,7 +80,10 @@ type Broker struct {
 	closed    chan struct{}
 }
 
-var _ broker.Broker = (*Broker)(nil)
+var (
+	_ broker.Broker      = (*Broker)(nil)
+	_ broker.TakeWatcher = (*Broker)(nil)
+)
 
 // New returns a broker whose queues live in st.
 func New(st store.Store, cfg Config) *Broker {

@@ -69,6 +69,7 @@ func (b *Broker) Lease(ctx context.Context, p LeaseParams) ([]Task, error) {
 			return nil, err
 		}
 		if len(msgs) > 0 {
+			b.leased.notify(p.Queue)
 			return tasks(msgs)
 		}
 		if !checked {
@@ -118,6 +119,10 @@ func (b *Broker) checkQueue(ctx context.Context, queue string) error {
 	return revisit.Errorf(revisit.CodeNotFound, "queue %q does not exist; the queues are %s "+
 		"(a visit type's queue is named after its task type's backend_name)", queue, strings.Join(names, ", "))
 }
+
+// Taken returns a channel closed the next time a Lease of this broker
+// takes messages of queue (broker.TakeWatcher).
+func (b *Broker) Taken(queue string) <-chan struct{} { return b.leased.wait(queue) }
 
 // tasks returns the worker's view of leased messages.
 func tasks(msgs []revisit.QueueMessage) ([]Task, error) {

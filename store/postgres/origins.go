@@ -14,6 +14,7 @@ import (
 	"github.com/revisit-sched/revisit/store/internal/batch"
 	"github.com/revisit-sched/revisit/store/internal/grabsql"
 	"github.com/revisit-sched/revisit/store/internal/pagetoken"
+	"github.com/revisit-sched/revisit/store/internal/wake"
 )
 
 // ListedOriginsRecord upserts a batch of listed origins in one statement.
@@ -123,7 +124,7 @@ func (s *Store) ListedOriginsRecord(ctx context.Context, origins []revisit.Liste
 		}
 		return shareOrigins(ctx, tx, newURLs, newTypes)
 	})
-	return res, translate(wrap(err, "record %d listed origins", n))
+	return res, translate(wrap(s.notified(err, wake.OfOrigins(origins)), "record %d listed origins", n))
 }
 
 // shareOrigins flags shared every listed row (pending or not) of the

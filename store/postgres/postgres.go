@@ -42,11 +42,14 @@ type Store struct {
 	// slowGrabs holds the visit types whose grabs skip grabAtOnce
 	// (noteSlowGrab).
 	slowGrabs sync.Map
+	// eligible carries store.Notifier's news.
+	eligible *eligibility
 }
 
 var (
 	_ store.Store    = (*Store)(nil)
 	_ store.Migrator = (*Store)(nil)
+	_ store.Notifier = (*Store)(nil)
 )
 
 // Open connects to the database the URL names (postgres://…). It does not
@@ -74,12 +77,13 @@ func Open(ctx context.Context, url string, opts store.Options) (*Store, error) {
 		pool.Close()
 		return nil, translate(fmt.Errorf("postgres: connect: %w", err))
 	}
-	return &Store{pool: pool, opts: opts, flusher: startFlusher(pool)}, nil
+	return &Store{pool: pool, opts: opts, flusher: startFlusher(pool), eligible: newEligibility(pool)}, nil
 }
 
-// Close stops the background flusher and closes the connection pool.
+// Close stops the background flusher and listener and closes the connection pool.
 func (s *Store) Close() error {
 	s.flusher.close()
+	s.eligible.close()
 	s.pool.Close()
 	return nil
 }

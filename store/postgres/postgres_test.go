@@ -84,3 +84,27 @@ func TestMigrationLockIsTheSchemas(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, latest, cur)
 }
+
+// Closing a store twice returns at once, whether its listener of
+// store.Notifier started or not.
+func TestCloseTwice(t *testing.T) {
+	t.Parallel()
+	for _, listening := range []bool{false, true} {
+		s := postgres.OpenMigrated(t, nil)
+		if listening {
+			_, cancel := s.SubscribeEligible("git")
+			defer cancel()
+		}
+		closed := make(chan struct{})
+		go func() {
+			defer close(closed)
+			s.Close()
+			s.Close()
+		}()
+		select {
+		case <-closed:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("closing twice (listening: %v) did not return", listening)
+		}
+	}
+}

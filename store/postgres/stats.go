@@ -9,6 +9,7 @@ import (
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/store/internal/batch"
+	"github.com/revisit-sched/revisit/store/internal/wake"
 )
 
 const statsColumns = "url, visit_type, last_successful, last_visit, last_visit_status, last_scheduled, " +
@@ -131,7 +132,7 @@ func (s *Store) VisitStatsWrite(ctx context.Context, writes []revisit.VisitStats
 			return err
 		})
 	})
-	return res, translate(wrap(err, "write %d visit stats", n))
+	return res, translate(wrap(s.notified(err, wake.OfStats(writes)), "write %d visit stats", n))
 }
 
 // writeStats is VisitStatsWrite's statement. The grab locks it holds keep

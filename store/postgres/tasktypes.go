@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/store/internal/wake"
 )
 
 const taskTypeColumns = "type, description, backend_name, default_interval, min_interval, max_interval, " +
@@ -21,6 +22,7 @@ func (s *Store) TaskTypeCreate(ctx context.Context, t revisit.TaskType) error {
 	}
 	_, err := s.pool.Exec(ctx, "INSERT INTO task_type ("+taskTypeColumns+") VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11)",
 		taskTypeArgs(t)...)
+	err = s.notified(err, wake.OfTaskType(t))
 	if isUniqueViolation(err) {
 		return revisit.Errorf(revisit.CodeConflict, "task type %q exists already", t.Type)
 	}
@@ -40,7 +42,7 @@ func (s *Store) TaskTypeUpdate(ctx context.Context, t revisit.TaskType) error {
 	if tag.RowsAffected() == 0 {
 		return revisit.Errorf(revisit.CodeNotFound, "task type %q not found", t.Type)
 	}
-	return nil
+	return s.notified(nil, wake.OfTaskType(t))
 }
 
 // TaskTypeGet returns one task type.

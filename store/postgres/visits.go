@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/internal/holder"
 	"github.com/revisit-sched/revisit/store/internal/batch"
 )
 
@@ -301,23 +302,32 @@ func (s *Store) VisitsCount(ctx context.Context) ([]revisit.VisitCounts, error) 
 	return counts, translate(wrap(err, "count visits"))
 }
 
-// LeaseAcquire takes or renews a lease, or reports who holds it.
+// LeaseAcquire takes or renews a lease, or reports who holds it; a lease
+// whose holder is gone (holder.Gone) is taken over at once.
 func (s *Store) LeaseAcquire(ctx context.Context, name, owner string, ttl time.Duration) (revisit.Lease, error) {
 	if err := revisit.ValidateLease(name, owner, ttl); err != nil {
 		return revisit.Lease{}, err
 	}
+	return holder.Acquire(owner, func(takeOverFrom string) (revisit.Lease, error) {
+		return s.leaseUpsert(ctx, name, owner, ttl, takeOverFrom)
+	})
+}
+
+// leaseUpsert takes or renews a lease unless another holder than
+// takeOverFrom keeps it unexpired, and returns who holds it.
+func (s *Store) leaseUpsert(ctx context.Context, name, owner string, ttl time.Duration, takeOverFrom string) (revisit.Lease, error) {
 	now := revisit.Microsecond(s.opts.Now())
 	var l revisit.Lease
 	err := s.pool.QueryRow(ctx, `
 		WITH up AS (
 			INSERT INTO lease AS l (name, owner, expires_at) VALUES ($1, $2, $3)
 			ON CONFLICT (name) DO UPDATE SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at
-			WHERE l.owner = EXCLUDED.owner OR l.expires_at <= $4
+			WHERE l.owner = EXCLUDED.owner OR l.expires_at <= $4 OR l.owner = $5
 			RETURNING name, owner, expires_at)
 		SELECT name, owner, expires_at FROM up
 		UNION ALL
 		SELECT name, owner, expires_at FROM lease WHERE name = $1 AND NOT EXISTS (SELECT FROM up)`,
-		name, owner, now.Add(ttl), now).Scan(&l.Name, &l.Owner, &l.Expires)
+		name, owner, now.Add(ttl), now, takeOverFrom).Scan(&l.Name, &l.Owner, &l.Expires)
 	l.Expires = l.Expires.UTC()
 	return l, translate(wrap(err, "acquire lease %s", name))
 }

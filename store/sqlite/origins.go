@@ -13,6 +13,7 @@ import (
 	"github.com/revisit-sched/revisit/store/internal/batch"
 	"github.com/revisit-sched/revisit/store/internal/grabsql"
 	"github.com/revisit-sched/revisit/store/internal/pagetoken"
+	"github.com/revisit-sched/revisit/store/internal/wake"
 )
 
 // upsertOrigin records one listed origin: a new row copies the stats of its
@@ -110,7 +111,7 @@ func (s *Store) ListedOriginsRecord(ctx context.Context, origins []revisit.Liste
 		}
 		return nil
 	})
-	if err != nil {
+	if err := s.notified(err, wake.OfOrigins(origins)); err != nil {
 		return revisit.RecordResult{}, err
 	}
 	return res, nil

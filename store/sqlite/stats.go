@@ -7,6 +7,7 @@ import (
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/store/internal/batch"
+	"github.com/revisit-sched/revisit/store/internal/wake"
 )
 
 const statsColumns = "url, visit_type, last_successful, last_visit, last_visit_status, last_scheduled, " +
@@ -153,7 +154,7 @@ func (s *Store) VisitStatsWrite(ctx context.Context, writes []revisit.VisitStats
 		}
 		return nil
 	})
-	return res, err
+	return res, s.notified(err, wake.OfStats(writes))
 }
 
 // disableOrigin disables the listed rows of one (url, visit_type).

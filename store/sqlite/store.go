@@ -27,11 +27,13 @@ import (
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/store"
+	"github.com/revisit-sched/revisit/store/internal/wake"
 )
 
 var (
 	_ store.Store    = (*Store)(nil)
 	_ store.Migrator = (*Store)(nil)
+	_ store.Notifier = (*Store)(nil)
 )
 
 // maxCachedStatements bounds the writer's prepared-statement cache; grab
@@ -53,6 +55,9 @@ type Store struct {
 	stmts     map[string]*sql.Stmt // prepared on w, keyed by SQL text
 	wanted    map[string]struct{}  // met by stmt, to prepare on w after the transaction
 	readStmts map[string]*sql.Stmt // prepared on r, keyed by SQL text
+
+	// eligible wakes up the subscribers of store.Notifier.
+	eligible wake.Hub
 
 	closeOnce sync.Once
 	closeErr  error
@@ -234,4 +239,19 @@ func (s *Store) prepareWanted(ctx context.Context) {
 		}
 		s.mu.Unlock()
 	}
+}
+
+// SubscribeEligible returns a channel that receives after every change
+// that may make origins of visitType eligible (store.Notifier).
+func (s *Store) SubscribeEligible(visitType string) (<-chan struct{}, func()) {
+	return s.eligible.Subscribe(visitType)
+}
+
+// notified returns err; when it is nil, the change committed, and it wakes
+// up the subscribers of visitTypes first.
+func (s *Store) notified(err error, visitTypes []string) error {
+	if err == nil {
+		s.eligible.Notify(visitTypes...)
+	}
+	return err
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 
 	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/store/internal/wake"
 )
 
 const taskTypeColumns = "type, description, backend_name, default_interval, min_interval, max_interval, " +
@@ -15,11 +16,12 @@ func (s *Store) TaskTypeCreate(ctx context.Context, t revisit.TaskType) error {
 	if err := t.Validate(); err != nil {
 		return err
 	}
-	return s.write(ctx, "create task type "+t.Type, func(tx *sql.Tx) error {
+	err := s.write(ctx, "create task type "+t.Type, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, "INSERT INTO task_type ("+taskTypeColumns+
 			") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)", taskTypeArgs(t)...)
 		return err
 	})
+	return s.notified(err, wake.OfTaskType(t))
 }
 
 // TaskTypeUpdate replaces an existing task type; ErrNotFound if absent.
@@ -27,7 +29,7 @@ func (s *Store) TaskTypeUpdate(ctx context.Context, t revisit.TaskType) error {
 	if err := t.Validate(); err != nil {
 		return err
 	}
-	return s.write(ctx, "update task type "+t.Type, func(tx *sql.Tx) error {
+	err := s.write(ctx, "update task type "+t.Type, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE task_type SET description = ?2, backend_name = ?3,
 			default_interval = ?4, min_interval = ?5, max_interval = ?6, backoff_factor = ?7,
 			max_queue_length = ?8, num_retries = ?9, retry_delay = ?10, run_timeout = ?11 WHERE type = ?1`, taskTypeArgs(t)...)
@@ -41,6 +43,7 @@ func (s *Store) TaskTypeUpdate(ctx context.Context, t revisit.TaskType) error {
 		}
 		return nil
 	})
+	return s.notified(err, wake.OfTaskType(t))
 }
 
 // TaskTypeGet returns one task type; ErrNotFound if absent.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/internal/holder"
 	"github.com/revisit-sched/revisit/store/internal/batch"
 )
 
@@ -277,18 +278,27 @@ func scanVisitCounts(rows *sql.Rows, err error) ([]revisit.VisitCounts, error) {
 	})
 }
 
-// LeaseAcquire takes or renews a lease, or reports who holds it.
+// LeaseAcquire takes or renews a lease, or reports who holds it; a lease
+// whose holder is gone (holder.Gone) is taken over at once.
 func (s *Store) LeaseAcquire(ctx context.Context, name, owner string, ttl time.Duration) (revisit.Lease, error) {
 	if err := revisit.ValidateLease(name, owner, ttl); err != nil {
 		return revisit.Lease{}, err
 	}
+	return holder.Acquire(owner, func(takeOverFrom string) (revisit.Lease, error) {
+		return s.leaseUpsert(ctx, name, owner, ttl, takeOverFrom)
+	})
+}
+
+// leaseUpsert takes or renews a lease unless another holder than
+// takeOverFrom keeps it unexpired, and returns who holds it.
+func (s *Store) leaseUpsert(ctx context.Context, name, owner string, ttl time.Duration, takeOverFrom string) (revisit.Lease, error) {
 	now := revisit.Microsecond(s.opts.Now())
 	var l revisit.Lease
 	err := s.write(ctx, "acquire lease "+name, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO lease (name, owner, expires_at) VALUES (?1, ?2, ?3)
 			ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
-			WHERE lease.owner = excluded.owner OR lease.expires_at <= ?4`,
-			name, owner, micro(now.Add(ttl)), micro(now)); err != nil {
+			WHERE lease.owner = excluded.owner OR lease.expires_at <= ?4 OR lease.owner = ?5`,
+			name, owner, micro(now.Add(ttl)), micro(now), takeOverFrom); err != nil {
 			return err
 		}
 		return tx.QueryRowContext(ctx, "SELECT name, owner, expires_at FROM lease WHERE name = ?", name).

@@ -2,6 +2,8 @@ package storetest
 
 import (
 	"fmt"
+	"os"
+	"os/exec"
 	"sync"
 	"testing"
 	"time"
@@ -376,6 +378,39 @@ func init() {
 		requireCode(t, err, revisit.ErrInvalid, "empty owner")
 		_, err = f.s.LeaseAcquire(f.ctx, "x", "a", 0)
 		requireCode(t, err, revisit.ErrInvalid, "zero ttl")
+	})
+
+	register("Leases/TakeOverFromGoneHolder", func(t *testing.T, newStore NewStore) {
+		f := newFixture(t, newStore)
+		host, err := os.Hostname()
+		require.NoError(t, err)
+		running := exec.Command("sleep", "60")
+		require.NoError(t, running.Start())
+		t.Cleanup(func() { _ = running.Process.Kill(); _ = running.Wait() })
+		dead := exec.Command("sleep", "60")
+		require.NoError(t, dead.Start())
+		require.NoError(t, dead.Process.Kill())
+		_ = dead.Wait()
+		acquire := func(name, owner string) string {
+			t.Helper()
+			l, err := f.s.LeaseAcquire(f.ctx, name, owner, 15*time.Second)
+			require.NoError(t, err)
+			return l.Owner
+		}
+		holderOf := func(pid int) string { return fmt.Sprintf("%s:%d:beef", host, pid) }
+
+		gone := holderOf(dead.Process.Pid)
+		require.Equal(t, gone, acquire("a", gone))
+		require.Equal(t, "b", acquire("a", "b"), "a lease whose holder died on this host is taken over at once")
+		require.Equal(t, "b", acquire("a", gone), "and stays with its new holder")
+
+		alive := holderOf(running.Process.Pid)
+		require.Equal(t, alive, acquire("c", alive))
+		require.Equal(t, alive, acquire("c", "b"), "a running holder keeps its lease")
+
+		elsewhere := fmt.Sprintf("%s-elsewhere:%d:beef", host, dead.Process.Pid)
+		require.Equal(t, elsewhere, acquire("d", elsewhere))
+		require.Equal(t, elsewhere, acquire("d", "b"), "a holder of another host keeps its lease until it expires")
 	})
 
 	register("Leases/FenceDispatch", func(t *testing.T, newStore NewStore) {
