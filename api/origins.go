@@ -2,10 +2,12 @@ package api
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 
 	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/recording"
 )
 
 // RecordRequest is the body of POST /api/v1/listed-origins.
@@ -75,15 +77,12 @@ func (s *Server) handleOriginRecord(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	origins := make([]revisit.ListedOrigin, len(batch))
-	for i, o := range batch {
-		origins[i] = o.Domain()
-		if err := origins[i].Validate(); err != nil {
-			s.writeError(w, r, prefixed(err, fmt.Sprintf("origins[%d].", i)))
-			return
-		}
+	res, err := recording.Batch(r.Context(), s.st, mapSlice(batch, ListedOrigin.Domain))
+	var invalid *recording.InvalidOrigin
+	if errors.As(err, &invalid) {
+		s.writeError(w, r, prefixed(invalid.Err, fmt.Sprintf("origins[%d].", invalid.Index)))
+		return
 	}
-	res, err := s.st.ListedOriginsRecord(r.Context(), origins)
 	s.reply(w, r, RecordResponse{Inserted: res.Inserted, Updated: res.Updated}, err)
 }
 

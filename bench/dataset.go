@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/revisit-sched/revisit"
 )
 
@@ -40,9 +42,20 @@ const day = 24 * time.Hour
 // store's clock when the row is recorded: the loader spreads it over the
 // last 1000 days.
 type Row struct {
-	Origin  revisit.ListedOrigin // ListerID left for the caller
+	Origin  revisit.ListedOrigin // ListerID left for Listed
 	ListerA bool
 	Stats   *revisit.VisitStats
+}
+
+// Listed returns the row's origin listed by a when lister A lists it, else
+// by b.
+func (r Row) Listed(a, b uuid.UUID) revisit.ListedOrigin {
+	o := r.Origin
+	o.ListerID = b
+	if r.ListerA {
+		o.ListerID = a
+	}
+	return o
 }
 
 // Row returns origin i of the data set; the same i always gives the same row.

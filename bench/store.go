@@ -9,14 +9,13 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/feedback"
+	"github.com/revisit-sched/revisit/recording"
 	"github.com/revisit-sched/revisit/store"
 )
 
@@ -31,7 +30,7 @@ type StoreConfig struct {
 	// measures.
 	RecordBatches int
 	// RecordWriters is how many of those batches are recorded at once, as
-	// listers running side by side record theirs (below 1: one).
+	// origin record --writers does (below 1: one).
 	RecordWriters int
 	// Progress receives progress lines (nil: none).
 	Progress io.Writer
@@ -199,46 +198,49 @@ func RunStore(ctx context.Context, cfg StoreConfig) (StoreReport, error) {
 	return rep, err
 }
 
-// load records the data set in batches of 1000, stats first, with first_seen
-// spread over the 1000 days before the data set's present, from two writers.
+// load records the data set in batches of 1000 from two writers, each
+// origin's stats before it, with first_seen spread over the 1000 days
+// before the data set's present.
 func load(ctx context.Context, s store.Store, ds Dataset, clk *clock, a, b uuid.UUID, w io.Writer) error {
 	const batchSize, writers = 1000, 2
-	batches := (ds.Origins + batchSize - 1) / batchSize
-	var done atomic.Int64
-	g, ctx := errgroup.WithContext(ctx)
-	for wr := range writers {
-		g.Go(func() error {
-			origins := make([]revisit.ListedOrigin, 0, batchSize)
-			stats := make([]revisit.VisitStats, 0, batchSize)
-			for k := wr; k < batches; k += writers {
-				origins, stats = origins[:0], stats[:0]
-				for i := k * batchSize; i < min((k+1)*batchSize, ds.Origins); i++ {
-					r := ds.Row(i)
-					r.Origin.ListerID = b
-					if r.ListerA {
-						r.Origin.ListerID = a
-					}
-					origins = append(origins, r.Origin)
-					if r.Stats != nil {
-						stats = append(stats, *r.Stats)
-					}
-				}
-				if err := s.VisitStatsUpsert(ctx, stats); err != nil {
-					return err
-				}
-				if _, err := s.ListedOriginsRecord(ctx, origins); err != nil {
-					return err
-				}
-				if n := done.Add(1); n%int64(max(batches/20, 1)) == 0 {
-					progress(w, "load %d/%d origins", n*batchSize, ds.Origins)
-				}
-				// first_seen moves forward with the load, over 1000 days.
-				clk.Set(ds.Now.Add(-time.Duration(float64(1000*day) * (1 - float64(done.Load())/float64(batches)))))
+	step := max(ds.Origins/batchSize/20, 1) * batchSize
+	done := 0
+	rec := recording.NewWriter(ctx, s, recording.Config{Writers: writers, BatchSize: batchSize,
+		Written: func(n int) {
+			if (done+n)/step > done/step {
+				progress(w, "load %d/%d origins", (done+n)/step*step, ds.Origins)
 			}
-			return nil
-		})
+			done += n
+			// first_seen moves forward with the load, over 1000 days.
+			clk.Set(ds.Now.Add(-time.Duration(float64(1000*day) * (1 - float64(done)/float64(ds.Origins)))))
+		}})
+	err := func() error {
+		origins := make([]revisit.ListedOrigin, 0, batchSize)
+		stats := make([]revisit.VisitStats, 0, batchSize)
+		for first := 0; first < ds.Origins; first += batchSize {
+			origins, stats = origins[:0], stats[:0]
+			for i := first; i < min(first+batchSize, ds.Origins); i++ {
+				r := ds.Row(i)
+				origins = append(origins, r.Listed(a, b))
+				if r.Stats != nil {
+					stats = append(stats, *r.Stats)
+				}
+			}
+			// Recording a new origin copies its stats: they go first.
+			if err := s.VisitStatsUpsert(ctx, stats); err != nil {
+				return err
+			}
+			for _, o := range origins {
+				if err := rec.Add(o); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}()
+	if _, closeErr := rec.Close(); err == nil {
+		err = closeErr
 	}
-	err := g.Wait()
 	clk.Set(ds.Now)
 	return err
 }
@@ -325,44 +327,36 @@ func visit(ctx context.Context, s store.Store, origins []revisit.ListedOrigin, n
 
 // timeRecord measures recording batches of 1000 origins, half of them new
 // and half already listed, into the loaded data set, writers batches at
-// once. The batches are drawn before the clock starts.
+// once, as origin record records them (recording.Writer). The origins are
+// drawn before the clock starts.
 func timeRecord(ctx context.Context, s store.Store, ds Dataset, a, b uuid.UUID, batches, writers int) (float64, error) {
 	if batches == 0 {
 		return 0, nil
 	}
 	run := rand.Uint64()
 	rng := rand.New(rand.NewPCG(run, 1))
-	all := make([][]revisit.ListedOrigin, batches)
-	for k := range all {
-		origins := make([]revisit.ListedOrigin, 0, 1000)
+	all := make([]revisit.ListedOrigin, 0, batches*1000)
+	for k := range batches {
 		for j := range 500 {
-			r := ds.Row(rng.IntN(ds.Origins))
-			r.Origin.ListerID = b
-			if r.ListerA {
-				r.Origin.ListerID = a
-			}
-			origins = append(origins, r.Origin)
+			all = append(all, ds.Row(rng.IntN(ds.Origins)).Listed(a, b))
 			fresh := ds.Row(j)
 			fresh.Origin.URL = fmt.Sprintf("https://%s.example.org/new-%x-%d-%d", fresh.Origin.VisitType, run, k, j)
 			fresh.Origin.ListerID = a
-			origins = append(origins, fresh.Origin)
+			all = append(all, fresh.Origin)
 		}
-		all[k] = origins
 	}
-	var next atomic.Int64
-	g, gctx := errgroup.WithContext(ctx)
 	start := time.Now()
-	for range max(writers, 1) {
-		g.Go(func() error {
-			for k := next.Add(1) - 1; k < int64(len(all)); k = next.Add(1) - 1 {
-				if _, err := s.ListedOriginsRecord(gctx, all[k]); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
+	rec := recording.NewWriter(ctx, s, recording.Config{Writers: writers, BatchSize: 1000})
+	var err error
+	for _, o := range all {
+		if err = rec.Add(o); err != nil {
+			break
+		}
 	}
-	if err := g.Wait(); err != nil {
+	if _, closeErr := rec.Close(); err == nil {
+		err = closeErr
+	}
+	if err != nil {
 		return 0, err
 	}
 	return float64(batches*1000) / time.Since(start).Seconds(), nil

@@ -415,7 +415,7 @@ Cases that ran short of eligible origins in either run are left out.`,
 	f.IntVar(&grabs, "grabs", 30, "grabs timed per visit type and policy")
 	f.IntVar(&count, "count", 1000, "origins per grab")
 	f.IntVar(&batches, "record-batches", 100, "batches of 1000 origins timed for P3")
-	f.IntVar(&writers, "record-writers", 1, "P3 batches recorded at once, as listers running side by side do")
+	f.IntVar(&writers, "record-writers", 1, "P3 batches recorded at once, as origin record --writers does")
 	f.StringVar(&baselinePath, "baseline", "", "JSON output of a run on a smaller set (`file`): report P1g against it")
 	return cmd
 }

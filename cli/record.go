@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -14,7 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/revisit-sched/revisit"
-	"github.com/revisit-sched/revisit/internal/fanout"
+	"github.com/revisit-sched/revisit/recording"
 )
 
 // maxReportedErrors is how many invalid lines are printed.
@@ -88,7 +88,7 @@ type) are written in input order, the last one last.`,
 	}
 	cmd.Flags().BoolVar(&skipInvalid, "skip-invalid", false, "write the valid lines and report the invalid ones")
 	cmd.Flags().IntVar(&batchSize, "batch-size", 1000, "origins written per transaction")
-	cmd.Flags().IntVar(&writers, "writers", DefaultRecordWriters, "batches written at once (each origin's lines stay in input order)")
+	cmd.Flags().IntVar(&writers, "writers", recording.DefaultWriters, "batches written at once (each origin's lines stay in input order)")
 	return cmd
 }
 
@@ -214,7 +214,7 @@ func checkOrigins(ctx context.Context, st backend, r io.Reader) (originCheck, er
 			chk.fail(n, tooLong)
 			return nil
 		}
-		ol, err := parseOriginLine(line)
+		ol, err := recording.ParseLine(line)
 		if err != nil {
 			chk.fail(n, err)
 			return nil
@@ -237,24 +237,12 @@ func checkOrigins(ctx context.Context, st backend, r io.Reader) (originCheck, er
 		return chk, err
 	}
 	if len(ids) > 0 {
-		all := make([]uuid.UUID, 0, len(ids))
-		for id := range ids {
-			all = append(all, id)
+		unknown, err := recording.UnknownListers(ctx, st, slices.Collect(maps.Keys(ids)))
+		if err != nil {
+			return chk, err
 		}
-		found := map[uuid.UUID]bool{}
-		for chunk := range slices.Chunk(all, 1000) {
-			ls, err := st.ListerGetByIDs(ctx, chunk)
-			if err != nil {
-				return chk, fmt.Errorf("look up listers: %w", err)
-			}
-			for _, l := range ls {
-				found[l.ID] = true
-			}
-		}
-		for id, u := range ids {
-			if found[id] {
-				continue
-			}
+		for id := range unknown {
+			u := ids[id]
 			chk.badListers[id] = true
 			chk.valid -= u.count
 			chk.invalid += u.count - len(u.lines)
@@ -288,63 +276,31 @@ func isBlank(line []byte) bool {
 	return true
 }
 
-// DefaultRecordWriters is how many batches origin record writes at once
-// unless told otherwise: on the 10M reference set on PostgreSQL, two
-// batches at once record ~1.5× as many origins a second as one, and more
-// do not add to that on two cores (docs/performance.md, "Session 27").
-const DefaultRecordWriters = 2
-
 // recordOrigins is the second pass: it writes the valid lines in batches,
 // writers batches at once, creating listers named by name, and calls
 // progress with the number of lines of each batch written. The lines of
-// one origin (URL and visit type) go to one writer in input order, so a
-// later line of an origin is written after an earlier one.
+// one origin (URL and visit type) are written in input order, the last one
+// last.
 func recordOrigins(ctx context.Context, st backend, r io.Reader, badListers map[uuid.UUID]bool,
 	batchSize, writers int, progress func(int)) (revisit.RecordResult, error) {
-	var (
-		mu    sync.Mutex
-		total revisit.RecordResult
-	)
-	batches := fanout.New(ctx, fanout.Config{Workers: writers, BatchSize: batchSize},
-		revisit.ListedOrigin.Key,
-		func(ctx context.Context, batch []revisit.ListedOrigin) error {
-			res, err := st.ListedOriginsRecord(ctx, batch)
-			if err != nil {
-				return fmt.Errorf("record origins: %w", err)
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			total.Inserted += res.Inserted
-			total.Updated += res.Updated
-			progress(len(batch))
-			return nil
-		})
-	listers := map[[2]string]uuid.UUID{}
+	w := recording.NewWriter(ctx, st, recording.Config{Writers: writers, BatchSize: batchSize, Written: progress})
+	listers := recording.NewListers(st)
 	err := eachLine(r, func(n int, line []byte, tooLong error) error {
 		if tooLong != nil {
 			return nil
 		}
-		ol, err := parseOriginLine(line)
+		ol, err := recording.ParseLine(line)
 		if err != nil || (ol.ListerID != nil && badListers[*ol.ListerID]) {
 			return nil
 		}
-		if ol.ListerID == nil {
-			key := [2]string{ol.Name, ol.Instance}
-			id, ok := listers[key]
-			if !ok {
-				l, err := st.ListerGetOrCreate(ctx, ol.Name, ol.Instance)
-				if err != nil {
-					return fmt.Errorf("line %d: lister %s: %w", n, listerLabel(ol.Name, ol.Instance), err)
-				}
-				id = l.ID
-				listers[key] = id
-			}
-			ol.Origin.ListerID = id
+		o, err := listers.Origin(ctx, ol)
+		if err != nil {
+			return fmt.Errorf("line %d: lister %s: %w", n, listerLabel(ol.Name, ol.Instance), err)
 		}
-		return batches.Add(ol.Origin)
+		return w.Add(o)
 	})
-	// Close waits for the writers: total is theirs no more.
-	if closeErr := batches.Close(); err == nil {
+	total, closeErr := w.Close()
+	if err == nil {
 		err = closeErr
 	}
 	return total, err

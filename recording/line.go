@@ -1,41 +1,36 @@
-package cli
+package recording
 
 import (
-	"bufio"
-	"bytes"
-	"errors"
-	"fmt"
-	"io"
-
 	"github.com/google/uuid"
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/internal/jsonobj"
 )
 
-// originLine is one parsed line of `origin record` input. The lister is
-// named by ID, or by Name and Instance (then ID is nil until the lister is
-// looked up).
-type originLine struct {
+// Line is one parsed line of JSON-lines input (revisit origin record):
+// a listed origin and the lister it names, by ID, or by Name and Instance
+// (then ListerID is nil, and Origin.ListerID the nil UUID, until the
+// lister is resolved).
+type Line struct {
 	Origin   revisit.ListedOrigin
 	ListerID *uuid.UUID
 	Name     string
 	Instance string
 }
 
-// originLineFields are the keys of an input line.
-var originLineFields = []string{"url", "visit_type", "lister_id", "lister_name", "lister_instance_name",
+// lineFields are the keys of an input line.
+var lineFields = []string{"url", "visit_type", "lister_id", "lister_name", "lister_instance_name",
 	"extra_loader_arguments", "enabled", "last_update", "is_fork", "forked_from_url"}
 
 // placeholderLister stands for a lister named by name while a line is
 // validated.
 var placeholderLister = uuid.MustParse("00000000-0000-0000-0000-000000000001")
 
-// parseOriginLine parses one JSON object of `origin record` input. Errors
+// ParseLine parses and validates one JSON object of origin input. Errors
 // name the field at fault (*revisit.Error with a Field when there is one).
-func parseOriginLine(line []byte) (originLine, error) {
-	var out originLine
-	obj, err := jsonobj.Parse(line, originLineFields)
+func ParseLine(line []byte) (Line, error) {
+	var out Line
+	obj, err := jsonobj.Parse(line, lineFields)
 	if err != nil {
 		return out, err
 	}
@@ -118,86 +113,4 @@ func parseOriginLine(line []byte) (originLine, error) {
 		o.ListerID = uuid.Nil
 	}
 	return out, nil
-}
-
-// maxLineLength bounds one input line.
-const maxLineLength = 1 << 20
-
-// errLineTooLong is the error of a line longer than maxLineLength.
-var errLineTooLong = fmt.Errorf("longer than %d bytes (1 MiB)", maxLineLength)
-
-// lineReader reads lines of at most maxLineLength bytes; it reports a longer
-// line as errLineTooLong and goes on with the next one.
-type lineReader struct {
-	r    *bufio.Reader
-	n    int // number of the last line read, from 1
-	long []byte
-}
-
-func newLineReader(r io.Reader) *lineReader {
-	return &lineReader{r: bufio.NewReaderSize(r, 64<<10)}
-}
-
-// next returns the next line without its end of line. It returns io.EOF at
-// the end, errLineTooLong for a line too long (then the caller may go on),
-// and any read error.
-func (lr *lineReader) next() ([]byte, error) {
-	lr.long = lr.long[:0]
-	tooLong := false
-	for {
-		chunk, err := lr.r.ReadSlice('\n')
-		if !tooLong {
-			if len(lr.long)+len(chunk) > maxLineLength+2 { // room for "\r\n"
-				tooLong = true
-			} else {
-				lr.long = append(lr.long, chunk...)
-			}
-		}
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		if err == io.EOF {
-			if len(lr.long) == 0 && !tooLong {
-				return nil, io.EOF
-			}
-		} else if err != nil {
-			return nil, err
-		}
-		lr.n++
-		if tooLong {
-			return nil, errLineTooLong
-		}
-		line := bytes.TrimRight(lr.long, "\r\n")
-		if lr.n == 1 {
-			line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf")) // a byte-order mark
-		}
-		if len(line) > maxLineLength {
-			return nil, errLineTooLong
-		}
-		return line, nil
-	}
-}
-
-// eachLine calls fn with every non-blank line of r and its number (from 1);
-// a line longer than maxLineLength comes with errLineTooLong instead of its
-// text. It stops at the first error of fn or of reading.
-func eachLine(r io.Reader, fn func(n int, line []byte, tooLong error) error) error {
-	lr := newLineReader(r)
-	for {
-		line, err := lr.next()
-		switch {
-		case err == io.EOF:
-			return nil
-		case errors.Is(err, errLineTooLong):
-			if err := fn(lr.n, nil, err); err != nil {
-				return err
-			}
-		case err != nil:
-			return fmt.Errorf("read: %w", err)
-		case !isBlank(line):
-			if err := fn(lr.n, line, nil); err != nil {
-				return err
-			}
-		}
-	}
 }

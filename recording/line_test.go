@@ -1,20 +1,19 @@
-package cli
+package recording_test
 
 import (
-	"bytes"
-	"errors"
-	"io"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
+
+	"github.com/revisit-sched/revisit/recording"
 )
 
-func TestParseOriginLine(t *testing.T) {
+func TestParseLine(t *testing.T) {
 	t.Parallel()
-	ol, err := parseOriginLine([]byte(`{"url": "https://github.com/a/b", "visit_type": "git", "lister_name": "github",
+	ol, err := recording.ParseLine([]byte(`{"url": "https://github.com/a/b", "visit_type": "git", "lister_name": "github",
 		"lister_instance_name": "github", "extra_loader_arguments": {"n": 12345678901234567890, "s": "x"},
 		"last_update": "2024-05-01T14:00:00+02:00", "is_fork": true, "forked_from_url": "https://github.com/c/b"}`))
 	require.NoError(t, err)
@@ -32,7 +31,7 @@ func TestParseOriginLine(t *testing.T) {
 	require.Equal(t, "https://github.com/c/b", *o.ForkedFromURL)
 
 	id := uuid.New()
-	ol, err = parseOriginLine([]byte(`{"url": "https://pypi.org/project/x/", "visit_type": "pypi", "lister_id": "` +
+	ol, err = recording.ParseLine([]byte(`{"url": "https://pypi.org/project/x/", "visit_type": "pypi", "lister_id": "` +
 		id.String() + `", "enabled": false, "last_update": null, "extra_loader_arguments": null}`))
 	require.NoError(t, err)
 	require.Equal(t, id, *ol.ListerID)
@@ -42,11 +41,11 @@ func TestParseOriginLine(t *testing.T) {
 	require.Nil(t, ol.Origin.IsFork)
 	require.NotNil(t, ol.Origin.ExtraLoaderArguments)
 
-	_, err = parseOriginLine([]byte(`{"url": "https://x.org/r", "visit_type": "hg", "lister_name": "hg"}`))
+	_, err = recording.ParseLine([]byte(`{"url": "https://x.org/r", "visit_type": "hg", "lister_name": "hg"}`))
 	require.NoError(t, err, "the instance name is optional")
 }
 
-func TestParseOriginLineErrors(t *testing.T) {
+func TestParseLineErrors(t *testing.T) {
 	t.Parallel()
 	const ok = `"url": "https://x.org/r", "visit_type": "git", "lister_name": "l"`
 	for line, want := range map[string]string{
@@ -82,34 +81,8 @@ func TestParseOriginLineErrors(t *testing.T) {
 		`{"url": "https://x.org/r", "visit_type": "git", "lister_id": "00000000-0000-0000-0000-000000000000"}`:         `lister_id: the nil UUID names no lister`,
 		`{` + ok + `, "lister_id": "` + uuid.NewString() + `"}`:                                                        "lister_id: give lister_id, or lister_name (and lister_instance_name), not both",
 	} {
-		_, err := parseOriginLine([]byte(line))
+		_, err := recording.ParseLine([]byte(line))
 		require.Error(t, err, line)
 		require.Contains(t, err.Error(), want, line)
 	}
-}
-
-func TestLineReader(t *testing.T) {
-	t.Parallel()
-	long := strings.Repeat("x", maxLineLength+1)
-	exact := strings.Repeat("y", maxLineLength)
-	in := "\xef\xbb\xbfa\r\n\nb\n" + long + "\n" + exact + "\nlast"
-	lr := newLineReader(strings.NewReader(in))
-	var got []string
-	for {
-		line, err := lr.next()
-		if err == io.EOF {
-			break
-		}
-		if errors.Is(err, errLineTooLong) {
-			got = append(got, "TOO LONG")
-			continue
-		}
-		require.NoError(t, err)
-		if bytes.Equal(line, []byte(exact)) {
-			line = []byte("EXACT")
-		}
-		got = append(got, string(line))
-	}
-	require.Equal(t, []string{"a", "", "b", "TOO LONG", "EXACT", "last"}, got)
-	require.Equal(t, 6, lr.n)
 }
