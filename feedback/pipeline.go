@@ -12,7 +12,7 @@ import (
 // DefaultWorkers is the number of workers that revisit visit-status ingest
 // runs a pipeline with unless told otherwise: on the 10M reference set on
 // PostgreSQL, four workers process ~2.3× as many statuses a second as one
-// (docs/performance.md, "Session 18").
+// (docs/performance.md, P4).
 const DefaultWorkers = 4
 
 // PipelineConfig configures a Pipeline.

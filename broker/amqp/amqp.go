@@ -47,7 +47,7 @@ const (
 	DefaultMinBackoff      = 100 * time.Millisecond
 	DefaultMaxBackoff      = 30 * time.Second
 	// The listener closes ~2× as many visits a second with batches of
-	// 5000 deliveries as with 200 (docs/performance.md, "Session 18"):
+	// 5000 deliveries as with 200 (docs/performance.md, "Other measures"):
 	// each batch costs the store a few statements whatever its size.
 	DefaultEventsPrefetch = 10_000
 	DefaultEventsBatch    = 5_000

@@ -25,7 +25,7 @@ const healthyRun = time.Minute
 // over one at a time from a goroutine of its own: taking only those ready
 // at the instant the batch is cut made batches of one or two deliveries
 // however long the queue, and the listener closed ~500 visits a second
-// (docs/performance.md, "Session 18").
+// (docs/performance.md, "Other measures").
 const gatherWindow = 5 * time.Millisecond
 
 // Events consumes task events from Config.EventsQueue, a durable queue bound

@@ -193,7 +193,7 @@ func TestTransientEventsObserveWithoutTaking(t *testing.T) {
 // Events waiting in the queue reach the handler in full batches: amqp091
 // hands deliveries over one at a time, and a batch cut at the first instant
 // none was ready held one or two of them (~500 visits closed a second by
-// the listener, docs/performance.md, "Session 18").
+// the listener, docs/performance.md, "Other measures").
 func TestEventsGatherWaitingDeliveriesIntoBatches(t *testing.T) {
 	t.Parallel()
 	exchange := "revisit.test.ev." + uuid.NewString()[:8]

@@ -16,7 +16,8 @@ import (
 // orchestrator allocates ~11 KB per visit, most of it garbage of the round
 // in flight: at 200 instead of Go's 100 it spends a quarter less processor
 // time per visit, for ~100 MiB of RSS instead of ~75 while publishing
-// 15,000 visits/s (docs/performance.md, session 8).
+// 15,000 visits/s (revisit bench orchestrator, 10M set; docs/performance.md,
+// P5).
 const gcPercent = 200
 
 func main() {

@@ -39,8 +39,8 @@ func (s *Store) SettingsAdvice(ctx context.Context) ([]string, error) {
 const bigStore = 1 << 30
 
 // slowCompressions are the wal_compression methods measured to slow revisit
-// down, with what was measured against lz4 (docs/performance.md, sessions
-// 19 and 27). PostgreSQL shows "on" as what it means, pglz, since version 15.
+// down, with what was measured against lz4 (docs/deploy/README.md).
+// PostgreSQL shows "on" as what it means, pglz, since version 15.
 var slowCompressions = map[string]string{
 	"pglz": pglzMeasured,
 	"on":   pglzMeasured,

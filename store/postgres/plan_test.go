@@ -180,8 +180,8 @@ func TestPendingLookupPlans(t *testing.T) {
 // probe of the hash index on url, with no BitmapAnd. On the 10M bench,
 // with (visit_type, last_scheduled) still indexed, the planner ANDed that
 // probe with a bitmap scan of every pending row of the visit type: 725 ms
-// for 1000 keys (session 13); no index of the table leads with visit_type
-// since (migration 00013). At this size the planner does not choose that
+// for 1000 keys; migration 00013 left no index of the table leading with
+// visit_type. At this size the planner does not choose that
 // plan either way; TestPendingIndexesLeadWithoutVisitType keeps the cause
 // out.
 func TestPendingStatsLookupPlan(t *testing.T) {

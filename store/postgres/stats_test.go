@@ -15,8 +15,8 @@ import (
 // pending origins' marks through the hash index of listed_origin_pending
 // whatever the planner's costs. On the 10M bench, with statistics taken
 // while nothing was pending and a thousand origins pending since, the
-// planner scanned the whole pending table once per key: 67 ms for a batch
-// of 1000 results (docs/performance.md, session 20). Here a high
+// planner scanned the whole pending table once per key: 71 ms for a batch
+// of 1000 results (docs/store.md, "Pending origins"). Here a high
 // random_page_cost prices the probes out the same way.
 func TestVisitStatsGetProbesPendingOrigins(t *testing.T) {
 	ctx := context.Background()

@@ -8,7 +8,7 @@ import "context"
 // connections, so the pool never has a caller waiting. database/sql gives
 // a freed connection to a random waiting caller: with 200 API clients
 // reading, a page of origins waited five times longer at p99 than at the
-// median (docs/performance.md, "Session 16"). A channel queues the callers
+// median (docs/performance.md, P8). A channel queues the callers
 // blocked on it in the order they came.
 type turns chan struct{}
 

@@ -5,7 +5,7 @@
 -- (visit type, time of the grab) for every pick of a grab, and B-tree
 -- deduplication merged them into posting lists, rewritten as the picks
 -- arrived: on a million pending rows, a third of the move's time
--- (docs/performance.md, "Session 13"). Without deduplication each entry
+-- (docs/store.md, "Pending origins"). Without deduplication each entry
 -- goes to the right end of the index, in the order the rows were written.
 
 -- +goose Up

@@ -2,8 +2,8 @@
 -- rows, and each grab inserts its picks into the table's indexes. Its
 -- primary key, (url, visit_type, lister_id), puts every pick on a random
 -- leaf of a B-tree of long text keys (114 MB at a million rows) and checks
--- uniqueness on the way: a third of the move (docs/performance.md,
--- "Session 14").
+-- uniqueness on the way: a third of the move (docs/store.md, "Pending
+-- origins").
 --
 -- Every lookup of pending origins is by URL equality (results, released
 -- and lost visits, recording), which a hash index serves with one bucket

@@ -5,8 +5,8 @@
 -- of (url, visit_type): long text keys, a random leaf for every entry, and
 -- 1 GB on the 10M set. A hash index stores a 4-byte hash an entry (256 MB
 -- there), and an insert touches one bucket page: the copy of 1000 results
--- onto listed_origin took ~20 % less time with it (docs/performance.md,
--- "Session 14").
+-- onto listed_origin took ~20 % less time with it (docs/store.md, "One
+-- index per policy").
 --
 -- Its users look origins up by URL equality: results and released visits
 -- (the copy of their stats), recording (the other listers' rows of an

@@ -4,7 +4,8 @@
 -- origins_without_last_update and stop_after_success, and results keep
 -- adding more. A grab read each of those rows to find it ineligible:
 -- 900–7,200 rows a git grab on the 10M set, more than half of the
--- candidate query's time (docs/performance.md, "Session 23").
+-- candidate query's time (docs/store.md, "Cooldowns checked in the
+-- index").
 --
 -- Those four indexes now end with the last visit's time when it failed, or
 -- when it found nothing, and '-infinity' otherwise. The grab compares them

@@ -1,7 +1,7 @@
 -- The foreign key from listed_origin to lister checked every inserted row
 -- in a trigger of its own: a query of the lister per row, ~10 µs each, a
--- sixth of a recording's statement on the 10M set (docs/performance.md,
--- "Session 26"), and again for every row that comes back from the pending
+-- sixth of a recording's statement on the 10M set (docs/store.md, "Listed
+-- origins"), and again for every row that comes back from the pending
 -- table.
 --
 -- The store checks the listers of a batch once instead (checkListers) and
