@@ -42,8 +42,7 @@ type Store interface {
 // DefaultWriters is how many batches a Writer writes at once unless told
 // otherwise: on the 10M reference set on PostgreSQL, two batches at once
 // record ~1.5× as many origins a second as one, and more do not add to
-// that on two cores (docs/performance.md, "origin record: two batches at
-// once").
+// that on two cores (docs/performance.md, P3).
 const DefaultWriters = 2
 
 // Config configures a Writer.
