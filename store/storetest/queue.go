@@ -237,6 +237,9 @@ func init() {
 			"a worker whose lease expired posts its result while nobody leased the message since")
 		require.True(t, f.complete(qid(0), "w2", `{"status": "eventful"}`, at(minute+3*time.Second)))
 		require.False(t, f.complete(qid(0), "w2", `{"status": "failed"}`, at(minute+4*time.Second)))
+		_, err = f.s.QueueMessageComplete(f.ctx, revisit.QueueCompleteParams{ID: qid(0), Worker: "w1",
+			Result: []byte(`{"status": "failed"}`), Now: at(minute + 5*time.Second)})
+		requireCode(t, err, revisit.ErrConflict, "not leased to worker")
 		got := f.results(10)
 		require.Len(t, got, 2)
 		require.Equal(t, []string{"w1", "w2"}, []string{got[0].Worker, got[1].Worker})

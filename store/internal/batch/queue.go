@@ -21,18 +21,19 @@ func HeartbeatConflict(p revisit.QueueHeartbeatParams, state revisit.QueueState,
 }
 
 // Completable says whether a message in state, leased attempt times and
-// last to holder, takes worker's result: false when it is done already
-// (the completion is ignored), an ErrConflict when it was never leased or
-// is leased to another worker. A worker whose lease expired may still post
-// its result as long as nobody leased the message since, as for heartbeats.
+// last to holder (or completed by holder), takes worker's result: false
+// when worker completed it already (the completion is ignored), an
+// ErrConflict when it was never leased or is another worker's. A worker
+// whose lease expired may still post its result as long as nobody leased
+// the message since, as for heartbeats.
 func Completable(id string, state revisit.QueueState, attempt int, holder, worker string) (bool, error) {
 	switch {
-	case state == revisit.QueueDone:
-		return false, nil
 	case attempt == 0:
 		return false, revisit.Errorf(revisit.CodeConflict, "message %s was never leased", id)
 	case holder != worker:
 		return false, revisit.Errorf(revisit.CodeConflict, "message %s is not leased to worker %q", id, worker)
+	case state == revisit.QueueDone:
+		return false, nil
 	}
 	return true, nil
 }
