@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io/fs"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -37,11 +36,8 @@ type Store struct {
 	// analyzed is set once listed_origin is known to have planner
 	// statistics (ensureStatistics).
 	analyzed atomic.Bool
-	// flusher moves the picks that grabs set aside.
-	flusher *flusher
-	// slowGrabs holds the visit types whose grabs skip grabAtOnce
-	// (noteSlowGrab).
-	slowGrabs sync.Map
+	// aside keeps the picks that grabs set aside moving (picksAside).
+	aside *picksAside
 	// eligible carries store.Notifier's news.
 	eligible *eligibility
 }
@@ -77,12 +73,13 @@ func Open(ctx context.Context, url string, opts store.Options) (*Store, error) {
 		pool.Close()
 		return nil, translate(fmt.Errorf("postgres: connect: %w", err))
 	}
-	return &Store{pool: pool, opts: opts, flusher: startFlusher(pool), eligible: newEligibility(pool)}, nil
+	return &Store{pool: pool, opts: opts, aside: startPicksAside(pool), eligible: newEligibility(pool)}, nil
 }
 
-// Close stops the background flusher and listener and closes the connection pool.
+// Close stops the background flusher and listener and closes the
+// connection pool.
 func (s *Store) Close() error {
-	s.flusher.close()
+	s.aside.close()
 	s.eligible.close()
 	s.pool.Close()
 	return nil
@@ -218,8 +215,8 @@ type querier interface {
 //   - a batch joined with listed_origin_pending (recording, results): the
 //     table holds a few thousand origins on many more pages, which the
 //     churn of grabs and results leaves behind, and the planner hashed all
-//     of them (22,520 pages, ~20 ms of a batch's statement on the 10M set,
-//     session 9) rather than probe its key once per row of the batch.
+//     of them (22,520 pages, ~20 ms of a batch's statement on the 10M
+//     set) rather than probe its key once per row of the batch.
 func withIndexScans(ctx context.Context, tx querier, fn func() error) error {
 	if _, err := tx.Exec(ctx, strings.Join(indexScansOnly, "; ")); err != nil {
 		return err
@@ -348,7 +345,7 @@ func (s *Store) withIndexLookups(ctx context.Context, tx pgx.Tx, fn func() error
 // left in listed_origin by the moves to listed_origin_pending cost every
 // later write: on the 10M set, after an orchestrator run of a million
 // visits, visit-status processing ran 40 % slower until a vacuum
-// (docs/performance.md, "Session 7").
+// (docs/performance.md).
 func (s *Store) Maintain(ctx context.Context) error {
 	_, err := s.pool.Exec(ctx, "VACUUM (ANALYZE) listed_origin, listed_origin_pending, listed_origin_picked, visit_stats, visit_in_flight, lister")
 	return translate(wrap(err, "vacuum"))
