@@ -60,7 +60,7 @@ const (
 type Config struct {
 	// Store holds the data the API serves; nil serves the worker routes
 	// and health only (the tests of the worker protocol).
-	Store store.Store
+	Store Store
 	// Broker measures queue depths; nil reports them unknown.
 	Broker broker.Broker
 	// Live measures the queues for /queues and the dashboard: the
@@ -93,6 +93,44 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// Store is what the API serves from a store: task types, listers, listed
+// origins and their grab, visit stats and the results folded into them,
+// the visits in flight and the scheduler metrics. store.Store implements
+// it.
+type Store interface {
+	feedback.Store
+	livequeue.Store
+	// TaskTypeCreate stores a new task type; ErrConflict if it exists.
+	TaskTypeCreate(ctx context.Context, t revisit.TaskType) error
+	// TaskTypeGet returns one task type; ErrNotFound if absent.
+	TaskTypeGet(ctx context.Context, name string) (revisit.TaskType, error)
+	// ListerGetOrCreate returns the lister of that name and instance,
+	// creating it if needed.
+	ListerGetOrCreate(ctx context.Context, name, instanceName string) (revisit.Lister, error)
+	// ListerGet returns the lister of that name and instance; ErrNotFound if
+	// absent.
+	ListerGet(ctx context.Context, name, instanceName string) (revisit.Lister, error)
+	// ListerList returns every lister, by name and instance name.
+	ListerList(ctx context.Context) ([]revisit.Lister, error)
+	// ListerGetByIDs returns the listers with those ids that exist.
+	ListerGetByIDs(ctx context.Context, ids []uuid.UUID) ([]revisit.Lister, error)
+	// ListedOriginsRecord upserts a batch of listed origins.
+	ListedOriginsRecord(ctx context.Context, origins []revisit.ListedOrigin) (revisit.RecordResult, error)
+	// ListedOriginsGet returns one page in (lister_id, url, visit_type) order.
+	ListedOriginsGet(ctx context.Context, f revisit.ListedOriginFilter) (revisit.ListedOriginPage, error)
+	// GrabNextVisits returns the true top p.Count eligible origins of the
+	// policy and (unless p.DryRun) marks them scheduled.
+	GrabNextVisits(ctx context.Context, p revisit.GrabParams) ([]revisit.ListedOrigin, error)
+	// MetricsUpdate recomputes and stores the scheduler metrics of one
+	// lister (nil: all) at now, and returns them.
+	MetricsUpdate(ctx context.Context, listerID *uuid.UUID, now time.Time) ([]revisit.SchedulerMetrics, error)
+	// MetricsGet reads stored metrics, filtered by lister and visit type
+	// when given.
+	MetricsGet(ctx context.Context, listerID *uuid.UUID, visitType string) ([]revisit.SchedulerMetrics, error)
+}
+
+var _ Store = store.Store(nil)
+
 // Orchestrator is what the API reads of an orchestrator;
 // *orchestrator.Orchestrator implements it.
 type Orchestrator interface {
@@ -107,7 +145,7 @@ type Server struct {
 	cfg Config
 	mux *http.ServeMux
 	log *slog.Logger
-	st  store.Store
+	st  Store
 	q   *embedded.Broker
 
 	// draining ends when Drain is called; long polls watch it.

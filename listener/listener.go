@@ -17,7 +17,6 @@ import (
 	"github.com/revisit-sched/revisit/broker"
 	"github.com/revisit-sched/revisit/celery"
 	"github.com/revisit-sched/revisit/feedback"
-	"github.com/revisit-sched/revisit/store"
 )
 
 // RunHandler applies events to generic task runs and returns those that
@@ -46,9 +45,23 @@ type Config struct {
 	Metrics *Metrics
 }
 
+// Store is what the listener needs of a store: the in-flight visits its
+// results close, the stats they fold into, and the task types that name
+// the visit type of a result of no known visit.
+type Store interface {
+	feedback.Store
+	// VisitsGet returns the visits among ids that exist, in any state.
+	VisitsGet(ctx context.Context, ids []string) ([]revisit.Visit, error)
+	// VisitsClose removes the records of visits whose result arrived, in
+	// any state, and returns those that existed.
+	VisitsClose(ctx context.Context, ids []string) ([]revisit.Visit, error)
+	// TaskTypeList returns every task type, by name.
+	TaskTypeList(ctx context.Context) ([]revisit.TaskType, error)
+}
+
 // Listener consumes worker events from a broker.
 type Listener struct {
-	store  store.Store
+	store  Store
 	broker broker.Broker
 	cfg    Config
 	// visitTypes maps the backend name of load-* task types to their
@@ -57,7 +70,7 @@ type Listener struct {
 }
 
 // New returns a listener of b's events that records what they report in st.
-func New(st store.Store, b broker.Broker, cfg Config) *Listener {
+func New(st Store, b broker.Broker, cfg Config) *Listener {
 	if cfg.Rand == nil {
 		cfg.Rand = rand.Float64
 	}
@@ -88,6 +101,32 @@ func (l *Listener) Run(ctx context.Context) error {
 // time.
 func (l *Listener) Handle(ctx context.Context, events []celery.Event) error {
 	start := time.Now()
+	finals, ids := finalEvents(events)
+	visits, err := l.visitsOf(ctx, ids)
+	if err != nil {
+		return err
+	}
+	if err := l.foldVisitResults(ctx, visits, finals); err != nil {
+		return err
+	}
+	if err := l.closeVisits(ctx, visits); err != nil {
+		return err
+	}
+	unmatched, err := l.handleRuns(ctx, eventsOfNoVisit(events, visits))
+	if err != nil {
+		return err
+	}
+	if err := l.foldOrphans(ctx, unmatched); err != nil {
+		return err
+	}
+	l.cfg.Metrics.batchSeconds.Observe(time.Since(start).Seconds())
+	return nil
+}
+
+// finalEvents returns the final event of each task id of events
+// (task-result preferred to task-succeeded and task-failed), and those ids
+// in the order they first appear.
+func finalEvents(events []celery.Event) (map[string]celery.Event, []string) {
 	finals := map[string]celery.Event{}
 	var ids []string
 	for _, e := range events {
@@ -102,19 +141,43 @@ func (l *Listener) Handle(ctx context.Context, events []celery.Event) error {
 			finals[e.UUID] = e
 		}
 	}
-	var visits []revisit.Visit
-	if len(ids) > 0 {
-		var err error
-		if visits, err = l.store.VisitsGet(ctx, ids); err != nil {
-			return fmt.Errorf("find the visits of %d results: %w", len(ids), err)
-		}
+	return finals, ids
+}
+
+// visitsOf returns the in-flight visits among ids.
+func (l *Listener) visitsOf(ctx context.Context, ids []string) ([]revisit.Visit, error) {
+	if len(ids) == 0 {
+		return nil, nil
 	}
-	matched := make(map[string]bool, len(visits))
+	visits, err := l.store.VisitsGet(ctx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("find the visits of %d results: %w", len(ids), err)
+	}
+	return visits, nil
+}
+
+// foldVisitResults folds the readable results of visits (their final
+// events) into the stats.
+func (l *Listener) foldVisitResults(ctx context.Context, visits []revisit.Visit, finals map[string]celery.Event) error {
+	statuses := l.visitStatuses(visits, finals)
+	if len(statuses) == 0 {
+		return nil
+	}
+	res, err := feedback.Process(ctx, l.store, statuses, l.cfg.Rand, l.horizon())
+	if err != nil {
+		return fmt.Errorf("process %d visit results: %w", len(statuses), err)
+	}
+	if len(res.Disable) > 0 {
+		l.cfg.Logger.Info("origins disabled after repeated failures", "origins", len(res.Disable))
+	}
+	return nil
+}
+
+// visitStatuses returns the visit statuses the final events of visits
+// report, counts each result by outcome, and logs those it cannot read.
+func (l *Listener) visitStatuses(visits []revisit.Visit, finals map[string]celery.Event) []feedback.VisitStatus {
 	statuses := make([]feedback.VisitStatus, 0, len(visits))
-	closing := make([]string, 0, len(visits))
 	for _, v := range visits {
-		matched[v.ID] = true
-		closing = append(closing, v.ID)
 		e := finals[v.ID]
 		st, ok := feedback.FromEvent(v, e)
 		if ok && st.Date.IsZero() {
@@ -134,34 +197,56 @@ func (l *Listener) Handle(ctx context.Context, events []celery.Event) error {
 		}
 		l.cfg.Metrics.results.WithLabelValues(v.Origin.VisitType, outcome).Inc()
 	}
-	if len(statuses) > 0 {
-		res, err := feedback.Process(ctx, l.store, statuses, l.cfg.Rand, l.horizon())
-		if err != nil {
-			return fmt.Errorf("process %d visit results: %w", len(statuses), err)
-		}
-		if len(res.Disable) > 0 {
-			l.cfg.Logger.Info("origins disabled after repeated failures", "origins", len(res.Disable))
-		}
-	}
-	if len(closing) > 0 {
-		if _, err := l.store.VisitsClose(ctx, closing); err != nil {
-			return fmt.Errorf("close %d visits: %w", len(closing), err)
-		}
-	}
+	return statuses
+}
 
+// closeVisits removes the in-flight records of visits.
+func (l *Listener) closeVisits(ctx context.Context, visits []revisit.Visit) error {
+	if len(visits) == 0 {
+		return nil
+	}
+	ids := make([]string, 0, len(visits))
+	for _, v := range visits {
+		ids = append(ids, v.ID)
+	}
+	if _, err := l.store.VisitsClose(ctx, ids); err != nil {
+		return fmt.Errorf("close %d visits: %w", len(ids), err)
+	}
+	return nil
+}
+
+// eventsOfNoVisit returns the events that are not about one of visits.
+func eventsOfNoVisit(events []celery.Event, visits []revisit.Visit) []celery.Event {
+	matched := make(map[string]bool, len(visits))
+	for _, v := range visits {
+		matched[v.ID] = true
+	}
 	rest := make([]celery.Event, 0, len(events)-len(visits))
 	for _, e := range events {
 		if !matched[e.UUID] {
 			rest = append(rest, e)
 		}
 	}
-	unmatched := rest
-	if l.cfg.Runs != nil && len(rest) > 0 {
-		var err error
-		if unmatched, err = l.cfg.Runs(ctx, rest); err != nil {
-			return fmt.Errorf("task runs: %w", err)
-		}
+	return rest
+}
+
+// handleRuns gives events to the run handler and returns those that
+// matched no task run (all of them without a run handler).
+func (l *Listener) handleRuns(ctx context.Context, events []celery.Event) ([]celery.Event, error) {
+	if l.cfg.Runs == nil || len(events) == 0 {
+		return events, nil
 	}
+	unmatched, err := l.cfg.Runs(ctx, events)
+	if err != nil {
+		return nil, fmt.Errorf("task runs: %w", err)
+	}
+	return unmatched, nil
+}
+
+// foldOrphans counts the final events among unmatched as results of
+// unknown tasks, and folds into the stats those that name their origin
+// (see orphanStatus).
+func (l *Listener) foldOrphans(ctx context.Context, unmatched []celery.Event) error {
 	unknown := 0
 	var orphans []feedback.VisitStatus
 	for _, e := range unmatched {
@@ -187,7 +272,6 @@ func (l *Listener) Handle(ctx context.Context, events []celery.Event) error {
 			return fmt.Errorf("process %d results of unknown visits: %w", len(orphans), err)
 		}
 	}
-	l.cfg.Metrics.batchSeconds.Observe(time.Since(start).Seconds())
 	return nil
 }
 

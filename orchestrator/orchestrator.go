@@ -15,12 +15,13 @@ import (
 	"os"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/broker"
 	"github.com/revisit-sched/revisit/internal/holder"
 	"github.com/revisit-sched/revisit/internal/livequeue"
 	"github.com/revisit-sched/revisit/internal/supervise"
-	"github.com/revisit-sched/revisit/store"
 )
 
 // ErrAllLoopsDown is returned by Run when every loop failed repeatedly.
@@ -175,9 +176,40 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// Store is what the orchestrator needs of a store: the visit types'
+// leases, the grab that records visits in flight and their upkeep, the
+// load-* task types and the listers of the origins it dispatches. A store
+// that is also a store.Notifier wakes the loops up.
+type Store interface {
+	livequeue.Store
+	// TaskTypeGet returns one task type; ErrNotFound if absent.
+	TaskTypeGet(ctx context.Context, name string) (revisit.TaskType, error)
+	// ListerGetByIDs returns the listers with those ids that exist.
+	ListerGetByIDs(ctx context.Context, ids []uuid.UUID) ([]revisit.Lister, error)
+	// LeaseAcquire takes the named lease for owner until now + ttl if it is
+	// free, expired or already owner's.
+	LeaseAcquire(ctx context.Context, name, owner string, ttl time.Duration) (revisit.Lease, error)
+	// LeaseRelease frees the lease if owner holds it.
+	LeaseRelease(ctx context.Context, name, owner string) error
+	// VisitsDispatch grabs origins and records one pending visit each.
+	VisitsDispatch(ctx context.Context, p revisit.DispatchParams) ([]revisit.Visit, error)
+	// VisitsSent marks pending visits sent.
+	VisitsSent(ctx context.Context, ids []string, at time.Time) (int, error)
+	// VisitsRelease forgets pending visits whose messages were not
+	// delivered, or keeps them as lost when they may have been.
+	VisitsRelease(ctx context.Context, ids []string, maybePublished bool) (int, error)
+	// VisitsRecover releases every pending visit of a visit type.
+	VisitsRecover(ctx context.Context, visitType string, maybePublished bool) (int, error)
+	// VisitsExpire marks lost the visits of a visit type sent before before.
+	VisitsExpire(ctx context.Context, visitType string, before time.Time) (int, error)
+	// VisitsForgetLost deletes the lost visits of a visit type sent before
+	// before.
+	VisitsForgetLost(ctx context.Context, visitType string, before time.Time) (int, error)
+}
+
 // Orchestrator runs the loops of the visit types it drives.
 type Orchestrator struct {
-	store   store.Store
+	store   Store
 	broker  broker.Broker
 	cfg     Config
 	log     *slog.Logger
@@ -194,7 +226,7 @@ type Health = supervise.Health
 
 // New returns an orchestrator publishing through b the visits it grabs
 // from st.
-func New(st store.Store, b broker.Broker, cfg Config) (*Orchestrator, error) {
+func New(st Store, b broker.Broker, cfg Config) (*Orchestrator, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

@@ -66,10 +66,18 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// Store is what the embedded broker needs of a store: its queues, and the
+// task types that name the queues workers may lease from.
+type Store interface {
+	store.QueueStore
+	// TaskTypeList returns every task type, by name.
+	TaskTypeList(ctx context.Context) ([]revisit.TaskType, error)
+}
+
 // Broker is the embedded broker. It does not own the store: Close leaves
 // it open.
 type Broker struct {
-	st        store.Store
+	st        Store
 	cfg       Config
 	queues    notifier // keyed by queue: something was published
 	leased    notifier // keyed by queue: workers took messages
@@ -86,7 +94,7 @@ var (
 )
 
 // New returns a broker whose queues live in st.
-func New(st store.Store, cfg Config) *Broker {
+func New(st Store, cfg Config) *Broker {
 	if cfg.Clock == nil {
 		cfg.Clock = time.Now
 	}

@@ -1,6 +1,6 @@
 // Package inflight keeps a count of the visits in flight for those that
 // show it often (the orchestrator's gauges, the API's queues).
-// store.Store.VisitsCount counts every visit type at once and, on
+// A store's VisitsCount counts every visit type at once and, on
 // PostgreSQL, reads every in-flight record (~0.4 s a million), so its
 // callers share a count and bound how often they take one.
 package inflight
@@ -11,8 +11,13 @@ import (
 	"time"
 
 	"github.com/revisit-sched/revisit"
-	"github.com/revisit-sched/revisit/store"
 )
+
+// Store is what Counts needs of a store.
+type Store interface {
+	// VisitsCount counts visits by visit type and state, by visit type.
+	VisitsCount(ctx context.Context) ([]revisit.VisitCounts, error)
+}
 
 // Counts is a shared count of the visits in flight. A count serves for
 // MinAge, or for Reuse times as long as it took when that is longer, so
@@ -31,7 +36,7 @@ type Counts struct {
 // Get returns the visits in flight by visit type, as counted from st at
 // most MinAge (or Reuse times the count's duration) before now. Callers
 // that find the count stale while another one counts wait for its count.
-func (c *Counts) Get(ctx context.Context, st store.Store, now time.Time) (map[string]revisit.VisitCounts, error) {
+func (c *Counts) Get(ctx context.Context, st Store, now time.Time) (map[string]revisit.VisitCounts, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	maxAge := max(c.MinAge, time.Duration(c.Reuse)*c.took)

@@ -12,9 +12,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/broker"
 	"github.com/revisit-sched/revisit/internal/inflight"
-	"github.com/revisit-sched/revisit/store"
 )
 
 // shareFor is how long a measure of the queues is shared between readers.
@@ -53,10 +53,18 @@ type Queue struct {
 	Lost    int64 `json:"lost"`
 }
 
+// Store is what Live needs of a store: the load-* task types, whose
+// queues it measures, and the visits in flight.
+type Store interface {
+	inflight.Store
+	// TaskTypeList returns every task type, by name.
+	TaskTypeList(ctx context.Context) ([]revisit.TaskType, error)
+}
+
 // Live measures the queues of every load-* task type of a store. It is
 // safe for concurrent use.
 type Live struct {
-	st     store.Store
+	st     Store
 	broker broker.Broker
 	now    func() time.Time
 	counts inflight.Counts
@@ -74,7 +82,7 @@ type Live struct {
 
 // New returns the measure of st's queues in b (nil: depths unknown), at
 // the time now gives (nil: time.Now).
-func New(st store.Store, b broker.Broker, now func() time.Time) *Live {
+func New(st Store, b broker.Broker, now func() time.Time) *Live {
 	if now == nil {
 		now = time.Now
 	}

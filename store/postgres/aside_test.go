@@ -50,7 +50,7 @@ func TestPicksSetAside(t *testing.T) {
 	ctx := context.Background()
 	url := pgtest.URL(t)
 	s := openMigratedAt(t, url, nil)
-	s.flusher.close()
+	s.aside.close()
 	recordGitOrigins(t, s, 10)
 	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 
@@ -61,7 +61,7 @@ func TestPicksSetAside(t *testing.T) {
 
 	// Another process sees them aside too.
 	other := openMigratedAt(t, url, nil)
-	other.flusher.close()
+	other.aside.close()
 	second := gitGrab(t, other, 10, t0.Add(time.Second), nil)
 	require.Len(t, second, 5)
 	require.Empty(t, intersect(first, second), "a pick set aside was grabbed again")
@@ -109,7 +109,7 @@ func TestFlusherVacuumsPicks(t *testing.T) {
 func openWithTwoListers(t *testing.T) (s *Store, a, b revisit.Lister) {
 	t.Helper()
 	s = OpenMigrated(t, nil)
-	s.flusher.close()
+	s.aside.close()
 	var err error
 	a, err = s.ListerGetOrCreate(context.Background(), "gitlab", "a")
 	require.NoError(t, err)
@@ -205,7 +205,7 @@ func TestPicksSetAsideByTheCandidateQuery(t *testing.T) {
 // be grabbed again returns them, as it would pending ones.
 func TestDuePicksComeBack(t *testing.T) {
 	s := OpenMigrated(t, nil)
-	s.flusher.close()
+	s.aside.close()
 	recordGitOrigins(t, s, 4)
 	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	hour := revisit.Cooldowns{Scheduled: time.Hour}
@@ -222,7 +222,7 @@ func TestDuePicksComeBack(t *testing.T) {
 func TestMigrationDownMovesPicks(t *testing.T) {
 	ctx := context.Background()
 	s := OpenMigrated(t, nil)
-	s.flusher.close()
+	s.aside.close()
 	recordGitOrigins(t, s, 6)
 	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	require.Len(t, gitGrab(t, s, 4, t0, nil), 4)
@@ -258,7 +258,7 @@ func intersect(a, b []string) []string {
 func TestRequeueTellsPicksSetAside(t *testing.T) {
 	ctx := context.Background()
 	s := OpenMigrated(t, nil)
-	s.flusher.close()
+	s.aside.close()
 	recordGitOrigins(t, s, 20)
 	now := s.now()
 	setAside := func(visitType string) bool {
@@ -337,7 +337,7 @@ func TestGrabAtOnce(t *testing.T) {
 		require.Equal(t, []string{shared}, gitGrab(t, s, 5, t0, nil))
 		_, after := counts(t, s)
 		require.Equal(t, before+2, after, "both rows of the shared origin moved at once")
-		_, slow := s.slowGrabs.Load("git")
+		_, slow := s.aside.slowGrabs.Load("git")
 		require.True(t, slow, "the next git grab marks its picks with grab")
 
 		plain := "https://forge.example/plain"
@@ -346,7 +346,7 @@ func TestGrabAtOnce(t *testing.T) {
 		require.Equal(t, []string{plain}, gitGrab(t, s, 5, t0.Add(time.Second), nil))
 		asideAfter, _ := counts(t, s)
 		require.Equal(t, asideBefore+1, asideAfter, "the plain pick is set aside")
-		_, slow = s.slowGrabs.Load("git")
+		_, slow = s.aside.slowGrabs.Load("git")
 		require.False(t, slow, "its picks could all wait: the next grab tries grabAtOnce again")
 	})
 
@@ -370,7 +370,7 @@ func movedPicks(tb testing.TB) *Store {
 	ctx := context.Background()
 	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	s := OpenMigrated(tb, nil)
-	s.flusher.close()
+	s.aside.close()
 	l, err := s.ListerGetOrCreate(ctx, "gitlab", "")
 	require.NoError(tb, err)
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -398,17 +398,17 @@ func TestFlusherWarmsTheNextGrabUp(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := movedPicks(t)
-	moved, warmed, err := s.flusher.flush(ctx)
+	moved, warmed, err := s.aside.flush(ctx)
 	require.NoError(t, err)
 	require.Equal(t, 1000, moved, "picks moved")
 	require.Equal(t, 1, warmed, "the grab's candidate query ran again")
-	_, warmed, err = s.flusher.flush(ctx)
+	_, warmed, err = s.aside.flush(ctx)
 	require.NoError(t, err)
 	require.Zero(t, warmed, "no grab since the last warm-up: nothing to warm up")
 
 	s = movedPicks(t)
-	s.flusher.grabbing.Add(1)
-	moved, warmed, err = s.flusher.flush(ctx)
+	s.aside.grabbing.Add(1)
+	moved, warmed, err = s.aside.flush(ctx)
 	require.NoError(t, err)
 	require.Equal(t, 1000, moved, "picks moved while a grab is in progress")
 	require.Zero(t, warmed, "the warm-up gives way to the grab in progress")
@@ -430,7 +430,7 @@ func BenchmarkFlusherWarmUp(b *testing.B) {
 			for b.Loop() {
 				s := movedPicks(b)
 				if warm {
-					_, _, err := s.flusher.flush(context.Background())
+					_, _, err := s.aside.flush(context.Background())
 					require.NoError(b, err)
 				} else {
 					flushAside(b, s)

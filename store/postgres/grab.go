@@ -16,52 +16,11 @@ import (
 	"github.com/revisit-sched/revisit/store/internal/grabsql"
 )
 
-// dialect renders grab queries for PostgreSQL. The failed and not-found
-// cooldowns compare the expressions that end the policy indexes that
-// gather origins in those cooldowns at the head of their order, so that a
-// scan skips them in the index, without reading their rows (migration
-// 00016).
-var dialect = grabsql.Dialect{
-	Placeholder:    func(n int) string { return fmt.Sprintf("$%d", n) },
-	IsDistinctFrom: "IS DISTINCT FROM",
-	NullsFirst:     func(col string) string { return col + " NULLS FIRST" },
-	NullsLast:      func(col string) string { return col + " NULLS LAST" },
-	Lag:            "(last_update - last_successful)",
-	Random:         "random()",
-	Time:           func(t time.Time) any { return t },
-	RowColumns:     "ctid, shared, id, last_visit",
-	StatusCooldown: func(status, bound string) string {
-		return "(CASE last_visit_status WHEN '" + status + "' THEN last_visit ELSE '-infinity' END) < " + bound
-	},
-}
-
-// dialectAside renders the grab queries of a visit type whose picks are
-// set aside: they leave those picks out, one probe of
-// listed_origin_picked's primary key per candidate row. OFFSET 0 keeps it
-// that probe: as an anti-join, planned with statistics taken while the
-// table was empty, it read all the picks once and compared each candidate
-// with every one of them (2 s a grab with 7000 picks aside, session 21).
-// A grab whose visit type has none set aside, as between grabs once they
-// have moved, uses dialect, without the probes (~1 ms of a git grab's
-// candidate query, docs/performance.md, session 22).
-var dialectAside = func() grabsql.Dialect {
-	d := dialect
-	d.Exclude = "NOT EXISTS (SELECT FROM listed_origin_picked k WHERE k.id = listed_origin.id OFFSET 0)"
-	return d
-}()
-
-// candidate is a row of the candidate query with its address, by which a
-// grab moves it, whether other listers list its origin too, and its id, by
-// which the candidate queries leave it out while it is set aside.
-type candidate struct {
-	grabsql.Candidate
-	ctid   pgtype.TID
-	shared bool
-	id     int64
-	// lastVisit is the row's last_visit: a pick visited after its grab's
-	// now is not set aside (setAside).
-	lastVisit *time.Time
-}
+// A grab resolves its parameters (GrabNextVisits), takes the visit type's
+// grab lock and moves back the pending origins its cooldowns make eligible
+// (prepareGrab, lockAndRequeue), runs the candidate query (grabQuery) and
+// marks the picks scheduled (markScheduled). The picks it sets aside then
+// move to the pending table apart from it (aside.go).
 
 // GrabNextVisits selects the top eligible origins of a policy and marks them
 // scheduled, in one transaction that holds the visit type's grab lock. The
@@ -72,7 +31,7 @@ type candidate struct {
 // its candidate query cannot mark every pick itself, it grabs again in a
 // transaction that marks them as markScheduled does, and so do the next
 // grabs of the visit type until one finds picks that all may wait set
-// aside (slowGrabs).
+// aside (picksAside.slow).
 func (s *Store) GrabNextVisits(ctx context.Context, p revisit.GrabParams) ([]revisit.ListedOrigin, error) {
 	p, cooldowns, err := p.Resolve(s.opts.Now)
 	if err != nil {
@@ -83,11 +42,10 @@ func (s *Store) GrabNextVisits(ctx context.Context, p revisit.GrabParams) ([]rev
 		done   bool
 	)
 	if !p.DryRun {
-		s.flusher.grabbing.Add(1)
-		defer s.flusher.grabbing.Add(-1)
+		s.aside.grabbing.Add(1)
+		defer s.aside.grabbing.Add(-1)
 	}
-	_, slow := s.slowGrabs.Load(p.VisitType)
-	if !p.DryRun && !slow {
+	if !p.DryRun && !s.aside.slow(p.VisitType) {
 		err = retryAborted(func() error {
 			picked, done, err = s.grabAtOnce(ctx, p, cooldowns)
 			return err
@@ -101,14 +59,14 @@ func (s *Store) GrabNextVisits(ctx context.Context, p revisit.GrabParams) ([]rev
 			return err
 		})
 		if err == nil && !p.DryRun {
-			s.noteSlowGrab(p.VisitType, !allSetAside(picked, p.Now))
+			s.aside.noteSlowGrab(p.VisitType, !allSetAside(picked, p.Now))
 		}
 	}
 	if err != nil {
 		return nil, translate(wrap(err, "grab %d %s visits (%s)", p.Count, p.VisitType, p.Policy))
 	}
 	if !p.DryRun && len(picked) > 0 {
-		s.flusher.wake()
+		s.aside.wake()
 	}
 	origins := make([]revisit.ListedOrigin, len(picked))
 	for i, c := range picked {
@@ -117,26 +75,12 @@ func (s *Store) GrabNextVisits(ctx context.Context, p revisit.GrabParams) ([]rev
 	return origins, nil
 }
 
-// aside says what a grab does with the picks that may wait set aside in
-// listed_origin_picked (setAside).
-type aside int
-
-const (
-	// moveAll: none waits, every pick moves to the pending table at once.
-	moveAll aside = iota
-	// recordAside: they wait, recorded by the grab.
-	recordAside
-	// recordedAside: they wait, and the candidate query has recorded them
-	// (setAsideInQuery).
-	recordedAside
-)
-
 // grab takes the visit type's grab lock, selects the top p.Count eligible
 // origins of p (resolved) and, unless p.DryRun, marks them scheduled,
 // setting aside those that may wait unless mode is moveAll
 // (markScheduled). With recordAside, the candidate query records them
 // (setAsideInQuery), unless the rows it read hold one origin twice.
-func (s *Store) grab(ctx context.Context, tx querier, p revisit.GrabParams, cooldowns revisit.Cooldowns, mode aside) ([]candidate, error) {
+func (s *Store) grab(ctx context.Context, tx querier, p revisit.GrabParams, cooldowns revisit.Cooldowns, mode markMode) ([]candidate, error) {
 	q, err := prepareGrab(ctx, tx, nil, p, cooldowns)
 	if err != nil {
 		return nil, err
@@ -161,7 +105,7 @@ func (s *Store) grab(ctx context.Context, tx querier, p revisit.GrabParams, cool
 	if mode != moveAll {
 		// Not for VisitsDispatch: its throughput counts there, not the
 		// next grab's latency, and a warm-up reads the head again.
-		s.noteWarmup(p, q)
+		s.aside.noteWarmup(p, q)
 	}
 	// The query set its picks aside if it was the only one and every row
 	// it read was picked: no origin came twice.
@@ -169,41 +113,6 @@ func (s *Store) grab(ctx context.Context, tx querier, p revisit.GrabParams, cool
 		mode = recordedAside
 	}
 	return picked, markScheduled(ctx, tx, p, p.Now, picked, mode)
-}
-
-// setAsideInQuery renders a candidate query (sql) that also records in
-// listed_origin_picked the rows it returns that may wait there (setAside),
-// grabbed at the time bound to placeholder now, unless two of the rows
-// hold one origin (two listers' rows of a shared origin): the grab then
-// keeps one of them only and sets its picks aside itself. Recording them
-// here spares a grab a round trip and the picks sent back as arrays. A
-// materialized CTE's rows come out in the order they went in: the policy's.
-//
-// With all, the query marks all its rows or none: it records them only if
-// every one may wait (grabAtOnce); and with raise, the placeholder of the
-// grab's visit type, it then raises the visit type's queue position to
-// the largest of theirs, as markScheduled does for an
-// origins_without_last_update grab.
-func setAsideInQuery(sql string, now int, all bool, raise int) string {
-	at := fmt.Sprintf("$%d::timestamptz", now)
-	mayWait := "NOT shared AND (last_visit IS NULL OR last_visit <= " + at + ")"
-	marked := "NOT EXISTS (SELECT FROM c GROUP BY url HAVING count(*) > 1)"
-	if all {
-		marked += " AND NOT EXISTS (SELECT FROM c WHERE NOT (" + mayWait + "))"
-	}
-	position := ""
-	if raise > 0 {
-		position = fmt.Sprintf(`, raised AS (
-		INSERT INTO queue_position AS qp (visit_type, position)
-		SELECT $%d, max(next_visit_queue_position) FROM c
-		HAVING max(next_visit_queue_position) IS NOT NULL AND %s
-		ON CONFLICT (visit_type) DO UPDATE SET position = GREATEST(qp.position, EXCLUDED.position))`, raise, marked)
-	}
-	return `WITH c AS MATERIALIZED (` + sql + `), aside AS (
-		INSERT INTO listed_origin_picked (id, tid, url, visit_type, scheduled_at)
-		SELECT id, ctid, url, visit_type, ` + at + ` FROM c
-		WHERE ` + mayWait + ` AND ` + marked + `)` + position + `
-	SELECT * FROM c`
 }
 
 // grabAtOnce grabs as grab does, in two round trips: the first begins the
@@ -253,38 +162,9 @@ func (s *Store) grabAtOnce(ctx context.Context, p revisit.GrabParams, cooldowns 
 	}
 	done = allSetAside(picked, p.Now) && distinctOrigins(picked)
 	if done {
-		s.noteWarmup(p, q)
+		s.aside.noteWarmup(p, q)
 	}
 	return picked, done, nil
-}
-
-// allSetAside tells whether every pick grabbed at now may wait set aside.
-func allSetAside(picked []candidate, now time.Time) bool {
-	return !slices.ContainsFunc(picked, func(c candidate) bool { return !setAside(c, now) })
-}
-
-// distinctOrigins tells whether no two candidates hold one origin.
-func distinctOrigins(cs []candidate) bool {
-	seen := make(map[string]struct{}, len(cs))
-	for _, c := range cs {
-		if _, dup := seen[c.Origin.URL]; dup {
-			return false
-		}
-		seen[c.Origin.URL] = struct{}{}
-	}
-	return true
-}
-
-// noteSlowGrab records whether the grabs of visitType mark their picks
-// with grab from now on (slow), as when the last one had picks that could
-// not wait set aside, shared origins' most often: grabAtOnce would have
-// run its candidate query for nothing.
-func (s *Store) noteSlowGrab(visitType string, slow bool) {
-	if slow {
-		s.slowGrabs.Store(visitType, true)
-	} else {
-		s.slowGrabs.Delete(visitType)
-	}
 }
 
 // prepareGrab sends, in one round trip, the statements first (those that
@@ -317,174 +197,11 @@ func prepareGrab(ctx context.Context, tx querier, first []string, p revisit.Grab
 	return grabQuery(gp, setAside)
 }
 
-// grabQuery renders the candidate query of gp, leaving out the picks set
-// aside if setAside (some of the visit type's are) or if it filters by
-// lister.
-func grabQuery(gp grabsql.Params, setAside bool) (grabsql.Query, error) {
-	// A grab filtered by lister leaves them out in any case: without the
-	// probes' per-row cost, the planner prefers the visit type's index,
-	// filtered by lister, to the lister's own index, priced ~20 times
-	// dearer from its first column's correlation, and reads all the other
-	// listers' rows at the head of the order (18.6 ms instead of 5.5 for
-	// git first_visits_after_listing on the 10M set, session 22).
-	if setAside || gp.ListerID != nil {
-		return dialectAside.Build(gp)
-	}
-	return dialect.Build(gp)
-}
-
-// noteWarmup has the flusher run the candidate query q of p, a grab that
-// took picks, again once they have moved (flusher.warmUp). A sampled grab
-// reads other rows each time: none to warm up.
-func (s *Store) noteWarmup(p revisit.GrabParams, q grabsql.Query) {
-	if p.Sample != 0 {
-		return
-	}
-	lister := ""
-	if p.ListerID != nil || p.ListerName != "" {
-		lister = listerLabel(p)
-	}
-	key := fmt.Sprintf("%s %s %s %t", p.VisitType, p.Policy, lister, p.Disabled)
-	s.flusher.noteGrab(key, warmup{sql: q.SQL, args: append(slices.Clip(q.Args), p.Count)})
-}
-
 func listerLabel(p revisit.GrabParams) string {
 	if p.ListerID != nil {
 		return p.ListerID.String()
 	}
 	return p.ListerName + "/" + p.ListerInstanceName
-}
-
-// movePicks moves picked rows to listed_origin_pending: $1 the addresses
-// the candidate query read, $2 their URLs, $3 their visit types, $4
-// whether shared, $5 the time of their grab, their new mark unless a later
-// one is there. Each pick's row moves by its address, and the other
-// listers' rows of the origins that are shared, or whose picked row has
-// moved, by URL (OFFSET 0 keeps that lookup a probe per origin, and the
-// visit type out of it: see TestMovePlan). The picks come as arrays, whose
-// length the planner knows: read from a table, their number was estimated
-// from its pages, dead rows included, and the planner hashed all of
-// listed_origin to find them (2 s a move, session 21).
-var movePicks = `
-	WITH picked AS (
-		SELECT * FROM unnest($1::tid[], $2::text[], $3::text[], $4::bool[], $5::timestamptz[])
-			AS p(tid, url, visit_type, shared, scheduled)
-	), by_row AS (
-		DELETE FROM listed_origin l USING picked p
-		WHERE l.ctid = p.tid AND l.visit_type = p.visit_type AND l.url = p.url RETURNING l.*, p.scheduled
-	), by_url AS (
-		DELETE FROM listed_origin l USING (
-			SELECT o.ctid, p.scheduled FROM picked p CROSS JOIN LATERAL (
-				SELECT ctid, visit_type FROM listed_origin WHERE url = p.url OFFSET 0) o
-			WHERE o.visit_type = p.visit_type AND (p.shared OR NOT EXISTS (SELECT FROM by_row r WHERE r.url = p.url))
-				AND NOT EXISTS (SELECT FROM picked q WHERE q.tid = o.ctid)) o
-		WHERE l.ctid = o.ctid
-		RETURNING l.*, o.scheduled
-	)
-	INSERT INTO listed_origin_pending (` + listedColumns + `)
-	SELECT ` + listedColumnsWith("GREATEST(last_scheduled, scheduled)") + ` FROM by_row
-	UNION ALL
-	SELECT ` + listedColumnsWith("GREATEST(last_scheduled, scheduled)") + ` FROM by_url`
-
-// setPicksAside records the picks of $1 (ids), $2 (addresses) and $3 (URLs)
-// of visit type $4, grabbed at $5, in listed_origin_picked.
-const setPicksAside = `INSERT INTO listed_origin_picked (id, tid, url, visit_type, scheduled_at)
-	SELECT id, tid, url, $4, $5 FROM unnest($1::int8[], $2::tid[], $3::text[]) AS p(id, tid, url)`
-
-// markScheduled marks the picked origins scheduled at now, either by
-// moving their listed rows (of every lister) to listed_origin_pending with
-// last_scheduled = max(existing, now), or, unless mode is moveAll, by
-// setting the picks of origins that one lister lists aside in
-// listed_origin_picked, to move after the grab (flushPicks), which
-// recordedAside says is done; shared origins move at once. For
-// origins_without_last_update it also raises the queue position.
-// visit_stats keeps its last_scheduled until the origin comes back
-// (docs/store.md, "Pending origins").
-//
-// A picked row is found by the address the candidate query read, under the
-// grab lock that keeps recording and results out; the origin's other rows
-// are looked up by URL only when it is shared, or when its row has moved
-// (a concurrent disable: it takes no grab lock).
-func markScheduled(ctx context.Context, tx querier, p revisit.GrabParams, now time.Time, picked []candidate, mode aside) error {
-	var move, keep picks
-	for _, c := range picked {
-		pk := pick{id: c.id, tid: c.ctid, url: c.Origin.URL, visitType: p.VisitType, shared: c.shared, scheduled: now}
-		switch {
-		case mode == moveAll || !setAside(c, now):
-			move.add(pk)
-		case mode == recordAside:
-			keep.add(pk)
-		}
-	}
-	// Each picked row is fetched by its address, one TID probe per pick in
-	// a join with the arrays; the URL check proves the address still holds
-	// the picked origin. No array is compared element by element
-	// (ctid = ANY($1), url = ANY($2)): planned for each grab's values, as
-	// every statement here is, such a comparison is estimated element by
-	// element, ~0.5–1 ms more planning a grab (docs/performance.md,
-	// session 12). The writes go in one round trip.
-	var b pgx.Batch
-	if len(move.tids) > 0 {
-		move.queueMove(&b)
-	}
-	if len(keep.tids) > 0 {
-		b.Queue(setPicksAside, keep.ids, keep.tids, keep.urls, p.VisitType, now)
-	}
-	if pos, ok := grabsql.MaxQueuePosition(picked); ok && p.Policy == revisit.OriginsWithoutLastUpdate {
-		b.Queue(`INSERT INTO queue_position AS qp (visit_type, position) VALUES ($1, $2)
-			ON CONFLICT (visit_type) DO UPDATE SET position = GREATEST(qp.position, EXCLUDED.position)`, p.VisitType, pos)
-	}
-	if b.Len() == 0 {
-		return nil
-	}
-	return tx.SendBatch(ctx, &b).Close()
-}
-
-// setAside tells whether a pick grabbed at now may wait in
-// listed_origin_picked: not if its origin is shared (its other rows would
-// stay eligible) nor if it was visited after now (a clock set back: the
-// scheduled cooldown lets it be grabbed again at once, and flushDuePicks
-// only looks at the time of the grab).
-func setAside(c candidate, now time.Time) bool {
-	return !c.shared && (c.lastVisit == nil || !c.lastVisit.After(now))
-}
-
-// pick is a picked row, as movePicks and setPicksAside take it.
-type pick struct {
-	id        int64
-	tid       pgtype.TID
-	url       string
-	visitType string
-	shared    bool
-	scheduled time.Time
-}
-
-// picks are picks by column, as the statements bind them.
-type picks struct {
-	ids        []int64
-	tids       []pgtype.TID
-	urls       []string
-	visitTypes []string
-	shared     []bool
-	scheduled  []time.Time
-}
-
-func (ps *picks) add(p pick) {
-	ps.ids, ps.tids, ps.urls = append(ps.ids, p.id), append(ps.tids, p.tid), append(ps.urls, p.url)
-	ps.visitTypes, ps.shared = append(ps.visitTypes, p.visitType), append(ps.shared, p.shared)
-	ps.scheduled = append(ps.scheduled, p.scheduled)
-}
-
-// queueMove queues movePicks of ps in b.
-func (ps *picks) queueMove(b *pgx.Batch) {
-	b.Queue(movePicks, ps.tids, ps.urls, ps.visitTypes, ps.shared, ps.scheduled)
-}
-
-// move moves ps to listed_origin_pending (movePicks).
-func (ps *picks) move(ctx context.Context, tx querier) error {
-	var b pgx.Batch
-	ps.queueMove(&b)
-	return tx.SendBatch(ctx, &b).Close()
 }
 
 // requeueChunk bounds the pending rows one requeue statement moves back
@@ -571,6 +288,104 @@ func requeueStatement(visitType string, now time.Time, c revisit.Cooldowns) (str
 		INSERT INTO listed_origin (` + listedColumns + `) OVERRIDING SYSTEM VALUE SELECT ` + listedColumns + ` FROM back`, args
 }
 
+// dialect renders grab queries for PostgreSQL. The failed and not-found
+// cooldowns compare the expressions that end the policy indexes that
+// gather origins in those cooldowns at the head of their order, so that a
+// scan skips them in the index, without reading their rows (migration
+// 00016).
+var dialect = grabsql.Dialect{
+	Placeholder:    func(n int) string { return fmt.Sprintf("$%d", n) },
+	IsDistinctFrom: "IS DISTINCT FROM",
+	NullsFirst:     func(col string) string { return col + " NULLS FIRST" },
+	NullsLast:      func(col string) string { return col + " NULLS LAST" },
+	Lag:            "(last_update - last_successful)",
+	Random:         "random()",
+	Time:           func(t time.Time) any { return t },
+	RowColumns:     "ctid, shared, id, last_visit",
+	StatusCooldown: func(status, bound string) string {
+		return "(CASE last_visit_status WHEN '" + status + "' THEN last_visit ELSE '-infinity' END) < " + bound
+	},
+}
+
+// dialectAside renders the grab queries of a visit type whose picks are
+// set aside: they leave those picks out, one probe of
+// listed_origin_picked's primary key per candidate row. OFFSET 0 keeps it
+// that probe: as an anti-join, planned with statistics taken while the
+// table was empty, it read all the picks once and compared each candidate
+// with every one of them (2 s a grab with 7000 picks aside).
+// A grab whose visit type has none set aside, as between grabs once they
+// have moved, uses dialect, without the probes (~1 ms of a git grab's
+// candidate query, docs/performance.md).
+var dialectAside = func() grabsql.Dialect {
+	d := dialect
+	d.Exclude = "NOT EXISTS (SELECT FROM listed_origin_picked k WHERE k.id = listed_origin.id OFFSET 0)"
+	return d
+}()
+
+// grabQuery renders the candidate query of gp, leaving out the picks set
+// aside if setAside (some of the visit type's are) or if it filters by
+// lister.
+func grabQuery(gp grabsql.Params, setAside bool) (grabsql.Query, error) {
+	// A grab filtered by lister leaves them out in any case: without the
+	// probes' per-row cost, the planner prefers the visit type's index,
+	// filtered by lister, to the lister's own index, priced ~20 times
+	// dearer from its first column's correlation, and reads all the other
+	// listers' rows at the head of the order (18.6 ms instead of 5.5 for
+	// git first_visits_after_listing on the 10M set).
+	if setAside || gp.ListerID != nil {
+		return dialectAside.Build(gp)
+	}
+	return dialect.Build(gp)
+}
+
+// setAsideInQuery renders a candidate query (sql) that also records in
+// listed_origin_picked the rows it returns that may wait there (setAside),
+// grabbed at the time bound to placeholder now, unless two of the rows
+// hold one origin (two listers' rows of a shared origin): the grab then
+// keeps one of them only and sets its picks aside itself. Recording them
+// here spares a grab a round trip and the picks sent back as arrays. A
+// materialized CTE's rows come out in the order they went in: the policy's.
+//
+// With all, the query marks all its rows or none: it records them only if
+// every one may wait (grabAtOnce); and with raise, the placeholder of the
+// grab's visit type, it then raises the visit type's queue position to
+// the largest of theirs, as markScheduled does for an
+// origins_without_last_update grab.
+func setAsideInQuery(sql string, now int, all bool, raise int) string {
+	at := fmt.Sprintf("$%d::timestamptz", now)
+	mayWait := "NOT shared AND (last_visit IS NULL OR last_visit <= " + at + ")"
+	marked := "NOT EXISTS (SELECT FROM c GROUP BY url HAVING count(*) > 1)"
+	if all {
+		marked += " AND NOT EXISTS (SELECT FROM c WHERE NOT (" + mayWait + "))"
+	}
+	position := ""
+	if raise > 0 {
+		position = fmt.Sprintf(`, raised AS (
+		INSERT INTO queue_position AS qp (visit_type, position)
+		SELECT $%d, max(next_visit_queue_position) FROM c
+		HAVING max(next_visit_queue_position) IS NOT NULL AND %s
+		ON CONFLICT (visit_type) DO UPDATE SET position = GREATEST(qp.position, EXCLUDED.position))`, raise, marked)
+	}
+	return `WITH c AS MATERIALIZED (` + sql + `), aside AS (
+		INSERT INTO listed_origin_picked (id, tid, url, visit_type, scheduled_at)
+		SELECT id, ctid, url, visit_type, ` + at + ` FROM c
+		WHERE ` + mayWait + ` AND ` + marked + `)` + position + `
+	SELECT * FROM c`
+}
+
+// candidate is a row of the candidate query with its address, by which a
+// grab moves it, whether other listers list its origin too, and its id, by
+// which the candidate queries leave it out while it is set aside.
+type candidate struct {
+	grabsql.Candidate
+	ctid   pgtype.TID
+	shared bool
+	id     int64
+	// lastVisit is the row's last_visit: a pick visited after its grab's
+	// now is not set aside (setAside).
+	lastVisit *time.Time
+}
+
 // scanCandidate scans a row of grabsql.Columns and dialect.RowColumns.
 func scanCandidate(row pgx.CollectableRow) (candidate, error) {
 	var c candidate
@@ -579,4 +394,167 @@ func scanCandidate(row pgx.CollectableRow) (candidate, error) {
 	normalizeOrigin(&c.Origin)
 	c.LastScheduled = utcPtr(c.LastScheduled)
 	return c, err
+}
+
+// allSetAside tells whether every pick grabbed at now may wait set aside.
+func allSetAside(picked []candidate, now time.Time) bool {
+	return !slices.ContainsFunc(picked, func(c candidate) bool { return !setAside(c, now) })
+}
+
+// distinctOrigins tells whether no two candidates hold one origin.
+func distinctOrigins(cs []candidate) bool {
+	seen := make(map[string]struct{}, len(cs))
+	for _, c := range cs {
+		if _, dup := seen[c.Origin.URL]; dup {
+			return false
+		}
+		seen[c.Origin.URL] = struct{}{}
+	}
+	return true
+}
+
+// markMode says what a grab does with the picks that may wait set aside in
+// listed_origin_picked (setAside).
+type markMode int
+
+const (
+	// moveAll: none waits, every pick moves to the pending table at once.
+	moveAll markMode = iota
+	// recordAside: they wait, recorded by the grab.
+	recordAside
+	// recordedAside: they wait, and the candidate query has recorded them
+	// (setAsideInQuery).
+	recordedAside
+)
+
+// markScheduled marks the picked origins scheduled at now, either by
+// moving their listed rows (of every lister) to listed_origin_pending with
+// last_scheduled = max(existing, now), or, unless mode is moveAll, by
+// setting the picks of origins that one lister lists aside in
+// listed_origin_picked, to move after the grab (flushPicks), which
+// recordedAside says is done; shared origins move at once. For
+// origins_without_last_update it also raises the queue position.
+// visit_stats keeps its last_scheduled until the origin comes back
+// (docs/store.md, "Pending origins").
+//
+// A picked row is found by the address the candidate query read, under the
+// grab lock that keeps recording and results out; the origin's other rows
+// are looked up by URL only when it is shared, or when its row has moved
+// (a concurrent disable: it takes no grab lock).
+func markScheduled(ctx context.Context, tx querier, p revisit.GrabParams, now time.Time, picked []candidate, mode markMode) error {
+	var move, keep picks
+	for _, c := range picked {
+		pk := pick{id: c.id, tid: c.ctid, url: c.Origin.URL, visitType: p.VisitType, shared: c.shared, scheduled: now}
+		switch {
+		case mode == moveAll || !setAside(c, now):
+			move.add(pk)
+		case mode == recordAside:
+			keep.add(pk)
+		}
+	}
+	// Each picked row is fetched by its address, one TID probe per pick in
+	// a join with the arrays; the URL check proves the address still holds
+	// the picked origin. No array is compared element by element
+	// (ctid = ANY($1), url = ANY($2)): planned for each grab's values, as
+	// every statement here is, such a comparison is estimated element by
+	// element, ~0.5–1 ms more planning a grab (docs/performance.md).
+	// The writes go in one round trip.
+	var b pgx.Batch
+	if len(move.tids) > 0 {
+		move.queueMove(&b)
+	}
+	if len(keep.tids) > 0 {
+		b.Queue(setPicksAside, keep.ids, keep.tids, keep.urls, p.VisitType, now)
+	}
+	if pos, ok := grabsql.MaxQueuePosition(picked); ok && p.Policy == revisit.OriginsWithoutLastUpdate {
+		b.Queue(`INSERT INTO queue_position AS qp (visit_type, position) VALUES ($1, $2)
+			ON CONFLICT (visit_type) DO UPDATE SET position = GREATEST(qp.position, EXCLUDED.position)`, p.VisitType, pos)
+	}
+	if b.Len() == 0 {
+		return nil
+	}
+	return tx.SendBatch(ctx, &b).Close()
+}
+
+// setAside tells whether a pick grabbed at now may wait in
+// listed_origin_picked: not if its origin is shared (its other rows would
+// stay eligible) nor if it was visited after now (a clock set back: the
+// scheduled cooldown lets it be grabbed again at once, and flushDuePicks
+// only looks at the time of the grab).
+func setAside(c candidate, now time.Time) bool {
+	return !c.shared && (c.lastVisit == nil || !c.lastVisit.After(now))
+}
+
+// movePicks moves picked rows to listed_origin_pending: $1 the addresses
+// the candidate query read, $2 their URLs, $3 their visit types, $4
+// whether shared, $5 the time of their grab, their new mark unless a later
+// one is there. Each pick's row moves by its address, and the other
+// listers' rows of the origins that are shared, or whose picked row has
+// moved, by URL (OFFSET 0 keeps that lookup a probe per origin, and the
+// visit type out of it: see TestMovePlan). The picks come as arrays, whose
+// length the planner knows: read from a table, their number was estimated
+// from its pages, dead rows included, and the planner hashed all of
+// listed_origin to find them (2 s a move).
+var movePicks = `
+	WITH picked AS (
+		SELECT * FROM unnest($1::tid[], $2::text[], $3::text[], $4::bool[], $5::timestamptz[])
+			AS p(tid, url, visit_type, shared, scheduled)
+	), by_row AS (
+		DELETE FROM listed_origin l USING picked p
+		WHERE l.ctid = p.tid AND l.visit_type = p.visit_type AND l.url = p.url RETURNING l.*, p.scheduled
+	), by_url AS (
+		DELETE FROM listed_origin l USING (
+			SELECT o.ctid, p.scheduled FROM picked p CROSS JOIN LATERAL (
+				SELECT ctid, visit_type FROM listed_origin WHERE url = p.url OFFSET 0) o
+			WHERE o.visit_type = p.visit_type AND (p.shared OR NOT EXISTS (SELECT FROM by_row r WHERE r.url = p.url))
+				AND NOT EXISTS (SELECT FROM picked q WHERE q.tid = o.ctid)) o
+		WHERE l.ctid = o.ctid
+		RETURNING l.*, o.scheduled
+	)
+	INSERT INTO listed_origin_pending (` + listedColumns + `)
+	SELECT ` + listedColumnsWith("GREATEST(last_scheduled, scheduled)") + ` FROM by_row
+	UNION ALL
+	SELECT ` + listedColumnsWith("GREATEST(last_scheduled, scheduled)") + ` FROM by_url`
+
+// setPicksAside records the picks of $1 (ids), $2 (addresses) and $3 (URLs)
+// of visit type $4, grabbed at $5, in listed_origin_picked.
+const setPicksAside = `INSERT INTO listed_origin_picked (id, tid, url, visit_type, scheduled_at)
+	SELECT id, tid, url, $4, $5 FROM unnest($1::int8[], $2::tid[], $3::text[]) AS p(id, tid, url)`
+
+// pick is a picked row, as movePicks and setPicksAside take it.
+type pick struct {
+	id        int64
+	tid       pgtype.TID
+	url       string
+	visitType string
+	shared    bool
+	scheduled time.Time
+}
+
+// picks are picks by column, as the statements bind them.
+type picks struct {
+	ids        []int64
+	tids       []pgtype.TID
+	urls       []string
+	visitTypes []string
+	shared     []bool
+	scheduled  []time.Time
+}
+
+func (ps *picks) add(p pick) {
+	ps.ids, ps.tids, ps.urls = append(ps.ids, p.id), append(ps.tids, p.tid), append(ps.urls, p.url)
+	ps.visitTypes, ps.shared = append(ps.visitTypes, p.visitType), append(ps.shared, p.shared)
+	ps.scheduled = append(ps.scheduled, p.scheduled)
+}
+
+// queueMove queues movePicks of ps in b.
+func (ps *picks) queueMove(b *pgx.Batch) {
+	b.Queue(movePicks, ps.tids, ps.urls, ps.visitTypes, ps.shared, ps.scheduled)
+}
+
+// move moves ps to listed_origin_pending (movePicks).
+func (ps *picks) move(ctx context.Context, tx querier) error {
+	var b pgx.Batch
+	ps.queueMove(&b)
+	return tx.SendBatch(ctx, &b).Close()
 }

@@ -55,7 +55,7 @@ func TestGrabPlans(t *testing.T) {
 func TestSetAsideProbePlan(t *testing.T) {
 	ctx := context.Background()
 	s := OpenMigrated(t, nil)
-	s.flusher.close()
+	s.aside.close()
 	recordGitOrigins(t, s, 8000)
 	require.NoError(t, s.Maintain(ctx))
 	require.Len(t, gitGrab(t, s, 5000, s.now(), nil), 5000)

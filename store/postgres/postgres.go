@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io/fs"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -37,11 +36,8 @@ type Store struct {
 	// analyzed is set once listed_origin is known to have planner
 	// statistics (ensureStatistics).
 	analyzed atomic.Bool
-	// flusher moves the picks that grabs set aside.
-	flusher *flusher
-	// slowGrabs holds the visit types whose grabs skip grabAtOnce
-	// (noteSlowGrab).
-	slowGrabs sync.Map
+	// aside keeps the picks that grabs set aside moving (picksAside).
+	aside *picksAside
 	// eligible carries store.Notifier's news.
 	eligible *eligibility
 }
@@ -77,12 +73,13 @@ func Open(ctx context.Context, url string, opts store.Options) (*Store, error) {
 		pool.Close()
 		return nil, translate(fmt.Errorf("postgres: connect: %w", err))
 	}
-	return &Store{pool: pool, opts: opts, flusher: startFlusher(pool), eligible: newEligibility(pool)}, nil
+	return &Store{pool: pool, opts: opts, aside: startPicksAside(pool), eligible: newEligibility(pool)}, nil
 }
 
-// Close stops the background flusher and listener and closes the connection pool.
+// Close stops the background flusher and listener and closes the
+// connection pool.
 func (s *Store) Close() error {
-	s.flusher.close()
+	s.aside.close()
 	s.eligible.close()
 	s.pool.Close()
 	return nil
