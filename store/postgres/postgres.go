@@ -40,6 +40,8 @@ type Store struct {
 	aside *picksAside
 	// eligible carries store.Notifier's news.
 	eligible *eligibility
+	// presence tells other processes that this store's leases are held.
+	presence *presence
 }
 
 var (
@@ -73,14 +75,17 @@ func Open(ctx context.Context, url string, opts store.Options) (*Store, error) {
 		pool.Close()
 		return nil, translate(fmt.Errorf("postgres: connect: %w", err))
 	}
-	return &Store{pool: pool, opts: opts, aside: startPicksAside(pool), eligible: newEligibility(pool)}, nil
+	return &Store{pool: pool, opts: opts, aside: startPicksAside(pool), eligible: newEligibility(pool),
+		presence: &presence{config: pool.Config().ConnConfig.Copy()}}, nil
 }
 
 // Close stops the background flusher and listener and closes the
-// connection pool.
+// connections: the presence connection's, which frees this store's leases
+// for others at once, and the pool.
 func (s *Store) Close() error {
 	s.aside.close()
 	s.eligible.close()
+	s.presence.close()
 	s.pool.Close()
 	return nil
 }

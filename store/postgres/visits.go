@@ -304,7 +304,9 @@ func (s *Store) VisitsCount(ctx context.Context) ([]revisit.VisitCounts, error) 
 }
 
 // LeaseAcquire takes or renews a lease, or reports who holds it; a lease
-// whose holder is gone (holder.Gone) is taken over at once.
+// whose holder is gone is taken over at once: a holder of this host whose
+// process ended (holder.Gone), or any holder whose presence connection's
+// backend is gone (presence).
 func (s *Store) LeaseAcquire(ctx context.Context, name, owner string, ttl time.Duration) (revisit.Lease, error) {
 	if err := revisit.ValidateLease(name, owner, ttl); err != nil {
 		return revisit.Lease{}, err
@@ -315,20 +317,32 @@ func (s *Store) LeaseAcquire(ctx context.Context, name, owner string, ttl time.D
 }
 
 // leaseUpsert takes or renews a lease unless another holder than
-// takeOverFrom keeps it unexpired, and returns who holds it.
+// takeOverFrom keeps it unexpired with its presence connection still
+// there, and returns who holds it. A backend whose start time this role
+// may not read counts as there.
 func (s *Store) leaseUpsert(ctx context.Context, name, owner string, ttl time.Duration, takeOverFrom string) (revisit.Lease, error) {
 	now := revisit.Microsecond(s.opts.Now())
+	var (
+		pid   *int32
+		since *time.Time
+	)
+	if p, at, ok := s.presence.identity(ctx); ok {
+		pid, since = &p, &at
+	}
 	var l revisit.Lease
 	err := s.pool.QueryRow(ctx, `
 		WITH up AS (
-			INSERT INTO lease AS l (name, owner, expires_at) VALUES ($1, $2, $3)
-			ON CONFLICT (name) DO UPDATE SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at
+			INSERT INTO lease AS l (name, owner, expires_at, holder_pid, holder_since) VALUES ($1, $2, $3, $6, $7)
+			ON CONFLICT (name) DO UPDATE SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at,
+				holder_pid = EXCLUDED.holder_pid, holder_since = EXCLUDED.holder_since
 			WHERE l.owner = EXCLUDED.owner OR l.expires_at <= $4 OR l.owner = $5
+				OR (l.holder_pid IS NOT NULL AND NOT EXISTS (SELECT FROM pg_stat_activity a
+					WHERE a.pid = l.holder_pid AND (a.backend_start = l.holder_since OR a.backend_start IS NULL)))
 			RETURNING name, owner, expires_at)
 		SELECT name, owner, expires_at FROM up
 		UNION ALL
 		SELECT name, owner, expires_at FROM lease WHERE name = $1 AND NOT EXISTS (SELECT FROM up)`,
-		name, owner, now.Add(ttl), now, takeOverFrom).Scan(&l.Name, &l.Owner, &l.Expires)
+		name, owner, now.Add(ttl), now, takeOverFrom, pid, since).Scan(&l.Name, &l.Owner, &l.Expires)
 	l.Expires = l.Expires.UTC()
 	return l, translate(wrap(err, "acquire lease %s", name))
 }
