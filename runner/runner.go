@@ -56,7 +56,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"os"
 	"time"
 
@@ -274,7 +273,10 @@ func (r *Runner) Run(ctx context.Context) error {
 	r.log.Info("task runner starting", "task_types", types)
 	loops := map[string]supervise.Loop{"wedged": r.wedgedLoop}
 	for _, tt := range types {
-		loops["dispatch:"+tt] = newLoop(r, tt).run
+		// Each recovers what a crash left (runs recorded but not
+		// confirmed, tasks claimed without a run) when it takes the lease,
+		// and after a round that may have left some.
+		loops["dispatch:"+tt] = newLoop(r, tt).leased.Run
 	}
 	err = r.sup.Run(ctx, loops)
 	if errors.Is(err, supervise.ErrAllDown) {
@@ -283,12 +285,4 @@ func (r *Runner) Run(ctx context.Context) error {
 	}
 	r.log.Info("task runner stopped")
 	return err
-}
-
-// jitter returns a random wait below RoundJitter.
-func (r *Runner) jitter() time.Duration {
-	if r.cfg.RoundJitter <= 0 {
-		return 0
-	}
-	return rand.N(r.cfg.RoundJitter)
 }

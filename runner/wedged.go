@@ -25,7 +25,7 @@ func (r *Runner) wedgedLoop(stop, hard context.Context, healthy func()) error {
 		} else {
 			healthy()
 		}
-		if !supervise.Sleep(stop, wait+r.jitter()) {
+		if !supervise.Sleep(stop, wait+supervise.Jitter(r.cfg.RoundJitter)) {
 			return nil
 		}
 	}
