@@ -305,7 +305,7 @@ func (l *loop) round(ctx context.Context) (leased.Rest, error) {
 // expire marks lost the visits without result within the timeout, and
 // forgets those lost for longer than the lost retention.
 func (l *loop) expire(ctx context.Context) error {
-	deadline := l.o.cfg.Clock().Add(-l.o.timeout(l.visitType))
+	deadline := l.o.cfg.Clock.Now().Add(-l.o.timeout(l.visitType))
 	if _, err := l.o.store.VisitsForgetLost(ctx, l.visitType, deadline.Add(-l.o.cfg.LostRetention)); err != nil {
 		return fmt.Errorf("forget old lost visits: %w", err)
 	}
@@ -370,7 +370,7 @@ func (l *loop) publish(ctx context.Context, queue string, visits []revisit.Visit
 	}
 	cctx, cancel := leased.CleanupContext(ctx)
 	defer cancel()
-	if _, err := l.o.store.VisitsSent(cctx, sent, l.o.cfg.Clock()); err != nil {
+	if _, err := l.o.store.VisitsSent(cctx, sent, l.o.cfg.Clock.Now()); err != nil {
 		// The visits stay pending: recovery releases them, and their
 		// messages may be duplicated (at most this batch).
 		return 0, 0, fmt.Errorf("record %d confirmed visits: %w", len(sent), err)

@@ -91,7 +91,7 @@ func maxQueueLength(tt revisit.TaskType) int {
 // priority queue is reported and the tasks wait; it does not stop the
 // type's other tasks.
 func (l *loop) priorityRound(ctx context.Context, tt revisit.TaskType) (bool, error) {
-	due, err := l.r.store.TasksPeekReady(ctx, revisit.ReadyTasksParams{Type: tt.Type, Now: l.r.cfg.Now(),
+	due, err := l.r.store.TasksPeekReady(ctx, revisit.ReadyTasksParams{Type: tt.Type, Now: l.r.cfg.Clock.Now(),
 		Limit: 1, Priority: true})
 	if err != nil {
 		return false, fmt.Errorf("peek priority tasks: %w", err)
@@ -138,7 +138,7 @@ func (l *loop) normalRound(ctx context.Context, tt revisit.TaskType) (bool, erro
 // the runs of the messages the broker confirmed and ends as lost the
 // others. It returns how many tasks it grabbed.
 func (l *loop) dispatch(ctx context.Context, tt revisit.TaskType, queue string, limit int, priority bool) (int, error) {
-	now := l.r.cfg.Now()
+	now := l.r.cfg.Clock.Now()
 	tasks, err := l.r.store.TasksGrabReady(ctx, revisit.ReadyTasksParams{Type: tt.Type, Now: now, Limit: limit,
 		Priority: priority})
 	if err != nil {
@@ -224,7 +224,7 @@ func (l *loop) confirmRuns(ctx context.Context, backendIDs []string) error {
 	}
 	ctx, cancel := leased.CleanupContext(ctx)
 	defer cancel()
-	if _, err := l.r.store.TaskRunsConfirm(ctx, backendIDs, l.r.cfg.Now()); err != nil {
+	if _, err := l.r.store.TaskRunsConfirm(ctx, backendIDs, l.r.cfg.Clock.Now()); err != nil {
 		l.leased.MarkDirty()
 		return fmt.Errorf("confirm %d task runs: %w", len(backendIDs), err)
 	}
@@ -241,7 +241,7 @@ func (l *loop) endRuns(ctx context.Context, ends []revisit.TaskRunEnd) error {
 	}
 	ctx, cancel := leased.CleanupContext(ctx)
 	defer cancel()
-	now := l.r.cfg.Now()
+	now := l.r.cfg.Clock.Now()
 	for _, e := range ends {
 		e.Ended = now
 		if _, err := l.r.store.TaskRunEnd(ctx, e); err != nil {

@@ -127,8 +127,9 @@ type Config struct {
 	// LeaseTTL is how long a task type's lease lasts unless renewed
 	// (15 s): a dead runner's task types are taken over within it.
 	LeaseTTL time.Duration
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
+	// Clock is the time of the runs and of the tasks' due dates; nil is
+	// time.Now.
+	Clock revisit.Clock
 	// Logger receives one line per round that dispatched and the loops'
 	// troubles; nil discards.
 	Logger *slog.Logger
@@ -185,9 +186,6 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Owner == "" {
 		c.Owner = holder.New()
-	}
-	if c.Now == nil {
-		c.Now = time.Now
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

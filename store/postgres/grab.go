@@ -74,7 +74,7 @@ type candidate struct {
 // grabs of the visit type until one finds picks that all may wait set
 // aside (slowGrabs).
 func (s *Store) GrabNextVisits(ctx context.Context, p revisit.GrabParams) ([]revisit.ListedOrigin, error) {
-	p, cooldowns, err := p.Resolve(s.opts.Now)
+	p, cooldowns, err := p.Resolve(s.opts.Clock)
 	if err != nil {
 		return nil, err
 	}

@@ -62,7 +62,7 @@ func (s *Store) VisitsDispatch(ctx context.Context, p revisit.DispatchParams) ([
 	if _, err := p.Validate(); err != nil {
 		return nil, err
 	}
-	g, cooldowns, err := p.Grab.Resolve(s.opts.Now)
+	g, cooldowns, err := p.Grab.Resolve(s.opts.Clock)
 	if err != nil {
 		return nil, err
 	}
@@ -316,7 +316,7 @@ func (s *Store) LeaseAcquire(ctx context.Context, name, owner string, ttl time.D
 // leaseUpsert takes or renews a lease unless another holder than
 // takeOverFrom keeps it unexpired, and returns who holds it.
 func (s *Store) leaseUpsert(ctx context.Context, name, owner string, ttl time.Duration, takeOverFrom string) (revisit.Lease, error) {
-	now := revisit.Microsecond(s.opts.Now())
+	now := revisit.Microsecond(s.opts.Clock.Now())
 	var l revisit.Lease
 	err := s.pool.QueryRow(ctx, `
 		WITH up AS (
