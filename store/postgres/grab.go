@@ -40,10 +40,10 @@ var dialect = grabsql.Dialect{
 // listed_origin_picked's primary key per candidate row. OFFSET 0 keeps it
 // that probe: as an anti-join, planned with statistics taken while the
 // table was empty, it read all the picks once and compared each candidate
-// with every one of them (2 s a grab with 7000 picks aside, session 21).
+// with every one of them (2 s a grab with 7000 picks aside).
 // A grab whose visit type has none set aside, as between grabs once they
 // have moved, uses dialect, without the probes (~1 ms of a git grab's
-// candidate query, docs/performance.md, session 22).
+// candidate query, docs/performance.md).
 var dialectAside = func() grabsql.Dialect {
 	d := dialect
 	d.Exclude = "NOT EXISTS (SELECT FROM listed_origin_picked k WHERE k.id = listed_origin.id OFFSET 0)"
@@ -326,7 +326,7 @@ func grabQuery(gp grabsql.Params, setAside bool) (grabsql.Query, error) {
 	// filtered by lister, to the lister's own index, priced ~20 times
 	// dearer from its first column's correlation, and reads all the other
 	// listers' rows at the head of the order (18.6 ms instead of 5.5 for
-	// git first_visits_after_listing on the 10M set, session 22).
+	// git first_visits_after_listing on the 10M set).
 	if setAside || gp.ListerID != nil {
 		return dialectAside.Build(gp)
 	}
@@ -364,7 +364,7 @@ func listerLabel(p revisit.GrabParams) string {
 // visit type out of it: see TestMovePlan). The picks come as arrays, whose
 // length the planner knows: read from a table, their number was estimated
 // from its pages, dead rows included, and the planner hashed all of
-// listed_origin to find them (2 s a move, session 21).
+// listed_origin to find them (2 s a move).
 var movePicks = `
 	WITH picked AS (
 		SELECT * FROM unnest($1::tid[], $2::text[], $3::text[], $4::bool[], $5::timestamptz[])
@@ -421,8 +421,8 @@ func markScheduled(ctx context.Context, tx querier, p revisit.GrabParams, now ti
 	// the picked origin. No array is compared element by element
 	// (ctid = ANY($1), url = ANY($2)): planned for each grab's values, as
 	// every statement here is, such a comparison is estimated element by
-	// element, ~0.5–1 ms more planning a grab (docs/performance.md,
-	// session 12). The writes go in one round trip.
+	// element, ~0.5–1 ms more planning a grab (docs/performance.md). The
+	// writes go in one round trip.
 	var b pgx.Batch
 	if len(move.tids) > 0 {
 		move.queueMove(&b)

@@ -218,8 +218,8 @@ type querier interface {
 //   - a batch joined with listed_origin_pending (recording, results): the
 //     table holds a few thousand origins on many more pages, which the
 //     churn of grabs and results leaves behind, and the planner hashed all
-//     of them (22,520 pages, ~20 ms of a batch's statement on the 10M set,
-//     session 9) rather than probe its key once per row of the batch.
+//     of them (22,520 pages, ~20 ms of a batch's statement on the 10M set)
+//     rather than probe its key once per row of the batch.
 func withIndexScans(ctx context.Context, tx querier, fn func() error) error {
 	if _, err := tx.Exec(ctx, strings.Join(indexScansOnly, "; ")); err != nil {
 		return err
@@ -348,7 +348,7 @@ func (s *Store) withIndexLookups(ctx context.Context, tx pgx.Tx, fn func() error
 // left in listed_origin by the moves to listed_origin_pending cost every
 // later write: on the 10M set, after an orchestrator run of a million
 // visits, visit-status processing ran 40 % slower until a vacuum
-// (docs/performance.md, "Session 7").
+// (docs/performance.md).
 func (s *Store) Maintain(ctx context.Context) error {
 	_, err := s.pool.Exec(ctx, "VACUUM (ANALYZE) listed_origin, listed_origin_pending, listed_origin_picked, visit_stats, visit_in_flight, lister")
 	return translate(wrap(err, "vacuum"))

@@ -208,7 +208,7 @@ func restore(ctx context.Context, tx pgx.Tx, change string, args ...any) (int, e
 // the entries of the visits that the chunks before it changed (they stay
 // until a scan finds their rows gone): expiring a million visits at once
 // took 166 s in chunks of 10,000 and 107 s in chunks of 100,000, as long
-// as one statement did (session 6, before the chunk was a join).
+// as one statement did.
 var visitChunk = 100000
 
 // chunked renders a statement that changes the first visitChunk visits

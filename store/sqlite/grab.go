@@ -152,8 +152,7 @@ func (s *Store) mark(ctx context.Context, tx *sql.Tx, p revisit.GrabParams, pick
 	}
 	// In id order, the inserts walk listed_origin_mark's b-tree from one
 	// leaf to the next instead of seeking a random leaf each: the mark of
-	// 1000 picks takes a fifth to a third less time (docs/performance.md,
-	// "Session 16").
+	// 1000 picks takes a fifth to a third less time (docs/performance.md).
 	slices.SortFunc(own, func(a, b candidate) int { return cmp.Compare(a.id, b.id) })
 	rows := make([][3]any, len(own))
 	for i, c := range own {
