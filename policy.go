@@ -138,13 +138,13 @@ func (p GrabParams) Validate() (Cooldowns, error) {
 
 // Resolve validates p and returns it with Now set (from clock when zero) and
 // truncated to the microsecond, and the cooldowns to apply.
-func (p GrabParams) Resolve(clock func() time.Time) (GrabParams, Cooldowns, error) {
+func (p GrabParams) Resolve(clock Clock) (GrabParams, Cooldowns, error) {
 	c, err := p.Validate()
 	if err != nil {
 		return p, c, err
 	}
 	if p.Now.IsZero() {
-		p.Now = clock()
+		p.Now = clock.Now()
 	}
 	p.Now = Microsecond(p.Now)
 	return p, c, nil

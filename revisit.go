@@ -22,3 +22,16 @@ func MicrosecondPtr(t *time.Time) *time.Time {
 	v := Microsecond(*t)
 	return &v
 }
+
+// Clock tells the time. Every role that reads the time takes one in the
+// Clock field of its configuration, so that tests set the time; a nil
+// Clock is time.Now.
+type Clock func() time.Time
+
+// Now returns the time c tells, or time.Now() when c is nil.
+func (c Clock) Now() time.Time {
+	if c == nil {
+		return time.Now()
+	}
+	return c()
+}

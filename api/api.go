@@ -85,7 +85,7 @@ type Config struct {
 	// a process that runs other roles than the API.
 	HealthOnly bool
 	// Clock returns the current time; nil means time.Now.
-	Clock func() time.Time
+	Clock revisit.Clock
 	// MaxFuture is how far beyond Clock a visit status may be dated
 	// (results.max_future); 0 is feedback.DefaultMaxFuture.
 	MaxFuture time.Duration
@@ -161,9 +161,6 @@ func New(cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	if cfg.Clock == nil {
-		cfg.Clock = time.Now
-	}
 	if cfg.Live == nil {
 		cfg.Live = livequeue.New(cfg.Store, cfg.Broker, cfg.Clock)
 	}
@@ -208,11 +205,11 @@ func (s *Server) Drain() { s.drain() }
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
 
 // now returns the current time of the server's clock, in UTC.
-func (s *Server) now() time.Time { return s.cfg.Clock().UTC() }
+func (s *Server) now() time.Time { return s.cfg.Clock.Now().UTC() }
 
 // horizon bounds the dates of the visit statuses the server takes in.
 func (s *Server) horizon() feedback.Horizon {
-	return feedback.Horizon{Now: s.cfg.Clock, MaxFuture: s.cfg.MaxFuture}
+	return feedback.Horizon{Clock: s.cfg.Clock, MaxFuture: s.cfg.MaxFuture}
 }
 
 // Status returns the HTTP status of an error code.

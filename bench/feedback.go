@@ -58,7 +58,7 @@ func RunFeedback(ctx context.Context, cfg FeedbackConfig) (FeedbackReport, error
 
 	start := time.Now()
 	p := feedback.NewPipeline(ctx, se, feedback.PipelineConfig{Workers: workers, BatchSize: cfg.Batch,
-		Horizon: feedback.Horizon{Now: se.clk.Now}})
+		Horizon: feedback.Horizon{Clock: se.clk.Now}})
 	for _, v := range statuses {
 		if err := p.Add(v); err != nil {
 			return rep, err

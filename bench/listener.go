@@ -112,7 +112,7 @@ func RunListener(ctx context.Context, cfg ListenerConfig) (ListenerReport, error
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	done := make(chan error, 1)
-	go func() { done <- listener.New(se, b, listener.Config{Now: se.clk.Now}).Run(runCtx) }()
+	go func() { done <- listener.New(se, b, listener.Config{Clock: se.clk.Now}).Run(runCtx) }()
 
 	cpu := sampleCPU()
 	start := time.Now()

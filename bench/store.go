@@ -321,7 +321,7 @@ func visit(ctx context.Context, s store.Store, origins []revisit.ListedOrigin, n
 			Date: now.Add(time.Millisecond), Snapshot: []byte(o.URL)[:min(20, len(o.URL))]}
 	}
 	_, err := feedback.Process(ctx, s, batch, func() float64 { return 0.5 },
-		feedback.Horizon{Now: func() time.Time { return now }})
+		feedback.Horizon{Clock: func() time.Time { return now }})
 	return err
 }
 

@@ -61,11 +61,11 @@ var (
 	// ErrClosed: the broker was closed.
 	ErrClosed = errors.New("broker closed")
 	// ErrUnavailable: the broker is not connected (yet).
-	ErrUnavailable = errors.New("broker unavailable")
+	ErrUnavailable error = &waitError{"broker unavailable", "broker_unavailable"}
 	// ErrQueueMissing: the queue does not exist.
-	ErrQueueMissing = errors.New("queue does not exist")
+	ErrQueueMissing error = &waitError{"queue does not exist", "queue_missing"}
 	// ErrDepthUnknown: the queue's depth cannot be measured now.
-	ErrDepthUnknown = errors.New("queue depth unknown")
+	ErrDepthUnknown error = &waitError{"queue depth unknown", "depth_unknown"}
 	// ErrUnroutable: the broker returned the message (Outcome Returned).
 	ErrUnroutable = errors.New("message returned unroutable")
 	// ErrNacked: the broker refused the message.
@@ -79,6 +79,15 @@ var (
 	// correlation id; the duplicate is not sent.
 	ErrDuplicateID = errors.New("duplicate message id in batch")
 )
+
+// waitError is an error after which a loop waits for the broker and tries
+// again rather than fails (supervise.Waiter).
+type waitError struct{ msg, reason string }
+
+func (e *waitError) Error() string { return e.msg }
+
+// WaitReason is the label of the wait in metrics.
+func (e *waitError) WaitReason() string { return e.reason }
 
 // VisitRecorder is a Broker whose Publish, in the transaction that queues
 // the messages, marks their visits sent (the embedded broker, through

@@ -45,7 +45,7 @@ func (a *app) openBroker(cmd *cobra.Command, observe bool) (broker.Broker, error
 		if err != nil {
 			return nil, err
 		}
-		b := embedded.New(st, embedded.Config{Clock: a.env.Now, EventsObserve: observe,
+		b := embedded.New(st, embedded.Config{Clock: a.env.Clock, EventsObserve: observe,
 			KeepDone: time.Duration(c.Embedded.KeepDone), Logger: a.log})
 		a.closers = append(a.closers, b.Close)
 		return b, nil

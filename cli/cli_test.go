@@ -44,7 +44,7 @@ func (h *harness) runIn(stdin string, args ...string) result {
 	h.t.Helper()
 	var out, errb bytes.Buffer
 	env := Env{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb, Environ: h.environ,
-		Now: func() time.Time { return testNow }}
+		Clock: func() time.Time { return testNow }}
 	code := Run(context.Background(), env, append([]string{"--store", h.url}, args...))
 	return result{out.String(), errb.String(), code}
 }

@@ -133,7 +133,7 @@ func (a *app) newOrchestrator(c config.Config, st store.Store, b broker.Broker, 
 // listenerRole builds the listener of worker events.
 func (a *app) listenerRole(c config.Config, st store.Store, b broker.Broker, reg prometheus.Registerer) role {
 	l := listener.New(st, b, listener.Config{Logger: a.log.With("role", "listener"), Metrics: listener.NewMetrics(reg),
-		Now: a.env.Now, MaxFuture: time.Duration(c.Results.MaxFuture),
+		Clock: a.env.Clock, MaxFuture: time.Duration(c.Results.MaxFuture),
 		Runs: func(ctx context.Context, events []celery.Event) ([]celery.Event, error) {
 			return runner.HandleEvents(ctx, st, events)
 		}})
@@ -149,7 +149,7 @@ func (a *app) retentionRoles(c config.Config, st store.Store) ([]role, error) {
 	}
 	p, err := retention.NewPeriodic(st, retention.Config{OlderThan: time.Duration(r.OlderThan),
 		Interval: time.Duration(r.Interval), ArchiveDir: r.ArchiveDir, Encoder: archiveEncoder{},
-		Now: a.now, Logger: a.log.With("role", "retention")})
+		Clock: a.env.Clock, Logger: a.log.With("role", "retention")})
 	if err != nil {
 		return nil, err
 	}

@@ -42,8 +42,8 @@ type Env struct {
 	Environ []string
 	// OpenStore opens a store; nil means store.Open.
 	OpenStore func(ctx context.Context, url string, opts store.Options) (store.Store, error)
-	// Now returns the current time; nil means time.Now.
-	Now func() time.Time
+	// Clock is the clock of every role and command; nil means time.Now.
+	Clock revisit.Clock
 }
 
 // OSEnv returns the environment of the process.
@@ -317,7 +317,7 @@ func (a *app) openStore(cmd *cobra.Command) (store.Store, error) {
 	if open == nil {
 		open = store.Open
 	}
-	st, err := open(cmd.Context(), url, store.Options{Clock: a.env.Now, MustExist: readsOnly(cmd)})
+	st, err := open(cmd.Context(), url, store.Options{Clock: a.env.Clock, MustExist: readsOnly(cmd)})
 	if err != nil {
 		return nil, openStoreError(url, err)
 	}
@@ -380,12 +380,7 @@ func (a *app) close() {
 	}
 }
 
-func (a *app) now() time.Time {
-	if a.env.Now != nil {
-		return a.env.Now()
-	}
-	return time.Now()
-}
+func (a *app) now() time.Time { return a.env.Clock.Now() }
 
 // stderrIsTerminal reports whether standard error is a terminal, where
 // progress bars are shown.

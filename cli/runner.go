@@ -52,7 +52,7 @@ archiving them first to retention.archive_dir/tasks-YYYY-MM-DD.jsonl (as
 				reg *prometheus.Registry) ([]role, error) {
 				r, err := runner.New(st, b, runner.Config{TaskTypes: types, PriorityQueuePrefix: prefix,
 					PollInterval: poll, GracePeriod: grace, WedgedCheckInterval: wedgedPeriod, LeaseTTL: leaseTTL,
-					Logger: a.log.With("role", "runner"), Now: a.now, Metrics: runner.NewMetrics(reg)})
+					Logger: a.log.With("role", "runner"), Clock: a.env.Clock, Metrics: runner.NewMetrics(reg)})
 				if err != nil {
 					return nil, usageError{err}
 				}

@@ -40,7 +40,7 @@ func TestRunnerDispatchesUntilInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var out, errb bytes.Buffer
-	env := Env{Stdin: bytes.NewReader(nil), Stdout: &out, Stderr: &errb, Now: func() time.Time { return testNow }}
+	env := Env{Stdin: bytes.NewReader(nil), Stdout: &out, Stderr: &errb, Clock: func() time.Time { return testNow }}
 	done := make(chan int, 1)
 	go func() {
 		done <- Run(ctx, env, []string{"--store", h.url, "--broker", testBrokerURL, "runner",
@@ -98,7 +98,7 @@ func TestRunnerRetention(t *testing.T) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var out, errb bytes.Buffer
-	env := Env{Stdin: bytes.NewReader(nil), Stdout: &out, Stderr: &errb, Now: func() time.Time { return testNow }}
+	env := Env{Stdin: bytes.NewReader(nil), Stdout: &out, Stderr: &errb, Clock: func() time.Time { return testNow }}
 	done := make(chan int, 1)
 	go func() {
 		done <- Run(ctx, env, []string{"--store", h.url, "--config", cfg, "runner", "--grace-period", "2s"})

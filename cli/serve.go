@@ -131,7 +131,7 @@ func (a *app) serve(cmd *cobra.Command, c config.Config, addr string, selected m
 	}
 	reg := newRegistry()
 	apiCfg := api.Config{Store: st, Broker: b, Metrics: reg, Tokens: c.API.Tokens, HealthOnly: !selected[roleAPI],
-		Clock: a.env.Now, MaxFuture: time.Duration(c.Results.MaxFuture), Logger: a.log.With("role", "api")}
+		Clock: a.env.Clock, MaxFuture: time.Duration(c.Results.MaxFuture), Logger: a.log.With("role", "api")}
 	var roles []role
 	if selected[roleOrchestrator] {
 		o, err := a.newOrchestrator(c, st, b, nil, reg)
@@ -145,7 +145,7 @@ func (a *app) serve(cmd *cobra.Command, c config.Config, addr string, selected m
 		roles = append(roles, a.listenerRole(c, st, b, reg))
 	}
 	if selected[roleRunner] {
-		r, err := runner.New(st, b, runner.Config{Logger: a.log.With("role", "runner"), Now: a.now,
+		r, err := runner.New(st, b, runner.Config{Logger: a.log.With("role", "runner"), Clock: a.env.Clock,
 			Metrics: runner.NewMetrics(reg)})
 		if err != nil {
 			return err

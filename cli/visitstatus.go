@@ -145,5 +145,5 @@ func (a *app) horizon(cmd *cobra.Command) (feedback.Horizon, error) {
 	if err != nil {
 		return feedback.Horizon{}, err
 	}
-	return feedback.Horizon{Now: a.now, MaxFuture: time.Duration(c.Results.MaxFuture)}, nil
+	return feedback.Horizon{Clock: a.env.Clock, MaxFuture: time.Duration(c.Results.MaxFuture)}, nil
 }

@@ -124,7 +124,7 @@ func TestValidateHorizon(t *testing.T) {
 	} {
 		v := msg(StatusFull, 0, "A")
 		v.Date = tc.date
-		err := v.Validate(Horizon{Now: clock, MaxFuture: tc.maxFuture})
+		err := v.Validate(Horizon{Clock: clock, MaxFuture: tc.maxFuture})
 		if tc.ok {
 			assert.NoError(t, err, "%+v", tc)
 			continue
@@ -135,7 +135,7 @@ func TestValidateHorizon(t *testing.T) {
 		assert.Contains(t, e.Message, "in the future")
 	}
 	_, err := Process(context.Background(), newFakeStore(), []VisitStatus{msg(StatusFull, 1, ""), msg(StatusFull, 20, "")},
-		uZero, Horizon{Now: clock})
+		uZero, Horizon{Clock: clock})
 	var e *revisit.Error
 	require.ErrorAs(t, err, &e)
 	assert.Equal(t, "statuses[1].date", e.Field)

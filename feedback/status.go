@@ -46,22 +46,19 @@ const DefaultMaxFuture = time.Hour
 // more than MaxFuture is refused, since every real result after it would
 // be ignored as late.
 type Horizon struct {
-	// Now is the clock; nil is time.Now.
-	Now func() time.Time
+	// Clock is the clock; nil is time.Now.
+	Clock revisit.Clock
 	// MaxFuture is the tolerance; 0 is DefaultMaxFuture.
 	MaxFuture time.Duration
 }
 
 // latest returns the latest date a status may carry now.
 func (h Horizon) latest() time.Time {
-	now, maxFuture := time.Now, DefaultMaxFuture
-	if h.Now != nil {
-		now = h.Now
-	}
+	maxFuture := DefaultMaxFuture
 	if h.MaxFuture != 0 {
 		maxFuture = h.MaxFuture
 	}
-	return now().Add(maxFuture)
+	return h.Clock.Now().Add(maxFuture)
 }
 
 // Validate checks that v can be processed: a valid origin URL and visit

@@ -31,10 +31,10 @@ type Config struct {
 	// Rand is the random source of the revisit interval's spread; nil
 	// uses math/rand.
 	Rand func() float64
-	// Now dates results whose event carries no time, and is the clock
+	// Clock dates results whose event carries no time, and is the clock
 	// results may not be dated much beyond; nil is time.Now.
-	Now func() time.Time
-	// MaxFuture is how far beyond Now a result may be dated
+	Clock revisit.Clock
+	// MaxFuture is how far beyond Clock a result may be dated
 	// (results.max_future); a result dated later is not folded. 0 is
 	// feedback.DefaultMaxFuture.
 	MaxFuture time.Duration
@@ -73,9 +73,6 @@ type Listener struct {
 func New(st Store, b broker.Broker, cfg Config) *Listener {
 	if cfg.Rand == nil {
 		cfg.Rand = rand.Float64
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -181,7 +178,7 @@ func (l *Listener) visitStatuses(visits []revisit.Visit, finals map[string]celer
 		e := finals[v.ID]
 		st, ok := feedback.FromEvent(v, e)
 		if ok && st.Date.IsZero() {
-			st.Date = l.cfg.Now().UTC()
+			st.Date = l.cfg.Clock.Now().UTC()
 		}
 		var invalid error
 		if ok {
@@ -294,14 +291,14 @@ func (l *Listener) orphanStatus(ctx context.Context, e celery.Event) (feedback.V
 	v := revisit.Visit{Origin: revisit.ListedOrigin{URL: url, VisitType: vt}}
 	st, ok := feedback.FromEvent(v, e)
 	if ok && st.Date.IsZero() {
-		st.Date = l.cfg.Now().UTC()
+		st.Date = l.cfg.Clock.Now().UTC()
 	}
 	return st, ok && st.Validate(l.horizon()) == nil, nil
 }
 
 // horizon bounds the dates of the results the listener folds.
 func (l *Listener) horizon() feedback.Horizon {
-	return feedback.Horizon{Now: l.cfg.Now, MaxFuture: l.cfg.MaxFuture}
+	return feedback.Horizon{Clock: l.cfg.Clock, MaxFuture: l.cfg.MaxFuture}
 }
 
 // field returns a string field of an event, or of its result object.

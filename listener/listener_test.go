@@ -111,7 +111,7 @@ func TestResultUpdatesStatsAndClosesTheVisit(t *testing.T) {
 // counted as unreadable, and the next real result counts.
 func TestFutureResultIsNotFolded(t *testing.T) {
 	f := newFixture(t)
-	f.l.cfg.Now = func() time.Time { return t0.Add(2 * time.Hour) }
+	f.l.cfg.Clock = func() time.Time { return t0.Add(2 * time.Hour) }
 	vs := f.dispatch("https://forge.example/a")
 	future := result(vs[0].ID, time.Date(2999, 1, 1, 0, 0, 0, 0, time.UTC), celery.VisitEventful, nil)
 	require.NoError(t, f.l.Handle(f.ctx, []celery.Event{future}))

@@ -13,64 +13,31 @@ import (
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/broker"
 	"github.com/revisit-sched/revisit/celery"
+	"github.com/revisit-sched/revisit/internal/leased"
 	"github.com/revisit-sched/revisit/internal/supervise"
 	"github.com/revisit-sched/revisit/store"
 )
 
-// cleanupTimeout bounds the store calls that undo a round after its
-// context ended.
-const cleanupTimeout = 10 * time.Second
-
-// loop drives one visit type: it holds the visit type's lease and runs
-// rounds (semantics.md §4) while it does.
+// loop drives one visit type: it holds the visit type's lease (through
+// leased.Loop) and runs rounds (semantics.md §4) while it does.
 type loop struct {
 	o         *Orchestrator
 	visitType string
-	lease     string
-	log       *slog.Logger
-	owning    bool
-	// dirty: a round failed and may have left visits pending; they are
-	// recovered before the next round.
-	dirty bool
+	// lease names the visit type's lease; leased holds it and runs the
+	// rounds.
+	lease  string
+	leased *leased.Loop
+	log    *slog.Logger
 	// standbyLogged avoids repeating that another process drives the type.
 	standbyLogged string
-	// backoff spaces the rounds skipped for an unavailable dependency.
-	backoff supervise.Backoff
-	listers map[uuid.UUID]revisit.Lister
+	listers       map[uuid.UUID]revisit.Lister
 	// publishing is the previous round's batch, published while this
 	// round grabs; nil when none is.
 	publishing *publication
 	// eligible receives when the store says origins of the visit type may
 	// have become eligible; nil when the store does not tell.
 	eligible <-chan struct{}
-	// renewed is when the lease was last taken or renewed.
-	renewed time.Time
 }
-
-// rest is how the loop waits before its next round: d at most, less when
-// what it waits for comes first.
-type rest struct {
-	d time.Duration
-	// forOrigins: no origin was eligible; the wait ends when the store
-	// says some may have become (not sooner than wakeSpacing after it
-	// began).
-	forOrigins bool
-	// drain, when set, names the full queue the loop waits for: it is
-	// measured every QueuePollInterval, and soon after workers take
-	// messages when the broker tells (broker.TakeWatcher); the wait ends
-	// once it has room for a round.
-	drain string
-}
-
-// takenSpacing is the least time between two measures of a full queue
-// that workers taking messages start: they take some every few
-// milliseconds, and one measure serves them all.
-const takenSpacing = 100 * time.Millisecond
-
-// wakeSpacing is the least time between two rounds that the store's news
-// of eligible origins starts: a large import or a stream of results sends
-// it many times, and one round serves them all.
-const wakeSpacing = time.Second
 
 // publication is a round's batch being published in the background, so
 // that the broker's work overlaps the store's work of the next round.
@@ -86,9 +53,15 @@ type publication struct {
 }
 
 func newLoop(o *Orchestrator, visitType string) *loop {
-	return &loop{o: o, visitType: visitType, lease: "orchestrator:" + visitType,
-		log: o.log.With("visit_type", visitType), listers: map[uuid.UUID]revisit.Lister{},
-		backoff: supervise.Backoff{Max: o.cfg.QueueFullBackoff}}
+	l := &loop{o: o, visitType: visitType, lease: "orchestrator:" + visitType,
+		log: o.log.With("visit_type", visitType), listers: map[uuid.UUID]revisit.Lister{}}
+	l.leased = leased.New(leased.Config{Leases: o.store, Name: l.lease, Owner: o.cfg.Owner,
+		TTL: o.cfg.LeaseTTL, MaxBackoff: o.cfg.QueueFullBackoff, Jitter: o.cfg.RoundJitter, Logger: l.log,
+		Classify: classify,
+		Waited:   func(reason string) { o.metrics.waits.WithLabelValues(visitType, reason).Inc() },
+		Acquired: l.acquired,
+		Resigned: func() { o.metrics.owner.WithLabelValues(visitType).Set(0) }}, l)
+	return l
 }
 
 // classify sorts a round's error: a dependency unavailable, or a fenced
@@ -96,130 +69,55 @@ func newLoop(o *Orchestrator, visitType string) *loop {
 // waits and tries again); anything else fails the loop.
 func classify(err error) error {
 	if revisit.Code(err) == revisit.CodeConflict {
-		return &supervise.WaitError{Reason: "lease_lost", Err: err}
+		return leased.Lost(err)
 	}
 	return supervise.Classify(err)
 }
 
 // run drives the visit type until stop is done (it returns nil) or a round
-// fails (it returns the error). Rounds run under hard, which ends only when
-// the grace period after stop has passed, so that a round in flight at stop
-// finishes. healthy is called after every round that ran.
+// fails (it returns the error); see leased.Loop.Run.
 func (l *loop) run(stop, hard context.Context, healthy func()) error {
-	defer l.resign()
-	defer l.finish()
 	if n, ok := l.o.store.(store.Notifier); ok {
 		var cancel func()
 		l.eligible, cancel = n.SubscribeEligible(l.visitType)
 		defer cancel()
 	}
-	for stop.Err() == nil {
-		if !l.owning || l.dirty {
-			l.finish()
-		}
-		if !l.owning {
-			if err := l.acquire(hard); err != nil {
-				var werr *supervise.WaitError
-				if !errors.As(classify(err), &werr) {
-					return err
-				}
-				l.pause(stop, rest{d: l.waited(werr)})
-				continue
-			}
-			if !l.owning {
-				l.pause(stop, rest{d: l.o.cfg.LeaseTTL / 3})
-				continue
-			}
-		}
-		if l.dirty {
-			if err := l.recover(hard); err != nil {
-				var werr *supervise.WaitError
-				if !errors.As(classify(err), &werr) {
-					return err
-				}
-				l.pause(stop, rest{d: l.waited(werr)})
-				continue
-			}
-		}
-		stopRenewing := l.renewDuring(hard)
-		wait, err := l.round(hard)
-		stopRenewing()
-		if err != nil {
-			l.dirty = true
-		}
-		if err = classify(err); err != nil {
-			var werr *supervise.WaitError
-			if !errors.As(err, &werr) {
-				return err
-			}
-			if revisit.Code(err) == revisit.CodeConflict {
-				l.owning = false
-			}
-			wait = rest{d: l.waited(werr)}
-		} else {
-			l.backoff.Reset()
-			healthy()
-		}
-		l.pause(stop, wait)
-	}
-	return nil
+	return l.leased.Run(stop, hard, healthy)
 }
 
-// waited records a skipped round and returns how long to wait: doubling
-// from one second up to the queue-full backoff, plus jitter.
-func (l *loop) waited(werr *supervise.WaitError) time.Duration {
-	l.o.metrics.waits.WithLabelValues(l.visitType, werr.Reason).Inc()
-	l.log.Warn("waiting: dependency unavailable", "reason", werr.Reason, "err", werr.Err)
-	return l.backoff.Next() + l.jitter()
-}
+func (l *loop) jitter() time.Duration { return supervise.Jitter(l.o.cfg.RoundJitter) }
 
-func (l *loop) jitter() time.Duration {
-	if l.o.cfg.RoundJitter <= 0 {
-		return 0
-	}
-	return rand.N(l.o.cfg.RoundJitter)
-}
-
-// acquire takes or renews the visit type's lease. On taking it, it
-// recovers what a crashed or stopped owner left pending.
-func (l *loop) acquire(ctx context.Context) error {
-	lease, err := l.renew(ctx)
-	if err != nil {
-		return err
-	}
-	was := l.owning
-	l.owning = lease.Owner == l.o.cfg.Owner
+// acquired tells who holds the visit type's lease after an attempt to take
+// or renew it.
+func (l *loop) acquired(held, was bool, holder string) {
 	switch {
-	case l.owning && !was:
+	case held && !was:
 		l.o.metrics.owner.WithLabelValues(l.visitType).Set(1)
 		l.log.Info("driving visit type", "owner", l.o.cfg.Owner)
 		l.standbyLogged = ""
-		l.dirty = true // what a crashed or stopped owner left pending
-	case !l.owning && was:
+	case !held && was:
 		l.o.metrics.owner.WithLabelValues(l.visitType).Set(0)
-		l.log.Warn("lease lost: another process drives this visit type now", "owner", lease.Owner)
-	case !l.owning && l.standbyLogged != lease.Owner:
-		l.standbyLogged = lease.Owner
+		l.log.Warn("lease lost: another process drives this visit type now", "owner", holder)
+	case !held && l.standbyLogged != holder:
+		l.standbyLogged = holder
 		msg := "standing by: another process drives this visit type"
 		if l.o.cfg.SingleProcess {
 			msg += "; the embedded SQLite store runs a single orchestrator, so this one waits until it stops"
 		}
-		l.log.Info(msg, "owner", lease.Owner)
+		l.log.Info(msg, "owner", holder)
 	}
-	return nil
 }
 
-// recover releases the visits a crash or a failed round left pending, so
+// Recover releases the visits a crash or a failed round left pending, so
 // that their origins are offered again. Unless the broker records the
 // visits it queues (broker.VisitRecorder), their messages may be queued
 // already: the visits are kept as lost, so that their results still count.
-func (l *loop) recover(ctx context.Context) error {
+func (l *loop) Recover(ctx context.Context) error {
 	_, exact := l.o.broker.(broker.VisitRecorder)
 	n, err := l.o.store.VisitsRecover(ctx, l.visitType, !exact)
 	if err != nil {
 		return fmt.Errorf("recover pending visits: %w", err)
 	}
-	l.dirty = false
 	l.o.metrics.recovered.WithLabelValues(l.visitType).Add(float64(n))
 	if n > 0 {
 		l.log.Warn("released visits left pending by a crash or a failed round; their origins are offered again",
@@ -228,113 +126,16 @@ func (l *loop) recover(ctx context.Context) error {
 	return nil
 }
 
-// renew takes or renews the visit type's lease for one TTL and returns
-// who holds it.
-func (l *loop) renew(ctx context.Context) (revisit.Lease, error) {
-	asked := time.Now()
-	lease, err := l.o.store.LeaseAcquire(ctx, l.lease, l.o.cfg.Owner, l.o.cfg.LeaseTTL)
-	if err == nil && lease.Owner == l.o.cfg.Owner {
-		l.renewed = asked
-	}
-	return lease, err
-}
+// forOrigins is the rest after a round that found no origin eligible: d at
+// most, less when the store says some may have become.
+func (l *loop) forOrigins(d time.Duration) leased.Rest { return leased.Rest{D: d, Wake: l.eligible} }
 
-// renewDuring renews the lease every LeaseTTL/3 until the function it
-// returns is called. A round can outlast the TTL (a slow store, a broker
-// that holds its confirms, a round waiting for the previous batch); a
-// lease that expired mid-round would let a standby replica take over and
-// release the visits still being published, and both would send them. The
-// loop itself learns of a lease lost anyway at its next dispatch, which
-// checks the lease.
-func (l *loop) renewDuring(ctx context.Context) (stop func()) {
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(l.o.cfg.LeaseTTL / 3)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-			if _, err := l.renew(ctx); err != nil && ctx.Err() == nil {
-				l.log.Warn("cannot renew the lease", "err", err)
-			}
-		}
-	}()
-	return func() {
-		cancel()
-		<-done
-	}
-}
-
-// pause waits as r says or until stop is done, renewing the lease every
-// LeaseTTL/3 as it goes.
-func (l *loop) pause(stop context.Context, r rest) {
-	began := time.Now()
-	deadline := began.Add(r.d)
-	var wake, taken <-chan struct{}
-	if r.forOrigins {
-		wake = l.eligible
-	}
-	var measured, measureAt time.Time // of a full queue
-	if r.drain != "" {
-		taken = l.taken(r.drain)
-		measured, measureAt = began, began.Add(l.o.cfg.QueuePollInterval)
-	}
-	for {
-		now := time.Now()
-		if !now.Before(deadline) || stop.Err() != nil {
-			return
-		}
-		step := deadline.Sub(now)
-		if l.owning {
-			step = min(step, max(l.renewDue().Sub(now), 0))
-		}
-		if r.drain != "" {
-			step = min(step, max(measureAt.Sub(now), 0))
-		}
-		t := time.NewTimer(step)
-		select {
-		case <-stop.Done():
-			t.Stop()
-			return
-		case <-wake:
-			t.Stop()
-			wake = nil
-			deadline = earliest(deadline, began.Add(wakeSpacing))
-			continue
-		case <-taken:
-			t.Stop()
-			taken = nil
-			measureAt = earliest(measureAt, measured.Add(takenSpacing))
-			continue
-		case <-t.C:
-		}
-		if l.owning && !time.Now().Before(l.renewDue()) {
-			if err := l.acquire(stop); err != nil {
-				l.log.Warn("cannot renew the lease", "err", err)
-			}
-		}
-		if r.drain != "" && !time.Now().Before(measureAt) {
-			taken = l.taken(r.drain) // before the measure: no take goes unseen
-			if l.owning && l.hasRoom(stop) {
-				return
-			}
-			measured = time.Now()
-			measureAt = measured.Add(l.o.cfg.QueuePollInterval)
-		}
-	}
-}
-
-// earliest returns the earlier of two times.
-func earliest(a, b time.Time) time.Time {
-	if b.Before(a) {
-		return b
-	}
-	return a
+// drain is the rest while queue is full: d at most, less when a measure,
+// every QueuePollInterval and soon after workers take messages when the
+// broker tells (broker.TakeWatcher), finds room for a round.
+func (l *loop) drain(d time.Duration, queue string) leased.Rest {
+	return leased.Rest{D: d, Ready: l.hasRoom, ReadyEvery: l.o.cfg.QueuePollInterval,
+		Nudged: func() <-chan struct{} { return l.taken(queue) }}
 }
 
 // taken returns a channel closed when workers take messages of queue, if
@@ -345,10 +146,6 @@ func (l *loop) taken(queue string) <-chan struct{} {
 	}
 	return nil
 }
-
-// renewDue is when the lease is to be renewed: a third of its TTL after
-// it last was.
-func (l *loop) renewDue() time.Time { return l.renewed.Add(l.o.cfg.LeaseTTL / 3) }
 
 // hasRoom measures the visit type's queue and reports whether it has room
 // for a round; a queue that cannot be measured has none.
@@ -384,21 +181,6 @@ func (l *loop) roomFor(open int64, maxLen int) bool {
 	return open > 0 && float64(open) >= float64(maxLen)*l.o.cfg.MinFreeRatio
 }
 
-// resign hands the visit type over: the lease is released so that another
-// process takes over at once.
-func (l *loop) resign() {
-	if !l.owning {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
-	defer cancel()
-	if err := l.o.store.LeaseRelease(ctx, l.lease, l.o.cfg.Owner); err != nil {
-		l.log.Warn("cannot release the lease; it expires by itself", "err", err)
-	}
-	l.owning = false
-	l.o.metrics.owner.WithLabelValues(l.visitType).Set(0)
-}
-
 // settle waits for the previous round's publication, logs that round and
 // returns its error: a publish that failed, or that no message was
 // confirmed.
@@ -422,33 +204,43 @@ func (l *loop) settle() error {
 	return nil
 }
 
-// finish settles the previous round's publication before the loop does
+// Settle settles the previous round's publication before the loop does
 // anything else than a round (recovering, handing the lease over): an error
 // marks the loop dirty, so that what that round left pending is recovered.
-func (l *loop) finish() {
+func (l *loop) Settle() {
 	if err := l.settle(); err != nil {
-		l.dirty = true
+		l.leased.MarkDirty()
 		l.log.Warn("the previous round's publication failed", "err", err)
 	}
+}
+
+// Round runs a round; one that failed may have left visits pending, which
+// are recovered before the next.
+func (l *loop) Round(ctx context.Context) (leased.Rest, error) {
+	r, err := l.round(ctx)
+	if err != nil {
+		l.leased.MarkDirty()
+	}
+	return r, err
 }
 
 // round runs one scheduling round and returns how long to wait before the
 // next one. It grabs while the previous round's batch is published, and
 // leaves its own batch publishing when it returns (settle waits for it).
-func (l *loop) round(ctx context.Context) (rest, error) {
+func (l *loop) round(ctx context.Context) (leased.Rest, error) {
 	cfg := &l.o.cfg
 	start := time.Now()
 	q, err := l.queue(ctx)
 	if err != nil {
-		return rest{}, err
+		return leased.Rest{}, err
 	}
 	tt, queue, maxLen := q.taskType, q.name, q.maxLen
 	depth, err := l.o.broker.Depth(ctx, queue)
 	if err != nil {
-		return rest{}, fmt.Errorf("depth of queue %s: %w", queue, err)
+		return leased.Rest{}, fmt.Errorf("depth of queue %s: %w", queue, err)
 	}
 	if err := l.expire(ctx); err != nil {
-		return rest{}, err
+		return leased.Rest{}, err
 	}
 
 	// The threshold applies to the queue's free space; the per-round cap
@@ -463,37 +255,37 @@ func (l *loop) round(ctx context.Context) (rest, error) {
 	if !l.roomFor(open, maxLen) {
 		if l.publishing != nil {
 			if err := l.settle(); err != nil {
-				return rest{}, err
+				return leased.Rest{}, err
 			}
 			return l.round(ctx)
 		}
 		l.log.Debug("queue full", "queue", queue, "depth", depth, "max_queue_length", maxLen)
-		return rest{d: cfg.QueueFullBackoff + l.jitter(), drain: queue}, nil
+		return l.drain(cfg.QueueFullBackoff+l.jitter(), queue), nil
 	}
 
 	shares := l.o.Shares(l.visitType)
 	visits, fetched, dry, err := l.dispatch(ctx, int(free), shares)
 	if err != nil {
 		l.release(visits, "dispatch failed")
-		return rest{}, err
+		return leased.Rest{}, err
 	}
 	l.checkShares(shares, fetched, dry)
 	if len(visits) == 0 {
 		if err := l.settle(); err != nil {
-			return rest{}, err
+			return leased.Rest{}, err
 		}
 		l.log.Info("round", "queue", queue, "depth", depth, "free", free, "published", 0)
-		return rest{d: cfg.NoOriginsBackoff + l.jitter(), forOrigins: true}, nil
+		return l.forOrigins(cfg.NoOriginsBackoff + l.jitter()), nil
 	}
 	rand.Shuffle(len(visits), func(i, j int) { visits[i], visits[j] = visits[j], visits[i] })
 	msgs, err := l.messages(ctx, tt, visits)
 	if err != nil {
 		l.release(visits, "messages not built")
-		return rest{}, err
+		return leased.Rest{}, err
 	}
 	if err := l.settle(); err != nil {
 		l.release(visits, "the previous round's publication failed")
-		return rest{}, err
+		return leased.Rest{}, err
 	}
 
 	attrs := []any{"queue", queue, "depth", depth, "free", free}
@@ -507,13 +299,13 @@ func (l *loop) round(ctx context.Context) (rest, error) {
 		defer close(p.done)
 		p.confirmed, p.failed, p.err = l.publish(ctx, queue, visits, msgs)
 	}()
-	return rest{d: l.jitter()}, nil
+	return leased.Rest{D: l.jitter()}, nil
 }
 
 // expire marks lost the visits without result within the timeout, and
 // forgets those lost for longer than the lost retention.
 func (l *loop) expire(ctx context.Context) error {
-	deadline := l.o.cfg.Clock().Add(-l.o.timeout(l.visitType))
+	deadline := l.o.cfg.Clock.Now().Add(-l.o.timeout(l.visitType))
 	if _, err := l.o.store.VisitsForgetLost(ctx, l.visitType, deadline.Add(-l.o.cfg.LostRetention)); err != nil {
 		return fmt.Errorf("forget old lost visits: %w", err)
 	}
@@ -576,9 +368,9 @@ func (l *loop) publish(ctx context.Context, queue string, visits []revisit.Visit
 			firstErr = p.Err
 		}
 	}
-	cctx, cancel := cleanupContext(ctx)
+	cctx, cancel := leased.CleanupContext(ctx)
 	defer cancel()
-	if _, err := l.o.store.VisitsSent(cctx, sent, l.o.cfg.Clock()); err != nil {
+	if _, err := l.o.store.VisitsSent(cctx, sent, l.o.cfg.Clock.Now()); err != nil {
 		// The visits stay pending: recovery releases them, and their
 		// messages may be duplicated (at most this batch).
 		return 0, 0, fmt.Errorf("record %d confirmed visits: %w", len(sent), err)
@@ -603,16 +395,6 @@ func (l *loop) publish(ctx context.Context, queue string, visits []revisit.Visit
 	return len(sent), n, nil
 }
 
-// cleanupContext is ctx, or a fresh bounded context when ctx is over (the
-// grace period ended mid-round): what the round did must still be recorded
-// or undone.
-func cleanupContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	if ctx.Err() == nil {
-		return context.WithCancel(ctx)
-	}
-	return context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-}
-
 // release gives back the origins of visits not published; on failure
 // recovery does it at the next start of the loop.
 func (l *loop) release(visits []revisit.Visit, why string) {
@@ -623,7 +405,7 @@ func (l *loop) release(visits []revisit.Visit, why string) {
 	for i, v := range visits {
 		ids[i] = v.ID
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), leased.CleanupTimeout)
 	defer cancel()
 	if _, err := l.o.store.VisitsRelease(ctx, ids, false); err != nil {
 		l.log.Warn("cannot release visits; recovery will", "why", why, "visits", len(ids), "err", err)

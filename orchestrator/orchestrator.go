@@ -91,7 +91,7 @@ type Config struct {
 	// Clock is the time of the visits' records, which must be the store's
 	// (store.Options.Clock): when visits are sent, and which are lost;
 	// nil is time.Now. Durations and waits use the real time.
-	Clock func() time.Time
+	Clock revisit.Clock
 }
 
 // withDefaults returns c with zero fields set to their defaults.
@@ -132,9 +132,6 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Metrics == nil {
 		c.Metrics = NewMetrics(nil)
-	}
-	if c.Clock == nil {
-		c.Clock = time.Now
 	}
 	return c
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/internal/supervise"
 )
 
@@ -28,8 +29,8 @@ type Config struct {
 	ArchiveDir string
 	// Encoder encodes the archived rows; required with ArchiveDir.
 	Encoder Encoder
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
+	// Clock is the clock; nil means time.Now.
+	Clock revisit.Clock
 	// Logger receives one line per pass that removed something, and the
 	// failures; nil discards.
 	Logger *slog.Logger
@@ -64,9 +65,6 @@ func NewPeriodic(st Store, cfg Config) (*Periodic, error) {
 			return nil, fmt.Errorf("retention: archive directory %s is not a directory", dir)
 		}
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -98,7 +96,7 @@ func (p *Periodic) Run(ctx context.Context) error {
 
 // pass archives and deletes what is older than Config.OlderThan.
 func (p *Periodic) pass(ctx context.Context) error {
-	now := p.cfg.Now()
+	now := p.cfg.Clock.Now()
 	var sink *lazyFile
 	if p.cfg.ArchiveDir != "" {
 		sink = &lazyFile{name: filepath.Join(p.cfg.ArchiveDir, FileName(now))}

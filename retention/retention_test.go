@@ -150,7 +150,7 @@ func TestPeriodicArchivesThenDeletes(t *testing.T) {
 		h := addHistory(t, st, 1005)
 		dir := t.TempDir()
 		p, err := retention.NewPeriodic(st, retention.Config{OlderThan: 30 * day, Interval: 20 * time.Millisecond,
-			ArchiveDir: dir, Encoder: encoder{}, Now: func() time.Time { return now }})
+			ArchiveDir: dir, Encoder: encoder{}, Clock: func() time.Time { return now }})
 		require.NoError(t, err)
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
@@ -180,7 +180,7 @@ func TestPeriodicWithoutArchive(t *testing.T) {
 	engines(t, func(t *testing.T, st store.Store) {
 		h := addHistory(t, st, 3)
 		p, err := retention.NewPeriodic(st, retention.Config{OlderThan: 30 * day, Interval: time.Hour,
-			Now: func() time.Time { return now }})
+			Clock: func() time.Time { return now }})
 		require.NoError(t, err)
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)

@@ -12,113 +12,47 @@ import (
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/broker"
 	"github.com/revisit-sched/revisit/celery"
+	"github.com/revisit-sched/revisit/internal/leased"
 	"github.com/revisit-sched/revisit/internal/supervise"
 )
-
-// cleanupTimeout bounds the store calls that record or undo a round after
-// its context ended.
-const cleanupTimeout = 10 * time.Second
 
 // recoverPage is how many scheduled tasks recovery inspects per store call.
 const recoverPage = 500
 
-// loop dispatches the due tasks of one task type.
+// loop dispatches the due tasks of one task type while it holds the type's
+// lease (through leased.Loop).
 type loop struct {
 	r        *Runner
 	taskType string
 	name     string
 	log      *slog.Logger
-	// backoff spaces the rounds skipped for an unavailable dependency.
-	backoff supervise.Backoff
-	// dirty is set when a round may have left what recovery undoes
-	// (unconfirmed runs, tasks claimed without a run): the recovery runs
-	// again before the next round.
-	dirty bool
-	// lease names the task type's lease; owning says this process holds
-	// it.
-	lease  string
-	owning bool
+	leased   *leased.Loop
 }
 
 func newLoop(r *Runner, taskType string) *loop {
-	return &loop{r: r, taskType: taskType, name: "dispatch:" + taskType, log: r.log.With("task_type", taskType),
-		backoff: supervise.Backoff{Max: r.cfg.DependencyBackoff}, lease: "runner:" + taskType}
+	l := &loop{r: r, taskType: taskType, name: "dispatch:" + taskType, log: r.log.With("task_type", taskType)}
+	l.leased = leased.New(leased.Config{Leases: r.store, Name: "runner:" + taskType, Owner: r.cfg.Owner,
+		TTL: r.cfg.LeaseTTL, MaxBackoff: r.cfg.DependencyBackoff, Jitter: r.cfg.RoundJitter, Logger: l.log,
+		Waited:   func(reason string) { r.metrics.waits.WithLabelValues(l.name, reason).Inc() },
+		Acquired: l.acquired}, l)
+	return l
 }
 
-// run is the loop's supervise.Loop: it recovers what a crash left (runs
-// recorded but not confirmed, tasks claimed without a run), then runs
-// rounds until stop is done, recovering again after a round that may have
-// left some.
-func (l *loop) run(stop, hard context.Context, healthy func()) error {
-	defer l.resign()
-	for stop.Err() == nil {
-		var wait time.Duration
-		err := l.hold(hard)
-		if err == nil && !l.owning {
-			supervise.Sleep(stop, l.r.cfg.LeaseTTL/3)
-			continue
-		}
-		if err == nil && l.dirty {
-			if err = l.recover(hard); err == nil {
-				l.dirty = false
-			}
-		}
-		if err == nil {
-			wait, err = l.round(hard)
-		}
-		if err = supervise.Classify(err); err != nil {
-			var werr *supervise.WaitError
-			if !errors.As(err, &werr) {
-				return err
-			}
-			wait = l.waited(werr)
-		} else {
-			l.backoff.Reset()
-			healthy()
-		}
-		supervise.Sleep(stop, wait)
-	}
-	return nil
-}
-
-// hold takes or renews the task type's lease. On taking it, the loop
-// recovers what a crashed or stopped holder left before its first round.
-func (l *loop) hold(ctx context.Context) error {
-	lease, err := l.r.store.LeaseAcquire(ctx, l.lease, l.r.cfg.Owner, l.r.cfg.LeaseTTL)
-	if err != nil {
-		return fmt.Errorf("lease %s: %w", l.lease, err)
-	}
-	was := l.owning
-	l.owning = lease.Owner == l.r.cfg.Owner
+// acquired tells who holds the task type's lease after an attempt to take
+// or renew it.
+func (l *loop) acquired(held, was bool, holder string) {
 	switch {
-	case l.owning && !was:
-		l.dirty = true
+	case held && !was:
 		l.log.Info("dispatching task type", "owner", l.r.cfg.Owner)
-	case !l.owning && was:
-		l.log.Warn("lease lost: another runner dispatches this task type now", "owner", lease.Owner)
+	case !held && was:
+		l.log.Warn("lease lost: another runner dispatches this task type now", "owner", holder)
 	}
-	return nil
 }
 
-// resign releases the lease, so that another runner takes over at once.
-func (l *loop) resign() {
-	if !l.owning {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := l.r.store.LeaseRelease(ctx, l.lease, l.r.cfg.Owner); err != nil {
-		l.log.Warn("cannot release the lease; it expires by itself", "err", err)
-	}
-	l.owning = false
-}
-
-// waited records a skipped round and returns how long to wait: doubling
-// from one second up to the dependency backoff, plus jitter.
-func (l *loop) waited(werr *supervise.WaitError) time.Duration {
-	l.r.metrics.waits.WithLabelValues(l.name, werr.Reason).Inc()
-	l.log.Warn("waiting: dependency unavailable", "reason", werr.Reason, "err", werr.Err)
-	return l.backoff.Next() + l.r.jitter()
+// Round runs a round; see round.
+func (l *loop) Round(ctx context.Context) (leased.Rest, error) {
+	d, err := l.round(ctx)
+	return leased.Rest{D: d}, err
 }
 
 // round dispatches the type's due priority tasks, then as many of its
@@ -139,9 +73,9 @@ func (l *loop) round(ctx context.Context) (time.Duration, error) {
 		return 0, err
 	}
 	if more || morePriority {
-		return l.r.jitter(), nil
+		return supervise.Jitter(l.r.cfg.RoundJitter), nil
 	}
-	return l.r.cfg.PollInterval + l.r.jitter(), nil
+	return l.r.cfg.PollInterval + supervise.Jitter(l.r.cfg.RoundJitter), nil
 }
 
 // maxQueueLength returns the type's queue bound, the default when unset.
@@ -157,7 +91,7 @@ func maxQueueLength(tt revisit.TaskType) int {
 // priority queue is reported and the tasks wait; it does not stop the
 // type's other tasks.
 func (l *loop) priorityRound(ctx context.Context, tt revisit.TaskType) (bool, error) {
-	due, err := l.r.store.TasksPeekReady(ctx, revisit.ReadyTasksParams{Type: tt.Type, Now: l.r.cfg.Now(),
+	due, err := l.r.store.TasksPeekReady(ctx, revisit.ReadyTasksParams{Type: tt.Type, Now: l.r.cfg.Clock.Now(),
 		Limit: 1, Priority: true})
 	if err != nil {
 		return false, fmt.Errorf("peek priority tasks: %w", err)
@@ -204,7 +138,7 @@ func (l *loop) normalRound(ctx context.Context, tt revisit.TaskType) (bool, erro
 // the runs of the messages the broker confirmed and ends as lost the
 // others. It returns how many tasks it grabbed.
 func (l *loop) dispatch(ctx context.Context, tt revisit.TaskType, queue string, limit int, priority bool) (int, error) {
-	now := l.r.cfg.Now()
+	now := l.r.cfg.Clock.Now()
 	tasks, err := l.r.store.TasksGrabReady(ctx, revisit.ReadyTasksParams{Type: tt.Type, Now: now, Limit: limit,
 		Priority: priority})
 	if err != nil {
@@ -221,7 +155,7 @@ func (l *loop) dispatch(ctx context.Context, tt revisit.TaskType, queue string, 
 			Metadata: map[string]any{"queue": queue}}
 	}
 	if _, err := l.r.store.TaskRunsSchedule(ctx, runs); err != nil {
-		l.dirty = true // in case the runs were recorded after all
+		l.leased.MarkDirty() // in case the runs were recorded after all
 		l.release(tasks)
 		return 0, fmt.Errorf("record %d task runs: %w", len(runs), err)
 	}
@@ -288,10 +222,10 @@ func (l *loop) confirmRuns(ctx context.Context, backendIDs []string) error {
 	if len(backendIDs) == 0 {
 		return nil
 	}
-	ctx, cancel := cleanupContext(ctx)
+	ctx, cancel := leased.CleanupContext(ctx)
 	defer cancel()
-	if _, err := l.r.store.TaskRunsConfirm(ctx, backendIDs, l.r.cfg.Now()); err != nil {
-		l.dirty = true
+	if _, err := l.r.store.TaskRunsConfirm(ctx, backendIDs, l.r.cfg.Clock.Now()); err != nil {
+		l.leased.MarkDirty()
 		return fmt.Errorf("confirm %d task runs: %w", len(backendIDs), err)
 	}
 	return nil
@@ -305,13 +239,13 @@ func (l *loop) endRuns(ctx context.Context, ends []revisit.TaskRunEnd) error {
 	if len(ends) == 0 {
 		return nil
 	}
-	ctx, cancel := cleanupContext(ctx)
+	ctx, cancel := leased.CleanupContext(ctx)
 	defer cancel()
-	now := l.r.cfg.Now()
+	now := l.r.cfg.Clock.Now()
 	for _, e := range ends {
 		e.Ended = now
 		if _, err := l.r.store.TaskRunEnd(ctx, e); err != nil {
-			l.dirty = true
+			l.leased.MarkDirty()
 			return fmt.Errorf("end task run %s (%s): %w", e.BackendID, e.Status, err)
 		}
 	}
@@ -327,19 +261,19 @@ func (l *loop) release(tasks []revisit.Task) {
 	for i, t := range tasks {
 		ids[i] = t.ID
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), leased.CleanupTimeout)
 	defer cancel()
 	if err := l.r.store.TasksSetStatus(ctx, ids, revisit.TaskNextRunNotScheduled); err != nil {
-		l.dirty = true
+		l.leased.MarkDirty()
 		l.log.Warn("cannot release grabbed tasks; the loop's recovery will", "tasks", len(ids), "err", err)
 	}
 }
 
-// recover undoes what a runner that stopped mid-round left of the type:
+// Recover undoes what a runner that stopped mid-round left of the type:
 // first the runs it recorded but whose confirms it never recorded (their
 // messages may or may not be in the queue), then the tasks it claimed
 // without recording a run. Both are made due again.
-func (l *loop) recover(ctx context.Context) error {
+func (l *loop) Recover(ctx context.Context) error {
 	n, err := l.r.store.TaskRunsRecoverUnconfirmed(ctx, l.taskType)
 	if err != nil {
 		return fmt.Errorf("recover unconfirmed task runs: %w", err)
@@ -417,13 +351,4 @@ func (l *loop) recoverClaimed(ctx context.Context) error {
 	l.r.metrics.recovered.WithLabelValues(l.taskType).Add(float64(len(orphans)))
 	l.log.Warn("tasks claimed without a run (a runner stopped mid-round) are due again", "tasks", len(orphans))
 	return nil
-}
-
-// cleanupContext is ctx, or a fresh bounded context when ctx is over (the
-// grace period ended mid-round): what the round did must still be recorded.
-func cleanupContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	if ctx.Err() == nil {
-		return context.WithCancel(ctx)
-	}
-	return context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 }

@@ -1,54 +1,9 @@
-// Package runner dispatches generic tasks (semantics.md §8): one
-// supervised loop per task type keeps the type's worker queue fed with the
-// tasks that are due, recording a run for each before its message is
-// published; another loop declares lost the runs that stay silent beyond
-// their type's timeout. HandleEvents applies the workers' events to the
-// runs.
-//
-// Claiming: tasks are taken with TasksGrabReady, which marks them
-// next_run_scheduled atomically, so several runner processes never
-// dispatch the same task. Each run is recorded (backend id = message id)
-// before its message is published, so the events of a fast worker always
-// find it; marking the task scheduled afterwards (TasksMarkScheduled) is
-// then needless, and a run that ends before the round is over leaves its
-// task as the end-of-run rules made it.
-//
-// Crashes: runs are recorded unconfirmed, and TaskRunsConfirm confirms
-// those whose message the broker confirmed, right after publishing. A
-// runner killed (kill -9) between recording the runs and recording the
-// confirms leaves unconfirmed runs, whose messages may or may not be in
-// the queue; one killed between grabbing and recording leaves tasks
-// next_run_scheduled without a run. When a dispatch loop starts, and
-// after a round that failed to record its outcome, it undoes both:
-// TaskRunsRecoverUnconfirmed removes the type's unconfirmed runs that
-// have not started (a worker's start counts as a confirm) and makes their
-// tasks due again, then the tasks claimed without a run are made due
-// again. They are dispatched at once: nothing waits for the run timeout,
-// nothing is lost, and at most the batch in flight at the crash (one
-// round, MaxPerRound messages at most) is in the queue twice; the events
-// of a duplicate whose run was removed match no run and change nothing.
-// Each task type is dispatched by the runner that holds its lease
-// (runner:<type> in the store, renewed every round): several runners share
-// the task types, and a runner that takes a lease over (its holder
-// stopped, or died and its lease expired) recovers first. The recovery of
-// a holder that was only paused beyond its lease can still dispatch the
-// batch it had in flight twice, never more. The wedged-run rule below
-// remains the backstop for runs in flight that no recovery removes.
-//
-// A message the broker does not confirm ends its run as lost, with the
-// broker's reason in the run's metadata: the task is retried after its
-// type's retry_delay while it has retries, then follows the end-of-run
-// rules (a oneshot task is disabled, a recurring one waits its interval).
-// Ending the run keeps its history and never loses the task, and since an
-// unconfirmed message may still have been delivered, a late event of that
-// run changes nothing (the run is ended). To avoid spending retries on a
-// queue no worker declared, the runner measures a queue before it grabs
-// tasks for it and waits while the queue is missing.
-//
-// Priority tasks go, whatever the depth of the type's queue, to the queue
-// "<PriorityQueuePrefix><backend_name>", by default
-// "save_code_now:<backend_name>" like the Software Heritage scheduler, so
-// that existing priority workers consume them unchanged.
+// Package runner dispatches generic tasks (semantics.md §8): one supervised
+// loop per task type keeps the type's worker queue fed with its due tasks,
+// recording a run for each before publishing its message; another loop
+// ends as lost the runs silent beyond their type's timeout. HandleEvents
+// applies the workers' events to the runs. docs/runner.md explains why a
+// crash loses no task.
 package runner
 
 import (
@@ -56,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"os"
 	"time"
 
@@ -128,8 +82,9 @@ type Config struct {
 	// LeaseTTL is how long a task type's lease lasts unless renewed
 	// (15 s): a dead runner's task types are taken over within it.
 	LeaseTTL time.Duration
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
+	// Clock is the time of the runs and of the tasks' due dates; nil is
+	// time.Now.
+	Clock revisit.Clock
 	// Logger receives one line per round that dispatched and the loops'
 	// troubles; nil discards.
 	Logger *slog.Logger
@@ -186,9 +141,6 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Owner == "" {
 		c.Owner = holder.New()
-	}
-	if c.Now == nil {
-		c.Now = time.Now
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -274,7 +226,10 @@ func (r *Runner) Run(ctx context.Context) error {
 	r.log.Info("task runner starting", "task_types", types)
 	loops := map[string]supervise.Loop{"wedged": r.wedgedLoop}
 	for _, tt := range types {
-		loops["dispatch:"+tt] = newLoop(r, tt).run
+		// Each recovers what a crash left (runs recorded but not
+		// confirmed, tasks claimed without a run) when it takes the lease,
+		// and after a round that may have left some.
+		loops["dispatch:"+tt] = newLoop(r, tt).leased.Run
 	}
 	err = r.sup.Run(ctx, loops)
 	if errors.Is(err, supervise.ErrAllDown) {
@@ -283,12 +238,4 @@ func (r *Runner) Run(ctx context.Context) error {
 	}
 	r.log.Info("task runner stopped")
 	return err
-}
-
-// jitter returns a random wait below RoundJitter.
-func (r *Runner) jitter() time.Duration {
-	if r.cfg.RoundJitter <= 0 {
-		return 0
-	}
-	return rand.N(r.cfg.RoundJitter)
 }

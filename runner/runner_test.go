@@ -200,7 +200,7 @@ func TestRoundEndsUnconfirmedRuns(t *testing.T) {
 		b.set(func(b *fakeBroker) { b.fail = func(i int) bool { return i%2 == 0 } })
 		now := time.Now().UTC().Truncate(time.Microsecond)
 		cfg := testConfig()
-		cfg.Now = func() time.Time { return now }
+		cfg.Clock = func() time.Time { return now }
 		cfg.Metrics = NewMetrics(nil)
 		r := newRunner(t, st, b, cfg)
 		_, err := round(t, r)

@@ -25,7 +25,7 @@ func (r *Runner) wedgedLoop(stop, hard context.Context, healthy func()) error {
 		} else {
 			healthy()
 		}
-		if !supervise.Sleep(stop, wait+r.jitter()) {
+		if !supervise.Sleep(stop, wait+supervise.Jitter(r.cfg.RoundJitter)) {
 			return nil
 		}
 	}
@@ -34,7 +34,7 @@ func (r *Runner) wedgedLoop(stop, hard context.Context, healthy func()) error {
 // endWedged ends the wedged runs of every task type and counts them by
 // task type.
 func (r *Runner) endWedged(ctx context.Context) error {
-	runs, err := r.store.TaskRunsEndWedged(ctx, r.cfg.Now())
+	runs, err := r.store.TaskRunsEndWedged(ctx, r.cfg.Clock.Now())
 	if err != nil {
 		return fmt.Errorf("end wedged task runs: %w", err)
 	}

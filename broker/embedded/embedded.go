@@ -45,7 +45,7 @@ const (
 // Config configures a Broker. Zero fields take the defaults.
 type Config struct {
 	// Clock returns the current time; nil means time.Now.
-	Clock func() time.Time
+	Clock revisit.Clock
 	// PollInterval is how often a waiting Lease or Events looks at the
 	// store for what other processes published or completed.
 	PollInterval time.Duration
@@ -95,9 +95,6 @@ var (
 
 // New returns a broker whose queues live in st.
 func New(st Store, cfg Config) *Broker {
-	if cfg.Clock == nil {
-		cfg.Clock = time.Now
-	}
 	if cfg.PollInterval <= 0 {
 		cfg.PollInterval = DefaultPollInterval
 	}
@@ -129,7 +126,7 @@ func (b *Broker) isClosed() bool {
 	}
 }
 
-func (b *Broker) now() time.Time { return revisit.Microsecond(b.cfg.Clock()) }
+func (b *Broker) now() time.Time { return revisit.Microsecond(b.cfg.Clock.Now()) }
 
 // Depth returns how many messages of queue can be leased now: ready ones
 // and those whose lease expired. Like RabbitMQ's message_count (a passive

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/revisit-sched/revisit"
-	"github.com/revisit-sched/revisit/broker"
 )
 
 // ErrAllDown is returned by Run when every loop is unhealthy at once.
@@ -209,6 +208,15 @@ func Sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
+// Jitter returns a random wait below d, to spread the waits of loops; 0
+// when d is not positive.
+func Jitter(d time.Duration) time.Duration {
+	if d <= 0 {
+		return 0
+	}
+	return rand.N(d)
+}
+
 // WaitError is work that could not be done because a dependency is
 // unavailable or a queue's depth unknown: the loop waits and tries again,
 // it does not fail.
@@ -222,22 +230,28 @@ type WaitError struct {
 func (e *WaitError) Error() string { return e.Reason + ": " + e.Err.Error() }
 func (e *WaitError) Unwrap() error { return e.Err }
 
+// Waiter is an error that says which dependency is unavailable (the
+// broker's errors: a missing queue, an unknown depth, a broker that cannot
+// be reached): a loop meeting it waits rather than fails. WaitReason is a
+// short label for metrics.
+type Waiter interface {
+	error
+	WaitReason() string
+}
+
 // Classify returns err as a *WaitError when it says a dependency is
-// unavailable (a missing queue, an unknown depth, a broker or store that
-// cannot be reached, a timeout), and err unchanged otherwise.
+// unavailable (a Waiter, a store that cannot be reached, a timeout), and
+// err unchanged otherwise.
 func Classify(err error) error {
 	var reason string
+	var w Waiter
 	switch {
 	case err == nil:
 		return nil
 	case errors.As(err, new(*WaitError)):
 		return err
-	case errors.Is(err, broker.ErrQueueMissing):
-		reason = "queue_missing"
-	case errors.Is(err, broker.ErrDepthUnknown):
-		reason = "depth_unknown"
-	case errors.Is(err, broker.ErrUnavailable):
-		reason = "broker_unavailable"
+	case errors.As(err, &w):
+		reason = w.WaitReason()
 	case revisit.Code(err) == revisit.CodeUnavailable:
 		reason = "store_unavailable"
 	case errors.Is(err, context.DeadlineExceeded):

@@ -12,7 +12,6 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/revisit-sched/revisit"
-	"github.com/revisit-sched/revisit/broker"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -73,9 +72,6 @@ func TestRunRestartsAndStopsWithinTheGracePeriod(t *testing.T) {
 
 func TestClassify(t *testing.T) {
 	for err, reason := range map[error]string{
-		broker.ErrQueueMissing:                                        "queue_missing",
-		fmt.Errorf("depth: %w", broker.ErrDepthUnknown):               "depth_unknown",
-		broker.ErrUnavailable:                                         "broker_unavailable",
 		revisit.Errorf(revisit.CodeUnavailable, "db down"):            "store_unavailable",
 		fmt.Errorf("grab: %w", context.DeadlineExceeded):              "timeout",
 		&WaitError{Reason: "publish_failed", Err: errors.New("nope")}: "publish_failed",

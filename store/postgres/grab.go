@@ -33,7 +33,7 @@ import (
 // grabs of the visit type until one finds picks that all may wait set
 // aside (picksAside.slow).
 func (s *Store) GrabNextVisits(ctx context.Context, p revisit.GrabParams) ([]revisit.ListedOrigin, error) {
-	p, cooldowns, err := p.Resolve(s.opts.Now)
+	p, cooldowns, err := p.Resolve(s.opts.Clock)
 	if err != nil {
 		return nil, err
 	}

@@ -90,7 +90,7 @@ func (s *Store) Close() error {
 	return nil
 }
 
-func (s *Store) now() time.Time { return revisit.Microsecond(s.opts.Now()) }
+func (s *Store) now() time.Time { return revisit.Microsecond(s.opts.Clock.Now()) }
 
 // migrationLockProbe is how often, in seconds, a migrator that finds the
 // migration lock held tries again, and migrationLockTries how many times.

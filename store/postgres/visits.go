@@ -62,7 +62,7 @@ func (s *Store) VisitsDispatch(ctx context.Context, p revisit.DispatchParams) ([
 	if _, err := p.Validate(); err != nil {
 		return nil, err
 	}
-	g, cooldowns, err := p.Grab.Resolve(s.opts.Now)
+	g, cooldowns, err := p.Grab.Resolve(s.opts.Clock)
 	if err != nil {
 		return nil, err
 	}
@@ -321,7 +321,7 @@ func (s *Store) LeaseAcquire(ctx context.Context, name, owner string, ttl time.D
 // there, and returns who holds it. A backend whose start time this role
 // may not read counts as there.
 func (s *Store) leaseUpsert(ctx context.Context, name, owner string, ttl time.Duration, takeOverFrom string) (revisit.Lease, error) {
-	now := revisit.Microsecond(s.opts.Now())
+	now := revisit.Microsecond(s.opts.Clock.Now())
 	var (
 		pid   *int32
 		since *time.Time

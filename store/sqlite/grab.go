@@ -55,7 +55,7 @@ ON CONFLICT (visit_type) DO UPDATE SET position = max(position, excluded.positio
 // connection and BEGIN IMMEDIATE serialize grabs, so concurrent callers
 // never receive the same origin.
 func (s *Store) GrabNextVisits(ctx context.Context, p revisit.GrabParams) ([]revisit.ListedOrigin, error) {
-	p, cooldowns, err := p.Resolve(s.opts.Now)
+	p, cooldowns, err := p.Resolve(s.opts.Clock)
 	if err != nil {
 		return nil, err
 	}

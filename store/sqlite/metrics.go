@@ -40,7 +40,7 @@ RETURNING ` + metricsColumns
 // (nil: all) at now, and returns them by lister id and visit type.
 func (s *Store) MetricsUpdate(ctx context.Context, listerID *uuid.UUID, now time.Time) ([]revisit.SchedulerMetrics, error) {
 	if now.IsZero() {
-		now = s.opts.Now()
+		now = s.opts.Clock.Now()
 	}
 	now = revisit.Microsecond(now)
 	var ms []revisit.SchedulerMetrics

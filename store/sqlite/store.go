@@ -169,7 +169,7 @@ func (s *Store) Close() error {
 }
 
 // now returns the store clock's time at the precision the store keeps.
-func (s *Store) now() time.Time { return revisit.Microsecond(s.opts.Now()) }
+func (s *Store) now() time.Time { return revisit.Microsecond(s.opts.Clock.Now()) }
 
 // write runs fn in one write transaction (BEGIN IMMEDIATE on the single
 // writer connection, taken in turn) and commits it, or rolls it back if fn

@@ -32,7 +32,7 @@ func (s *Store) VisitsDispatch(ctx context.Context, p revisit.DispatchParams) ([
 	if _, err := p.Validate(); err != nil {
 		return nil, err
 	}
-	g, cooldowns, err := p.Grab.Resolve(s.opts.Now)
+	g, cooldowns, err := p.Grab.Resolve(s.opts.Clock)
 	if err != nil {
 		return nil, err
 	}
@@ -292,7 +292,7 @@ func (s *Store) LeaseAcquire(ctx context.Context, name, owner string, ttl time.D
 // leaseUpsert takes or renews a lease unless another holder than
 // takeOverFrom keeps it unexpired, and returns who holds it.
 func (s *Store) leaseUpsert(ctx context.Context, name, owner string, ttl time.Duration, takeOverFrom string) (revisit.Lease, error) {
-	now := revisit.Microsecond(s.opts.Now())
+	now := revisit.Microsecond(s.opts.Clock.Now())
 	var l revisit.Lease
 	err := s.write(ctx, "acquire lease "+name, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO lease (name, owner, expires_at) VALUES (?1, ?2, ?3)
