@@ -41,8 +41,8 @@ import (
 	"github.com/revisit-sched/revisit/broker/embedded"
 	"github.com/revisit-sched/revisit/config"
 	"github.com/revisit-sched/revisit/feedback"
-	"github.com/revisit-sched/revisit/internal/jsonobj"
-	"github.com/revisit-sched/revisit/internal/livequeue"
+	"github.com/revisit-sched/revisit/internal/kit/jsonobj"
+	"github.com/revisit-sched/revisit/internal/service/livequeue"
 	"github.com/revisit-sched/revisit/orchestrator"
 	"github.com/revisit-sched/revisit/store"
 )

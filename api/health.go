@@ -8,7 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/revisit-sched/revisit/internal/livequeue"
+	"github.com/revisit-sched/revisit/internal/service/livequeue"
 )
 
 // readyTimeout bounds the checks of /readyz.

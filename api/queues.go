@@ -4,7 +4,7 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/revisit-sched/revisit/internal/livequeue"
+	"github.com/revisit-sched/revisit/internal/service/livequeue"
 )
 
 // Queue is the state of one visit type's queue.

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/revisit-sched/revisit/broker"
-	"github.com/revisit-sched/revisit/internal/supervise"
+	"github.com/revisit-sched/revisit/internal/service/supervise"
 )
 
 func TestErrorsOfUnavailableDependenciesClassifyAsWaits(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/revisit-sched/revisit/internal/pytest"
+	"github.com/revisit-sched/revisit/internal/testkit/pytest"
 )
 
 // Task names the peer script registers.

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/revisit-sched/revisit/internal/teststore"
+	"github.com/revisit-sched/revisit/internal/testkit/teststore"
 
 	"github.com/prometheus/client_golang/prometheus"
 	amqp091 "github.com/rabbitmq/amqp091-go"
@@ -24,7 +24,7 @@ import (
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/celery"
-	"github.com/revisit-sched/revisit/internal/celerytest"
+	"github.com/revisit-sched/revisit/internal/testkit/celerytest"
 	"github.com/revisit-sched/revisit/listener"
 )
 

@@ -20,8 +20,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/revisit-sched/revisit"
-	"github.com/revisit-sched/revisit/internal/celerytest"
-	"github.com/revisit-sched/revisit/internal/teststore"
+	"github.com/revisit-sched/revisit/internal/testkit/celerytest"
+	"github.com/revisit-sched/revisit/internal/testkit/teststore"
 	"github.com/revisit-sched/revisit/store"
 	"github.com/revisit-sched/revisit/store/sqlite"
 	"github.com/revisit-sched/revisit/worker"

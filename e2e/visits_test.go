@@ -8,13 +8,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/revisit-sched/revisit/internal/teststore"
+	"github.com/revisit-sched/revisit/internal/testkit/teststore"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/broker/amqp"
-	"github.com/revisit-sched/revisit/internal/celerytest"
+	"github.com/revisit-sched/revisit/internal/testkit/celerytest"
 	"github.com/revisit-sched/revisit/listener"
 	"github.com/revisit-sched/revisit/orchestrator"
 )

@@ -4,7 +4,7 @@ import (
 	"strings"
 
 	"github.com/revisit-sched/revisit"
-	"github.com/revisit-sched/revisit/internal/jsonobj"
+	"github.com/revisit-sched/revisit/internal/kit/jsonobj"
 )
 
 // jsonFields are the keys of a visit status in JSON: revisit's own and the

@@ -6,7 +6,7 @@ import (
 	"sync"
 
 	"github.com/revisit-sched/revisit"
-	"github.com/revisit-sched/revisit/internal/fanout"
+	"github.com/revisit-sched/revisit/internal/kit/fanout"
 )
 
 // DefaultWorkers is the number of workers that revisit visit-status ingest

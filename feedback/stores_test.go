@@ -13,7 +13,7 @@ import (
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/feedback"
-	"github.com/revisit-sched/revisit/internal/teststore"
+	"github.com/revisit-sched/revisit/internal/testkit/teststore"
 	"github.com/revisit-sched/revisit/store"
 )
 

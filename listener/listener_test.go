@@ -7,7 +7,7 @@ import (
 
 	"github.com/revisit-sched/revisit/broker"
 	"github.com/revisit-sched/revisit/broker/embedded"
-	"github.com/revisit-sched/revisit/internal/teststore"
+	"github.com/revisit-sched/revisit/internal/testkit/teststore"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"

@@ -10,7 +10,7 @@ import (
 
 	"github.com/revisit-sched/revisit/broker"
 	"github.com/revisit-sched/revisit/broker/embedded"
-	"github.com/revisit-sched/revisit/internal/teststore"
+	"github.com/revisit-sched/revisit/internal/testkit/teststore"
 )
 
 // idleWorkers follows workers that lease from a queue and keeps the

@@ -8,7 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/revisit-sched/revisit"
-	"github.com/revisit-sched/revisit/internal/livequeue"
+	"github.com/revisit-sched/revisit/internal/service/livequeue"
 )
 
 // Metrics are the orchestrator's Prometheus metrics (semantics.md §9).

@@ -19,9 +19,9 @@ import (
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/broker"
-	"github.com/revisit-sched/revisit/internal/holder"
-	"github.com/revisit-sched/revisit/internal/livequeue"
-	"github.com/revisit-sched/revisit/internal/supervise"
+	"github.com/revisit-sched/revisit/internal/kit/holder"
+	"github.com/revisit-sched/revisit/internal/service/livequeue"
+	"github.com/revisit-sched/revisit/internal/service/supervise"
 )
 
 // ErrAllLoopsDown is returned by Run when every loop failed repeatedly.

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/revisit-sched/revisit/internal/teststore"
+	"github.com/revisit-sched/revisit/internal/testkit/teststore"
 
 	"github.com/stretchr/testify/require"
 

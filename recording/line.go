@@ -4,7 +4,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/revisit-sched/revisit"
-	"github.com/revisit-sched/revisit/internal/jsonobj"
+	"github.com/revisit-sched/revisit/internal/kit/jsonobj"
 )
 
 // Line is one parsed line of JSON-lines input (revisit origin record):

@@ -12,7 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/revisit-sched/revisit"
-	"github.com/revisit-sched/revisit/internal/fanout"
+	"github.com/revisit-sched/revisit/internal/kit/fanout"
 )
 
 // Recorder writes a batch of listed origins, whole or not at all.

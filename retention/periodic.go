@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/revisit-sched/revisit"
-	"github.com/revisit-sched/revisit/internal/supervise"
+	"github.com/revisit-sched/revisit/internal/service/supervise"
 )
 
 // retryWait caps the wait before a failed pass is tried again.

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/revisit-sched/revisit/internal/teststore"
+	"github.com/revisit-sched/revisit/internal/testkit/teststore"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
@@ -14,8 +14,8 @@ import (
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/broker/amqp"
 	"github.com/revisit-sched/revisit/celery"
-	"github.com/revisit-sched/revisit/internal/celerytest"
-	"github.com/revisit-sched/revisit/internal/pytest"
+	"github.com/revisit-sched/revisit/internal/testkit/celerytest"
+	"github.com/revisit-sched/revisit/internal/testkit/pytest"
 )
 
 // workerTasks is the worker's module: a lister task that returns a truthy

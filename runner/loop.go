@@ -12,8 +12,8 @@ import (
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/broker"
 	"github.com/revisit-sched/revisit/celery"
-	"github.com/revisit-sched/revisit/internal/leased"
-	"github.com/revisit-sched/revisit/internal/supervise"
+	"github.com/revisit-sched/revisit/internal/service/leased"
+	"github.com/revisit-sched/revisit/internal/service/supervise"
 )
 
 // recoverPage is how many scheduled tasks recovery inspects per store call.

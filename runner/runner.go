@@ -16,8 +16,8 @@ import (
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/broker"
-	"github.com/revisit-sched/revisit/internal/holder"
-	"github.com/revisit-sched/revisit/internal/supervise"
+	"github.com/revisit-sched/revisit/internal/kit/holder"
+	"github.com/revisit-sched/revisit/internal/service/supervise"
 	"github.com/revisit-sched/revisit/store"
 )
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/revisit-sched/revisit/internal/teststore"
+	"github.com/revisit-sched/revisit/internal/testkit/teststore"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -17,7 +17,7 @@ import (
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/broker"
 	"github.com/revisit-sched/revisit/celery"
-	"github.com/revisit-sched/revisit/internal/supervise"
+	"github.com/revisit-sched/revisit/internal/service/supervise"
 	"github.com/revisit-sched/revisit/store"
 )
 

@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/revisit-sched/revisit"
-	"github.com/revisit-sched/revisit/internal/supervise"
+	"github.com/revisit-sched/revisit/internal/service/supervise"
 )
 
 // wedgedLoop is the supervise.Loop that ends as lost, at start and every

@@ -14,8 +14,8 @@ import (
 	"github.com/revisit-sched/revisit/broker"
 	"github.com/revisit-sched/revisit/broker/amqp"
 	"github.com/revisit-sched/revisit/celery"
-	"github.com/revisit-sched/revisit/internal/celerytest"
-	"github.com/revisit-sched/revisit/internal/pytest"
+	"github.com/revisit-sched/revisit/internal/testkit/celerytest"
+	"github.com/revisit-sched/revisit/internal/testkit/pytest"
 )
 
 // workerModule is a Celery app with tasks named like Software Heritage

@@ -13,7 +13,7 @@ import (
 
 	"github.com/revisit-sched/revisit/broker"
 	"github.com/revisit-sched/revisit/broker/amqp"
-	"github.com/revisit-sched/revisit/internal/celerytest"
+	"github.com/revisit-sched/revisit/internal/testkit/celerytest"
 )
 
 // cutProxy forwards TCP to RabbitMQ and, once armed, cuts every connection

@@ -14,7 +14,7 @@ import (
 	"github.com/revisit-sched/revisit/broker"
 	"github.com/revisit-sched/revisit/broker/amqp"
 	"github.com/revisit-sched/revisit/celery"
-	"github.com/revisit-sched/revisit/internal/celerytest"
+	"github.com/revisit-sched/revisit/internal/testkit/celerytest"
 )
 
 // eventLog collects events by task id.

@@ -15,7 +15,7 @@ import (
 	"github.com/revisit-sched/revisit/broker"
 	"github.com/revisit-sched/revisit/broker/amqp"
 	"github.com/revisit-sched/revisit/celery"
-	"github.com/revisit-sched/revisit/internal/celerytest"
+	"github.com/revisit-sched/revisit/internal/testkit/celerytest"
 )
 
 // rabbitmqctl runs rabbitmqctl with args.

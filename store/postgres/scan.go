@@ -6,7 +6,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgtype"
 
-	"github.com/revisit-sched/revisit/internal/jsonobj"
+	"github.com/revisit-sched/revisit/internal/kit/jsonobj"
 )
 
 // uuidDest scans a uuid column into a uuid.UUID from its 16 bytes. Scanned

@@ -9,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/revisit-sched/revisit"
-	"github.com/revisit-sched/revisit/internal/holder"
+	"github.com/revisit-sched/revisit/internal/kit/holder"
 	"github.com/revisit-sched/revisit/store/internal/batch"
 )
 

@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/revisit-sched/revisit/internal/jsonobj"
+	"github.com/revisit-sched/revisit/internal/kit/jsonobj"
 )
 
 // Values as SQLite stores them: times and durations are INTEGER

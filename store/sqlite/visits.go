@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/revisit-sched/revisit"
-	"github.com/revisit-sched/revisit/internal/holder"
+	"github.com/revisit-sched/revisit/internal/kit/holder"
 	"github.com/revisit-sched/revisit/store/internal/batch"
 )
 

@@ -1,7 +1,7 @@
 -- The same columns as store/postgres/migrations/00019: the backend of a
 -- lease holder's presence connection. The embedded store serves one
 -- process, whose leases a restart takes over by the holder's PID
--- (internal/holder); the columns stay empty here.
+-- (internal/kit/holder); the columns stay empty here.
 
 -- +goose Up
 ALTER TABLE lease ADD COLUMN holder_pid INTEGER;

@@ -24,7 +24,7 @@ import (
 	amqp091 "github.com/rabbitmq/amqp091-go"
 
 	"github.com/revisit-sched/revisit/broker/amqp"
-	"github.com/revisit-sched/revisit/internal/pytest"
+	"github.com/revisit-sched/revisit/internal/testkit/pytest"
 )
 
 // DefaultURL is the RabbitMQ the tests use unless REVISIT_AMQP_URL names

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/revisit-sched/revisit"
-	"github.com/revisit-sched/revisit/internal/supervise"
+	"github.com/revisit-sched/revisit/internal/service/supervise"
 )
 
 // CleanupTimeout bounds the store calls that record or undo a round after

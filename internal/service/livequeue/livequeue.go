@@ -14,7 +14,7 @@ import (
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/broker"
-	"github.com/revisit-sched/revisit/internal/inflight"
+	"github.com/revisit-sched/revisit/internal/service/inflight"
 )
 
 // shareFor is how long a measure of the queues is shared between readers.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/revisit-sched/revisit/internal/fanout"
+	"github.com/revisit-sched/revisit/internal/kit/fanout"
 )
 
 type item struct{ key, seq int }
