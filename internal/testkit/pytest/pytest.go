@@ -1,6 +1,6 @@
-// Package pytest finds, for tests, a Python interpreter with Debian's Celery
-// and kombu: the real peer that revisit's messages and events are checked
-// against.
+// Package pytest finds, for tests, a Python interpreter with the Debian
+// packages revisit's wire formats are checked against: Celery and kombu, and
+// msgpack.
 package pytest
 
 import (
@@ -15,18 +15,31 @@ import (
 // skips, or fails when CI is set.
 func Celery(t testing.TB) string {
 	t.Helper()
+	return find(t, "celery, kombu", "Celery and kombu", "python3-celery")
+}
+
+// Msgpack returns a python3 that imports msgpack, found as Celery's is.
+func Msgpack(t testing.TB) string {
+	t.Helper()
+	return find(t, "msgpack", "msgpack", "python3-msgpack")
+}
+
+// find returns the first interpreter that imports modules; what and deb name
+// them in the message of the skip or failure.
+func find(t testing.TB, modules, what, deb string) string {
+	t.Helper()
 	var tried []string
 	for _, py := range []string{os.Getenv("REVISIT_PYTHON"), "/usr/bin/python3", "python3"} {
 		if py == "" {
 			continue
 		}
-		out, err := exec.Command(py, "-c", "import celery, kombu").CombinedOutput()
+		out, err := exec.Command(py, "-c", "import "+modules).CombinedOutput()
 		if err == nil {
 			return py
 		}
 		tried = append(tried, py+": "+lastLine(string(out)))
 	}
-	msg := "needs Python with Celery and kombu (Debian: apt-get install python3-celery; or set REVISIT_PYTHON); tried " +
+	msg := "needs Python with " + what + " (Debian: apt-get install " + deb + "; or set REVISIT_PYTHON); tried " +
 		strings.Join(tried, "; ")
 	if os.Getenv("CI") != "" {
 		t.Fatal(msg)
