@@ -2,6 +2,7 @@ package swhwire
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/google/uuid"
@@ -24,12 +25,12 @@ func NewTimedelta(d time.Duration) Timedelta {
 
 // Duration is td as a time.Duration; ok is false when it does not fit.
 func (td Timedelta) Duration() (d time.Duration, ok bool) {
-	const dayUS = 86400 * 1000000
-	if td.Days > (1<<63-1)/dayUS/1000-1 || td.Days < -(1<<63-1)/dayUS/1000+1 {
+	const maxDays = int64(math.MaxInt64/(24*time.Hour)) - 1
+	if td.Days > maxDays || td.Days < -maxDays {
 		return 0, false
 	}
-	us := td.Days*dayUS + td.Seconds*1000000 + td.Microseconds
-	return time.Duration(us) * time.Microsecond, true
+	return time.Duration(td.Days)*24*time.Hour + time.Duration(td.Seconds)*time.Second +
+		time.Duration(td.Microseconds)*time.Microsecond, true
 }
 
 // normalizeTimedelta carries microseconds into seconds and seconds into days
