@@ -167,9 +167,9 @@ func (v VisitStats) Domain() (revisit.VisitStats, error) {
 		s.LastVisitStatus = &st
 	}
 	if v.LastSnapshot != nil {
-		b, err := hex.DecodeString(*v.LastSnapshot)
+		b, err := revisit.ParseSnapshotID("last_snapshot", *v.LastSnapshot)
 		if err != nil {
-			return s, revisit.Invalidf("last_snapshot", "%q is not hex", *v.LastSnapshot)
+			return s, err
 		}
 		s.LastSnapshot = b
 	}

@@ -2,7 +2,6 @@ package embedded
 
 import (
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -159,8 +158,8 @@ func resultEvent(r revisit.QueueResult) (celery.Event, error) {
 		return celery.Event{}, bad("unknown status %q", status)
 	}
 	if snap, ok := raw["snapshot_id"].(string); ok {
-		if vr.SnapshotID, err = hex.DecodeString(snap); err != nil {
-			return celery.Event{}, bad("snapshot_id %q is not hex", snap)
+		if vr.SnapshotID, err = revisit.ParseSnapshotID("snapshot_id", snap); err != nil {
+			return celery.Event{}, bad("%v", err)
 		}
 	}
 	ts := float64(r.CompletedAt.UnixMicro()) / 1e6
