@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"time"
 
-
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/broker"
 	"github.com/revisit-sched/revisit/celery"
