@@ -88,6 +88,25 @@ type Result struct {
 	Outcome
 }
 
+// Fill sends to r.Queue as many visits as it has free slots below maxLen
+// (FreeSlots), at most limit when limit is positive; r.Grab.Count is set
+// here. It returns the free slots found and what Send did.
+func (s *Sender) Fill(ctx context.Context, r Request, maxLen, limit int) (int, Result, error) {
+	slots, err := s.FreeSlots(ctx, r.Queue, maxLen)
+	if err != nil {
+		return 0, Result{}, err
+	}
+	r.Grab.Count = slots
+	if limit > 0 {
+		r.Grab.Count = min(slots, limit)
+	}
+	if r.Grab.Count == 0 {
+		return slots, Result{}, nil
+	}
+	res, err := s.Send(ctx, r)
+	return slots, res, err
+}
+
 // Send grabs r.Grab, records each visit in flight, publishes their
 // messages to r.Queue and records the outcome (Record). The visits of
 // messages not published are released; the error says why.

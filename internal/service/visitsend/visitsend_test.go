@@ -193,36 +193,39 @@ func TestSendReleasesWhatItCouldNotBuild(t *testing.T) {
 func TestSendToTheEmbeddedBroker(t *testing.T) {
 	teststore.Engines(t, func(t *testing.T, st store.Store) {
 		ctx := context.Background()
-		world(t, st, 3)
+		world(t, st, 4)
 		b := embedded.New(st, embedded.Config{})
 		defer b.Close()
 		s := visitsend.NewSender(st, b, visitsend.Config{Owner: "test", Origin: "revisit@test",
 			Clock: func() time.Time { return time.Now().UTC() }})
 
-		free, err := s.FreeSlots(ctx, "prefix:"+gitTask, 2)
+		r := visitsend.Request{Grab: grab(0), Task: gitTask, Queue: "prefix:" + gitTask}
+		slots, res, err := s.Fill(ctx, r, 5, 1)
 		require.NoError(t, err)
-		require.Equal(t, 2, free)
-		res, err := s.Send(ctx, visitsend.Request{Grab: grab(free), Task: gitTask, Queue: "prefix:" + gitTask})
+		require.Equal(t, 5, slots)
+		require.Equal(t, 1, res.Sent, "the limit caps the slots")
+		slots, more, err := s.Fill(ctx, r, 3, 0)
 		require.NoError(t, err)
-		require.Equal(t, 2, res.Sent)
-		require.Zero(t, res.NotSent())
-		free, err = s.FreeSlots(ctx, "prefix:"+gitTask, 2)
+		require.Equal(t, 2, slots, "the message sent takes a slot")
+		require.Equal(t, 2, more.Sent)
+		res.Visits = append(res.Visits, more.Visits...)
+		slots, _, err = s.Fill(ctx, r, 3, 0)
 		require.NoError(t, err)
-		require.Zero(t, free, "a full queue has no free slot")
-		free, err = s.FreeSlots(ctx, "prefix:"+gitTask, 1)
+		require.Zero(t, slots, "a full queue has no free slot")
+		slots, _, err = s.Fill(ctx, r, 1, 0)
 		require.NoError(t, err)
-		require.Zero(t, free, "nor one beyond its length")
+		require.Zero(t, slots, "nor one beyond its length")
 
 		tasks, err := b.Lease(ctx, embedded.LeaseParams{Queue: "prefix:" + gitTask, Worker: "w", Max: 10,
 			LeaseFor: time.Minute})
 		require.NoError(t, err)
-		require.Len(t, tasks, 2)
+		require.Len(t, tasks, 3)
 		for i, task := range tasks {
 			require.Equal(t, res.Visits[i].ID, task.ID)
 			require.Equal(t, gitTask, task.Task)
 		}
 		counts, err := st.VisitsCount(ctx)
 		require.NoError(t, err)
-		require.Equal(t, []revisit.VisitCounts{{VisitType: "git", Sent: 2}}, counts, "in flight, as the orchestrator's")
+		require.Equal(t, []revisit.VisitCounts{{VisitType: "git", Sent: 3}}, counts, "in flight, as the orchestrator's")
 	})
 }
