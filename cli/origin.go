@@ -22,6 +22,9 @@ func (a *app) originCommand() *cobra.Command {
 		a.grabCommand("peek-next", true),
 		a.updateMetricsCommand(),
 		a.metricsCommand(),
+		a.sendToCeleryCommand(),
+		a.sendFromFileCommand(),
+		a.scheduleNextCommand(),
 	)
 	return oc
 }
