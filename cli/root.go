@@ -193,6 +193,7 @@ and flags, each overriding the one before.`,
 		a.listenerCommand(),
 		a.serveCommand(),
 		a.runnerCommand(),
+		a.firstVisitsCommand(),
 		a.benchCommand(),
 	)
 	refuseUnknownSubcommands(root)
