@@ -25,6 +25,7 @@ func (a *app) originCommand() *cobra.Command {
 		a.sendToCeleryCommand(),
 		a.sendFromFileCommand(),
 		a.scheduleNextCommand(),
+		a.checkIngestedCommand(),
 	)
 	return oc
 }

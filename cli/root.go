@@ -330,7 +330,7 @@ func (a *app) openStore(cmd *cobra.Command) (store.Store, error) {
 // readOnlyCommands change nothing in the store: on a store that does not
 // exist they say so rather than create it.
 var readOnlyCommands = []string{"broker depth", "broker events", "db status", "lister list", "lister show",
-	"origin list", "origin metrics", "origin peek-next", "task list", "task list-pending", "task-type list",
+	"origin check-ingested", "origin list", "origin metrics", "origin peek-next", "task list", "task list-pending", "task-type list",
 	"task-type show", "visit-stats show"}
 
 // readsOnly reports whether cmd is one of readOnlyCommands.
