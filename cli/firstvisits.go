@@ -91,10 +91,7 @@ firstvisits role of "revisit serve" runs it too.`,
 				return err
 			}
 			pass, err := f.Once(cmd.Context())
-			if perr := a.printFirstVisits(pass); err == nil {
-				err = perr
-			}
-			return err
+			return a.printFirstVisits(pass, err)
 		},
 	}
 	f := cmd.Flags()
@@ -104,28 +101,26 @@ firstvisits role of "revisit serve" runs it too.`,
 	return cmd
 }
 
-// printFirstVisits prints a pass: a row per lister and visit type, with
-// the lister's first_visits_scheduled_at when the pass set it.
-func (a *app) printFirstVisits(p firstvisits.Pass) error {
+// printFirstVisits prints a pass, which ended with failed (nil when it
+// did not fail): a row per lister and visit type, with the lister's
+// first_visits_scheduled_at when the pass set it.
+func (a *app) printFirstVisits(p firstvisits.Pass, failed error) error {
 	done := map[uuid.UUID]*time.Time{}
 	for _, l := range p.Done {
 		done[l.ID] = l.FirstVisitsScheduledAt
 	}
-	rw := a.rows(cols("lister", "visit_type", "queue", "slots", "sent", "failed", "skipped", "first_visits_scheduled_at"))
+	var rows [][]any
 	printed := map[uuid.UUID]bool{}
 	for _, s := range p.Sent {
 		printed[s.Lister.ID] = true
-		if err := rw.Row(listerLabel(s.Lister.Name, s.Lister.InstanceName), s.VisitType, s.Queue, s.Slots, s.Sent,
-			s.NotSent(), s.Skipped, done[s.Lister.ID]); err != nil {
-			return err
-		}
+		rows = append(rows, []any{listerLabel(s.Lister.Name, s.Lister.InstanceName), s.VisitType, s.Queue, s.Slots,
+			s.Sent, s.NotSent(), s.Skipped, done[s.Lister.ID]})
 	}
 	for _, l := range p.Done { // a lister without origins
 		if !printed[l.ID] {
-			if err := rw.Row(listerLabel(l.Name, l.InstanceName), nil, nil, 0, 0, 0, nil, l.FirstVisitsScheduledAt); err != nil {
-				return err
-			}
+			rows = append(rows, []any{listerLabel(l.Name, l.InstanceName), nil, nil, 0, 0, 0, nil, l.FirstVisitsScheduledAt})
 		}
 	}
-	return rw.Close()
+	return a.printRows(cols("lister", "visit_type", "queue", "slots", "sent", "failed", "skipped",
+		"first_visits_scheduled_at"), rows, failed)
 }

@@ -80,40 +80,38 @@ type sendOptions struct {
 }
 
 // fillQueues sends to each target's queue as many visits chosen by p as it
-// has free slots, and prints a row per queue. Messages the broker did not
-// confirm fail the command once every queue is done.
+// has free slots, and prints a row per queue it sent to. Messages the
+// broker did not confirm fail the command once every queue is done.
 func (a *app) fillQueues(ctx context.Context, st store.Store, b broker.Broker, p revisit.GrabParams,
 	targets []queueTarget, o sendOptions) error {
 	sender := a.newSender(st, b)
 	if o.dryRun {
 		return a.previewQueues(ctx, st, sender, p, targets, o.limit)
 	}
-	rw := a.rows(cols("visit_type", "queue", "slots", "sent", "failed"))
+	var rows [][]any
 	notSent := 0
-	var firstErr error
+	var firstErr, err error
 	for _, t := range targets {
 		p.VisitType = t.visitType
-		slots, res, err := sender.Fill(ctx, visitsend.Request{Grab: p, Task: t.taskType.BackendName, Queue: t.queue},
+		var slots int
+		var res visitsend.Result
+		slots, res, err = sender.Fill(ctx, visitsend.Request{Grab: p, Task: t.taskType.BackendName, Queue: t.queue},
 			t.taskType.MaxQueueLengthOrDefault(), o.limit)
 		if err != nil {
-			_ = rw.Close()
-			return fmt.Errorf("%s: %w", t.visitType, queueError(t.queue, err))
+			err = fmt.Errorf("%s: %w", t.visitType, queueError(t.queue, err))
+			break
 		}
-		if err := rw.Row(t.visitType, t.queue, slots, res.Sent, res.NotSent()); err != nil {
-			return err
-		}
+		rows = append(rows, []any{t.visitType, t.queue, slots, res.Sent, res.NotSent()})
 		notSent += res.NotSent()
 		if firstErr == nil {
 			firstErr = res.Err
 		}
 	}
-	if err := rw.Close(); err != nil {
-		return err
+	err = a.printRows(cols("visit_type", "queue", "slots", "sent", "failed"), rows, err)
+	if err == nil && notSent > 0 {
+		err = fmt.Errorf("%d message(s) not confirmed by the broker; their origins are offered again: %w", notSent, firstErr)
 	}
-	if notSent > 0 {
-		return fmt.Errorf("%d message(s) not confirmed by the broker; their origins are offered again: %w", notSent, firstErr)
-	}
-	return nil
+	return err
 }
 
 // previewQueues prints the messages fillQueues would send, without
@@ -121,39 +119,56 @@ func (a *app) fillQueues(ctx context.Context, st store.Store, b broker.Broker, p
 // slots of each queue.
 func (a *app) previewQueues(ctx context.Context, st store.Store, sender *visitsend.Sender, p revisit.GrabParams,
 	targets []queueTarget, limit int) error {
-	rw := a.rows(cols("visit_type", "queue", "task", "url", "kwargs"))
-	for _, t := range targets {
-		slots, err := sender.FreeSlots(ctx, t.queue, t.taskType.MaxQueueLengthOrDefault())
-		if err != nil {
-			_ = rw.Close()
-			return fmt.Errorf("%s: %w", t.visitType, queueError(t.queue, err))
-		}
-		n := slots
-		if limit > 0 {
-			n = min(n, limit)
-		}
-		var origins []revisit.ListedOrigin
-		if n > 0 {
-			p.VisitType, p.Count, p.DryRun = t.visitType, n, true
-			if origins, err = st.GrabNextVisits(ctx, p); err != nil {
-				_ = rw.Close()
-				return fmt.Errorf("%s: %w", t.visitType, err)
+	var rows [][]any
+	err := func() error {
+		for _, t := range targets {
+			slots, err := sender.FreeSlots(ctx, t.queue, t.taskType.MaxQueueLengthOrDefault())
+			if err != nil {
+				return fmt.Errorf("%s: %w", t.visitType, queueError(t.queue, err))
 			}
-		}
-		kwargs, err := sender.Messages().Kwargs(ctx, origins)
-		if err != nil {
-			_ = rw.Close()
-			return err
-		}
-		for i, o := range origins {
-			if err := rw.Row(t.visitType, t.queue, t.taskType.BackendName, o.URL, kwargs[i]); err != nil {
+			n := slots
+			if limit > 0 {
+				n = min(n, limit)
+			}
+			var origins []revisit.ListedOrigin
+			if n > 0 {
+				p.VisitType, p.Count, p.DryRun = t.visitType, n, true
+				if origins, err = st.GrabNextVisits(ctx, p); err != nil {
+					return fmt.Errorf("%s: %w", t.visitType, err)
+				}
+			}
+			kwargs, err := sender.Messages().Kwargs(ctx, origins)
+			if err != nil {
 				return err
 			}
+			for i, o := range origins {
+				rows = append(rows, []any{t.visitType, t.queue, t.taskType.BackendName, o.URL, kwargs[i]})
+			}
+			fmt.Fprintf(a.env.Stderr, "revisit: dry run: %d free slot(s) in %s, %d visit(s) would be sent; nothing sent\n",
+				slots, t.queue, len(origins))
 		}
-		fmt.Fprintf(a.env.Stderr, "revisit: dry run: %d free slot(s) in %s, %d visit(s) would be sent; nothing sent\n",
-			slots, t.queue, len(origins))
+		return nil
+	}()
+	return a.printRows(cols("visit_type", "queue", "task", "url", "kwargs"), rows, err)
+}
+
+// printRows prints rows of columns c, made before the command ended with
+// failed (nil when it did not fail), and returns failed or the error of
+// printing. A command that failed before any row prints nothing.
+func (a *app) printRows(c []column, rows [][]any, failed error) error {
+	if failed != nil && len(rows) == 0 {
+		return failed
 	}
-	return rw.Close()
+	rw := a.rows(c)
+	for _, r := range rows {
+		if err := rw.Row(r...); err != nil {
+			return err
+		}
+	}
+	if err := rw.Close(); err != nil {
+		return err
+	}
+	return failed
 }
 
 func (a *app) sendToCeleryCommand() *cobra.Command {
