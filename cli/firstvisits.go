@@ -113,8 +113,8 @@ func (a *app) printFirstVisits(p firstvisits.Pass, failed error) error {
 	printed := map[uuid.UUID]bool{}
 	for _, s := range p.Sent {
 		printed[s.Lister.ID] = true
-		rows = append(rows, []any{listerLabel(s.Lister.Name, s.Lister.InstanceName), s.VisitType, s.Queue, s.Slots,
-			s.Sent, s.NotSent(), s.Skipped, done[s.Lister.ID]})
+		rows = append(rows, []any{listerLabel(s.Lister.Name, s.Lister.InstanceName), s.VisitType, nonEmpty(s.Queue),
+			s.Slots, s.Sent, s.NotSent(), nonEmpty(s.Skipped), done[s.Lister.ID]})
 	}
 	for _, l := range p.Done { // a lister without origins
 		if !printed[l.ID] {
@@ -123,4 +123,12 @@ func (a *app) printFirstVisits(p firstvisits.Pass, failed error) error {
 	}
 	return a.printRows(cols("lister", "visit_type", "queue", "slots", "sent", "failed", "skipped",
 		"first_visits_scheduled_at"), rows, failed)
+}
+
+// nonEmpty is s, or nil (null in JSON) when it is empty.
+func nonEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }
