@@ -125,10 +125,21 @@ func TestFirstVisitsRun(t *testing.T) {
 	})
 }
 
-// first-visits run, without --once, passes over the listers until
-// interrupted.
+// first-visits run, without --once, and the firstvisits role of serve
+// pass over the listers until interrupted.
 func TestFirstVisitsRunUntilInterrupted(t *testing.T) {
-	t.Parallel()
+	for name, args := range map[string][]string{
+		"run":   {"first-visits", "run", "--interval", "50ms"},
+		"serve": {"serve", "--roles", "firstvisits", "--listen", "127.0.0.1:0"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			firstVisitsUntilInterrupted(t, args)
+		})
+	}
+}
+
+func firstVisitsUntilInterrupted(t *testing.T, args []string) {
 	h := newHarness(t)
 	h.ok("task-type", "add", "load-git", "--backend-name", gitTask)
 	h.ok("origin", "record", h.file("o.jsonl", originLines(2, "git")))
@@ -140,7 +151,7 @@ func TestFirstVisitsRunUntilInterrupted(t *testing.T) {
 	env := Env{Stdin: bytes.NewReader(nil), Stdout: &out, Stderr: &errb, Clock: func() time.Time { return testNow }}
 	done := make(chan int, 1)
 	go func() {
-		done <- Run(ctx, env, []string{"--store", h.url, "first-visits", "run", "--interval", "50ms"})
+		done <- Run(ctx, env, append([]string{"--store", h.url}, args...))
 	}()
 	require.Eventually(t, func() bool {
 		st := h.store()
@@ -152,8 +163,8 @@ func TestFirstVisitsRunUntilInterrupted(t *testing.T) {
 	select {
 	case code := <-done:
 		require.Equal(t, ExitOK, code, errb.String())
-	case <-time.After(10 * time.Second):
-		t.Fatal("first-visits run did not stop")
+	case <-time.After(20 * time.Second):
+		t.Fatal("it did not stop")
 	}
 	require.Len(t, h.queued("afn:"+gitTask), 2)
 	require.Contains(t, errb.String(), "first visits sent")
