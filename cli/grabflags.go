@@ -37,14 +37,11 @@ Cooldowns are durations (12h, 7d, "14 days"); 0 disables one, --no-cooldowns
 disables them all (cooldown flags given with it still apply).`
 }
 
-// register adds the flags to cmd, with --policy defaulting to policy
-// (none when empty: the command chooses it). --tablesample, upstream's
-// name, is taken for --sample.
+// register adds the flags to cmd, with --policy defaulting to policy.
+// --tablesample, upstream's name, is taken for --sample.
 func (g *grabFlags) register(cmd *cobra.Command, policy revisit.Policy) {
 	fl := cmd.Flags()
-	if policy != "" {
-		fl.StringVar(&g.policy, "policy", string(policy), "scheduling `policy`")
-	}
+	fl.StringVar(&g.policy, "policy", string(policy), "scheduling `policy`")
 	g.lister.register(cmd)
 	fl.BoolVar(&g.disabled, "disabled", false, "choose among disabled origins instead of enabled ones")
 	fl.Float64Var(&g.sample, "sample", 0, "consider each eligible origin with this probability, in (0, 1) (also --tablesample)")
@@ -74,22 +71,18 @@ func (g *grabFlags) register(cmd *cobra.Command, policy revisit.Policy) {
 }
 
 // params checks the flags and the VISIT_TYPE argument without the store,
-// and returns the grab they describe for count origins (0: set later),
-// without its lister (the caller resolves it) and with Now set when --now
-// is given.
-func (g *grabFlags) params(cmd *cobra.Command, visitType string, count int) (revisit.GrabParams, error) {
-	p := revisit.GrabParams{VisitType: visitType, Count: count, Disabled: g.disabled, Sample: g.sample}
+// and returns the grab they describe, without its count and lister (the
+// caller sets them) and with Now set only when --now is given.
+func (g *grabFlags) params(cmd *cobra.Command, visitType string) (revisit.GrabParams, error) {
+	p := revisit.GrabParams{VisitType: visitType, Disabled: g.disabled, Sample: g.sample}
 	if err := revisit.ValidateVisitType(visitType); err != nil {
 		return p, named("VISIT_TYPE", err)
 	}
-	if g.policy != "" {
-		var err error
-		if p.Policy, err = revisit.ParsePolicy(g.policy); err != nil {
-			return p, err
-		}
+	var err error
+	if p.Policy, err = revisit.ParsePolicy(g.policy); err != nil {
+		return p, err
 	}
 	if g.now != "" {
-		var err error
 		if p.Now, err = revisit.ParseTime("--now", g.now); err != nil {
 			return p, usageError{named("--now", err)}
 		}

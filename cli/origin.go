@@ -149,7 +149,7 @@ func (a *app) grabCommand(name string, peek bool) *cobra.Command {
 		Long:  short + ".\n\n" + grabHelp(),
 		Args:  exactArgs("VISIT_TYPE", "COUNT"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := g.params(cmd, args[0], 0)
+			p, err := g.params(cmd, args[0])
 			if err != nil {
 				return err
 			}

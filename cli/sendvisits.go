@@ -31,15 +31,7 @@ func (a *app) newSender(st store.Store, b broker.Broker) *visitsend.Sender {
 // loadTaskType returns the task type load-<visitType>, whose backend name
 // names the task and queue of the visit type's visits.
 func loadTaskType(ctx context.Context, st store.Store, visitType string) (revisit.TaskType, error) {
-	tt, err := st.TaskTypeGet(ctx, "load-"+visitType)
-	if revisit.Code(err) == revisit.CodeNotFound {
-		return tt, revisit.Errorf(revisit.CodeNotFound, "visit type %s has no task type load-%s "+
-			"(add it with revisit task-type add or register)", visitType, visitType)
-	}
-	if err != nil {
-		return tt, fmt.Errorf("task type load-%s: %w", visitType, err)
-	}
-	return tt, nil
+	return taskTypeNamed(ctx, st, "load-"+visitType)
 }
 
 // taskTypeNamed returns the task type name, saying how to create it when
@@ -195,7 +187,7 @@ This is upstream's "swh scheduler origin send-to-celery".
 ` + grabHelp(),
 		Args: exactArgs("VISIT_TYPE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := g.params(cmd, args[0], 0)
+			p, err := g.params(cmd, args[0])
 			if err != nil {
 				return err
 			}
@@ -265,7 +257,7 @@ This is upstream's "swh scheduler origin schedule-next".
 ` + grabHelp(),
 		Args: exactArgs("VISIT_TYPE", "COUNT"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := g.params(cmd, args[0], 0)
+			p, err := g.params(cmd, args[0])
 			if err != nil {
 				return err
 			}

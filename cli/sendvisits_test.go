@@ -87,7 +87,7 @@ func TestSendToCelery(t *testing.T) {
 
 		// Bad input sends nothing.
 		require.Contains(t, h.fails(ExitError, "origin", "send-to-celery", "nope"),
-			"visit type nope has no task type load-nope")
+			"no task type load-nope (add it with revisit task-type add or register)")
 		require.Contains(t, h.fails(ExitError, "origin", "send-to-celery", "Git!"), `VISIT_TYPE: "Git!" is not a visit type`)
 		require.Contains(t, h.fails(ExitUsage, "origin", "send-to-celery", "git", "--count", "0"),
 			"--count: must be between 1 and 100000, not 0")
@@ -169,7 +169,7 @@ func TestScheduleNext(t *testing.T) {
 		h.ok("origin", "record", h.file("o.jsonl", originLines(3, "git")+
 			`{"url": "https://example.org/hg", "visit_type": "hg", "lister_name": "gitlab", "lister_instance_name": "example.org"}`+"\n"))
 
-		require.Contains(t, h.fails(ExitError, "origin", "schedule-next", "hg", "1"), "visit type hg has no task type load-hg")
+		require.Contains(t, h.fails(ExitError, "origin", "schedule-next", "hg", "1"), "no task type load-hg (add it with revisit task-type add or register)")
 		require.Len(t, h.jsonList("origin", "peek-next", "hg", "1"), 1, "the origin is not marked")
 		require.Contains(t, h.fails(ExitError, "origin", "schedule-next", "git", "0"), "COUNT: must be between 1 and 100000, not 0")
 
