@@ -314,8 +314,10 @@ type work struct {
 	loop *leased.Loop
 }
 
-// Recover does nothing: the visits a crash leaves pending are of the
-// visits types' own, which their orchestrator's recovery releases.
+// Recover does nothing: the visits a crash leaves pending are released,
+// with every pending visit of their visit type, when the orchestrator of
+// that visit type next recovers (it alone knows which pending visits of
+// the type are no longer being sent).
 func (w *work) Recover(context.Context) error { return nil }
 
 // Round makes a pass under the lease.
