@@ -314,10 +314,10 @@ type work struct {
 	loop *leased.Loop
 }
 
-// Recover does nothing: the visits a crash leaves pending are released,
-// with every pending visit of their visit type, when the orchestrator of
-// that visit type next recovers (it alone knows which pending visits of
-// the type are no longer being sent).
+// Recover does nothing: the store releases pending visits by visit type
+// only, and only the process driving a visit type may do that. The visits
+// a crash leaves pending are released when that visit type's orchestrator
+// next takes its lease.
 func (w *work) Recover(context.Context) error { return nil }
 
 // Round makes a pass under the lease.
