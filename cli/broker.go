@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -71,11 +70,8 @@ func (a *app) brokerDepthCommand() *cobra.Command {
 				return err
 			}
 			n, err := b.Depth(cmd.Context(), args[0])
-			if errors.Is(err, broker.ErrQueueMissing) {
-				return fmt.Errorf("queue %s does not exist (no worker declared it yet)", args[0])
-			}
 			if err != nil {
-				return err
+				return queueError(args[0], err)
 			}
 			return a.printSummary(fmt.Sprintf("%d message(s) ready in %s", n, args[0]), cols("queue", "depth"), args[0], n)
 		},
@@ -102,8 +98,7 @@ func (a *app) brokerSendCommand() *cobra.Command {
 			if err := json.Unmarshal([]byte(kwargsJSON), &task.Kwargs); err != nil || task.Kwargs == nil {
 				return usagef("--kwargs: not a JSON object: %v", err)
 			}
-			host, _ := os.Hostname()
-			task.Name, task.ID, task.Origin = args[0], uuid.NewString(), "revisit@"+host
+			task.Name, task.ID, task.Origin = args[0], uuid.NewString(), senderName()
 			msg, err := celery.NewMessage(task)
 			if err != nil {
 				return err

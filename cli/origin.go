@@ -3,13 +3,11 @@ package cli
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
 	"github.com/revisit-sched/revisit"
-	"github.com/revisit-sched/revisit/config"
 )
 
 func (a *app) originCommand() *cobra.Command {
@@ -24,6 +22,10 @@ func (a *app) originCommand() *cobra.Command {
 		a.grabCommand("peek-next", true),
 		a.updateMetricsCommand(),
 		a.metricsCommand(),
+		a.sendToCeleryCommand(),
+		a.sendFromFileCommand(),
+		a.scheduleNextCommand(),
+		a.checkIngestedCommand(),
 	)
 	return oc
 }
@@ -134,18 +136,8 @@ standard error; --all follows every page.`,
 // grabCommand builds grab-next, or peek-next (always a dry run).
 func (a *app) grabCommand(name string, peek bool) *cobra.Command {
 	var (
-		lf         listerFlag
-		policy     string
-		disabled   bool
-		sample     float64
-		dryRun     bool
-		noCooldown bool
-		now        string
-		cooldowns  = revisit.DefaultCooldowns()
-		abs        = config.Duration(cooldowns.Absolute)
-		sched      = config.Duration(cooldowns.Scheduled)
-		failed     = config.Duration(cooldowns.Failed)
-		notFound   = config.Duration(cooldowns.NotFound)
+		g      grabFlags
+		dryRun bool
 	)
 	short := "Choose the next origins to visit and mark them scheduled"
 	if peek {
@@ -154,46 +146,18 @@ func (a *app) grabCommand(name string, peek bool) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   name + " VISIT_TYPE COUNT",
 		Short: short,
-		Long: short + `.
-
-Policies: ` + policyNames() + `.
-Cooldowns are durations (12h, 7d, "14 days"); 0 disables one, --no-cooldowns
-disables them all (cooldown flags given with it still apply).`,
-		Args: exactArgs("VISIT_TYPE", "COUNT"),
+		Long:  short + ".\n\n" + grabHelp(),
+		Args:  exactArgs("VISIT_TYPE", "COUNT"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p := revisit.GrabParams{VisitType: args[0], Disabled: disabled, Sample: sample, DryRun: dryRun || peek}
-			if err := revisit.ValidateVisitType(p.VisitType); err != nil {
-				return fmt.Errorf("VISIT_TYPE: %s", err.(*revisit.Error).Message)
+			p, err := g.params(cmd, args[0])
+			if err != nil {
+				return err
 			}
-			var err error
 			if p.Count, err = revisit.GrabCount.Parse(args[1]); err != nil {
 				return named("COUNT", err)
 			}
-			if p.Policy, err = revisit.ParsePolicy(policy); err != nil {
-				return err
-			}
-			if now != "" {
-				if p.Now, err = revisit.ParseTime("--now", now); err != nil {
-					return usageError{named("--now", err)}
-				}
-			}
-			c := revisit.Cooldowns{}
-			if !noCooldown {
-				c = revisit.DefaultCooldowns()
-			}
-			fl := cmd.Flags()
-			for _, o := range []struct {
-				flag string
-				v    config.Duration
-				dst  *time.Duration
-			}{{"absolute-cooldown", abs, &c.Absolute}, {"scheduled-cooldown", sched, &c.Scheduled},
-				{"failed-cooldown", failed, &c.Failed}, {"not-found-cooldown", notFound, &c.NotFound}} {
-				if changed(fl, o.flag) {
-					*o.dst = time.Duration(o.v)
-				}
-			}
-			p.Cooldowns = &c
-			st, listerID, err := a.openStoreForLister(cmd, &lf)
+			p.DryRun = dryRun || peek
+			st, listerID, err := a.openStoreForLister(cmd, &g.lister)
 			if err != nil {
 				return err
 			}
@@ -216,20 +180,10 @@ disables them all (cooldown flags given with it still apply).`,
 			return rw.Close()
 		},
 	}
-	fl := cmd.Flags()
-	fl.StringVar(&policy, "policy", string(revisit.OldestScheduledFirst), "scheduling `policy`")
-	lf.register(cmd)
-	fl.BoolVar(&disabled, "disabled", false, "choose among disabled origins instead of enabled ones")
-	fl.Float64Var(&sample, "sample", 0, "consider each eligible origin with this probability, in (0, 1)")
+	g.register(cmd, revisit.OldestScheduledFirst)
 	if !peek {
-		fl.BoolVar(&dryRun, "dry-run", false, "do not mark the origins scheduled")
+		cmd.Flags().BoolVar(&dryRun, "dry-run", false, "do not mark the origins scheduled")
 	}
-	fl.Var(&abs, "absolute-cooldown", "not scheduled within this long")
-	fl.Var(&sched, "scheduled-cooldown", "not scheduled since the last visit, unless this long ago")
-	fl.Var(&failed, "failed-cooldown", "last visit not failed within this long")
-	fl.Var(&notFound, "not-found-cooldown", "last visit not \"not found\" within this long")
-	fl.BoolVar(&noCooldown, "no-cooldowns", false, "disable every cooldown")
-	fl.StringVar(&now, "now", "", "schedule as of this RFC 3339 `time` (default: now)")
 	return cmd
 }
 

@@ -104,6 +104,11 @@ func normalize(v any) any {
 			return nil
 		}
 		return *x
+	case *float64:
+		if x == nil {
+			return nil
+		}
+		return *x
 	case []byte:
 		if x == nil {
 			return nil

@@ -185,6 +185,7 @@ and flags, each overriding the one before.`,
 		a.taskCommand(),
 		a.listerCommand(),
 		a.originCommand(),
+		a.addForgeNowCommand(),
 		a.visitStatsCommand(),
 		a.visitStatusCommand(),
 		a.brokerCommand(),
@@ -192,6 +193,7 @@ and flags, each overriding the one before.`,
 		a.listenerCommand(),
 		a.serveCommand(),
 		a.runnerCommand(),
+		a.firstVisitsCommand(),
 		a.benchCommand(),
 	)
 	refuseUnknownSubcommands(root)
@@ -328,7 +330,7 @@ func (a *app) openStore(cmd *cobra.Command) (store.Store, error) {
 // readOnlyCommands change nothing in the store: on a store that does not
 // exist they say so rather than create it.
 var readOnlyCommands = []string{"broker depth", "broker events", "db status", "lister list", "lister show",
-	"origin list", "origin metrics", "origin peek-next", "task list", "task list-pending", "task-type list",
+	"origin check-ingested", "origin list", "origin metrics", "origin peek-next", "task list", "task list-pending", "task-type list",
 	"task-type show", "visit-stats show"}
 
 // readsOnly reports whether cmd is one of readOnlyCommands.

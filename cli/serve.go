@@ -42,9 +42,10 @@ const (
 	roleOrchestrator = "orchestrator"
 	roleListener     = "listener"
 	roleRunner       = "runner"
+	roleFirstVisits  = "firstvisits"
 )
 
-var serveRoleNames = []string{roleAPI, roleOrchestrator, roleListener, roleRunner}
+var serveRoleNames = []string{roleAPI, roleOrchestrator, roleListener, roleRunner, roleFirstVisits}
 
 func (a *app) serveCommand() *cobra.Command {
 	var (
@@ -52,8 +53,8 @@ func (a *app) serveCommand() *cobra.Command {
 		roleNames []string
 	)
 	cmd := &cobra.Command{
-		Use:   "serve [--listen ADDRESS] [--roles api,orchestrator,listener,runner]",
-		Short: "Run revisit: the HTTP API and dashboard, the orchestrator, the task runner and the result processing",
+		Use:   "serve [--listen ADDRESS] [--roles api,orchestrator,listener,runner,firstvisits]",
+		Short: "Run revisit: the HTTP API and dashboard, the orchestrator, the task runner, the first visits and the result processing",
 		Long: `Runs the whole system in one process until interrupted (SIGINT or SIGTERM,
 then it stops gracefully):
 
@@ -66,6 +67,9 @@ then it stops gracefully):
   runner        dispatches the due generic tasks (task types not load-*),
                 and removes their old history when the retention section
                 of the configuration sets older_than
+  firstvisits   sends the first visits of the listers that have queues of
+                their own for them, once their listing finishes (as
+                "revisit first-visits run" does)
 
 With no configuration it uses the SQLite file revisit.db in the current
 directory (created and migrated) and the embedded broker. --config selects
@@ -156,6 +160,13 @@ func (a *app) serve(cmd *cobra.Command, c config.Config, addr string, selected m
 			return err
 		}
 		roles = append(roles, ret...)
+	}
+	if selected[roleFirstVisits] {
+		f, err := a.newFirstVisits(c, st, b, 0)
+		if err != nil {
+			return err
+		}
+		roles = append(roles, role{name: roleFirstVisits, run: f.Run})
 	}
 	if q, ok := b.(*embedded.Broker); ok && selected[roleAPI] {
 		apiCfg.Queues = q

@@ -68,6 +68,20 @@ func jsonOrString(v string) any {
 	return v
 }
 
+// parseKwargs reads KEY=VALUE arguments as keyword arguments, each VALUE
+// read by value.
+func parseKwargs(args []string, value func(string) any) (map[string]any, error) {
+	kwargs := map[string]any{}
+	for _, kv := range args {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, usagef("%q is not KEY=VALUE", kv)
+		}
+		kwargs[k] = value(v)
+	}
+	return kwargs, nil
+}
+
 func (a *app) taskAddCommand() *cobra.Command {
 	var policy, priority, nextRun string
 	var interval config.Duration
@@ -89,16 +103,12 @@ task is printed.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			n := revisit.NewTask{Type: args[0], NextRun: a.now(), CurrentInterval: time.Duration(interval),
-				Arguments: revisit.TaskArguments{Args: []any{}, Kwargs: map[string]any{}}}
-			for _, kv := range args[1:] {
-				k, v, ok := strings.Cut(kv, "=")
-				if !ok || k == "" {
-					return usagef("%q is not KEY=VALUE", kv)
-				}
-				n.Arguments.Kwargs[k] = jsonOrString(v)
+			kwargs, err := parseKwargs(args[1:], jsonOrString)
+			if err != nil {
+				return err
 			}
-			var err error
+			n := revisit.NewTask{Type: args[0], NextRun: a.now(), CurrentInterval: time.Duration(interval),
+				Arguments: revisit.TaskArguments{Args: []any{}, Kwargs: kwargs}}
 			if n.Policy, err = revisit.ParseTaskPolicy(policy); err != nil {
 				return usagef("--policy: %s", err.(*revisit.Error).Message)
 			}

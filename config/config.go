@@ -86,6 +86,9 @@ type Config struct {
 	// Results configures how worker results and visit statuses are taken
 	// in.
 	Results Results `yaml:"results"`
+	// FirstVisits configures the first visits of listers with their own
+	// queues for them.
+	FirstVisits FirstVisits `yaml:"first_visits"`
 
 	// sources records where each setting that is not a default came from.
 	sources map[string]string
@@ -116,6 +119,7 @@ func Default() Config {
 		Retention:    defaultRetention(),
 		Embedded:     defaultEmbedded(),
 		Results:      defaultResults(),
+		FirstVisits:  defaultFirstVisits(),
 	}
 }
 
@@ -292,7 +296,7 @@ func (c Config) Validate() error {
 		return err
 	}
 	for _, v := range []func() error{c.Orchestrator.validate, c.Retention.validate, c.Embedded.validate,
-		c.Results.validate} {
+		c.Results.validate, c.FirstVisits.validate} {
 		if err := v(); err != nil {
 			return err
 		}

@@ -107,7 +107,7 @@ func TestMissingFile(t *testing.T) {
 func TestEnvironmentErrors(t *testing.T) {
 	t.Parallel()
 	_, err := Load(Sources{Environ: []string{"REVISIT_STROE=sqlite://x.db"}})
-	require.ErrorContains(t, err, "unknown environment variable REVISIT_STROE (known: REVISIT_CONFIG, REVISIT_API_LISTEN, REVISIT_BROKER, REVISIT_EMBEDDED_KEEP_DONE, REVISIT_LOG_FORMAT, REVISIT_LOG_LEVEL, REVISIT_ORCHESTRATOR_GRACE_PERIOD, ")
+	require.ErrorContains(t, err, "unknown environment variable REVISIT_STROE (known: REVISIT_CONFIG, REVISIT_API_LISTEN, REVISIT_BROKER, REVISIT_EMBEDDED_KEEP_DONE, REVISIT_FIRST_VISITS_INTERVAL, REVISIT_LOG_FORMAT, REVISIT_LOG_LEVEL, REVISIT_ORCHESTRATOR_GRACE_PERIOD, ")
 	require.ErrorContains(t, err, ", REVISIT_STORE)")
 
 	_, err = Load(Sources{Environ: []string{"REVISIT_LOG=debug"}})
@@ -132,7 +132,7 @@ func TestKeysAndEnvVars(t *testing.T) {
 		"orchestrator.lost_retention",
 		"orchestrator.lease_ttl", "orchestrator.grace_period", "api.listen",
 		"retention.older_than", "retention.interval", "retention.archive_dir", "retention.archive",
-		"embedded.keep_done", "results.max_future"}, Keys())
+		"embedded.keep_done", "results.max_future", "first_visits.interval"}, Keys())
 	require.Equal(t, "REVISIT_LOG_LEVEL", EnvVar("log.level"))
 	// Two keys must never share a variable.
 	seen := map[string]string{}

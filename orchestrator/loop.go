@@ -2,19 +2,17 @@ package orchestrator
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"time"
-
-	"github.com/google/uuid"
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/broker"
 	"github.com/revisit-sched/revisit/celery"
 	"github.com/revisit-sched/revisit/internal/service/leased"
 	"github.com/revisit-sched/revisit/internal/service/supervise"
+	"github.com/revisit-sched/revisit/internal/service/visitsend"
 	"github.com/revisit-sched/revisit/store"
 )
 
@@ -30,7 +28,8 @@ type loop struct {
 	log    *slog.Logger
 	// standbyLogged avoids repeating that another process drives the type.
 	standbyLogged string
-	listers       map[uuid.UUID]revisit.Lister
+	// msgs builds the visits' messages, keeping the listers it read.
+	msgs *visitsend.Messages
 	// publishing is the previous round's batch, published while this
 	// round grabs; nil when none is.
 	publishing *publication
@@ -54,7 +53,7 @@ type publication struct {
 
 func newLoop(o *Orchestrator, visitType string) *loop {
 	l := &loop{o: o, visitType: visitType, lease: "orchestrator:" + visitType,
-		log: o.log.With("visit_type", visitType), listers: map[uuid.UUID]revisit.Lister{}}
+		log: o.log.With("visit_type", visitType), msgs: visitsend.NewMessages(o.store, o.cfg.Origin)}
 	l.leased = leased.New(leased.Config{Leases: o.store, Name: l.lease, Owner: o.cfg.Owner,
 		TTL: o.cfg.LeaseTTL, MaxBackoff: o.cfg.QueueFullBackoff, Jitter: o.cfg.RoundJitter, Logger: l.log,
 		Classify: classify,
@@ -278,7 +277,7 @@ func (l *loop) round(ctx context.Context) (leased.Rest, error) {
 		return l.forOrigins(cfg.NoOriginsBackoff + l.jitter()), nil
 	}
 	rand.Shuffle(len(visits), func(i, j int) { visits[i], visits[j] = visits[j], visits[i] })
-	msgs, err := l.messages(ctx, tt, visits)
+	msgs, err := l.msgs.Build(ctx, tt.BackendName, visits)
 	if err != nil {
 		l.release(visits, "messages not built")
 		return leased.Rest{}, err
@@ -344,120 +343,28 @@ func (l *loop) dispatch(ctx context.Context, free int, shares []Share) ([]revisi
 	return visits, fetched, dry, err
 }
 
-// publish sends msgs, the message of each visit, marks the confirmed
-// visits sent and releases the others (kept as lost when their message
-// may be in the queue, so that its result still counts); it returns how
-// many were confirmed and failed. It runs beside the next round: it
-// touches nothing of the loop's but its metrics and logger.
+// publish sends msgs, the message of each visit, and records the outcome
+// (visitsend.Record); it returns how many were confirmed and failed. It
+// runs beside the next round: it touches nothing of the loop's but its
+// metrics and logger.
 func (l *loop) publish(ctx context.Context, queue string, visits []revisit.Visit, msgs []celery.Message) (int, int, error) {
 	pubs, _ := l.o.broker.Publish(ctx, queue, msgs)
 	l.o.live.Publishing(queue, -len(msgs))
-	var sent, failed, unsure []string
-	var firstErr error
-	for i, p := range pubs {
-		switch {
-		case p.Outcome == broker.Confirmed:
-			sent = append(sent, visits[i].ID)
-			continue
-		case errors.Is(p.Err, broker.ErrUnconfirmed):
-			unsure = append(unsure, visits[i].ID)
-		default:
-			failed = append(failed, visits[i].ID)
-		}
-		if firstErr == nil {
-			firstErr = p.Err
-		}
-	}
-	cctx, cancel := leased.CleanupContext(ctx)
-	defer cancel()
-	if _, err := l.o.store.VisitsSent(cctx, sent, l.o.cfg.Clock.Now()); err != nil {
-		// The visits stay pending: recovery releases them, and their
-		// messages may be duplicated (at most this batch).
-		return 0, 0, fmt.Errorf("record %d confirmed visits: %w", len(sent), err)
-	}
-	l.o.metrics.published.WithLabelValues(l.visitType).Add(float64(len(sent)))
-	n := len(failed) + len(unsure)
-	if n > 0 {
+	out, err := visitsend.Record(ctx, l.o.store, visits, pubs, l.o.cfg.Clock.Now())
+	l.o.metrics.published.WithLabelValues(l.visitType).Add(float64(out.Sent))
+	if n := out.NotSent(); n > 0 {
 		l.o.metrics.publishFailed.WithLabelValues(l.visitType).Add(float64(n))
-		l.log.Warn("messages not confirmed; their origins are released", "failed", n, "err", firstErr)
-		for _, r := range []struct {
-			ids            []string
-			maybePublished bool
-		}{{failed, false}, {unsure, true}} {
-			if len(r.ids) == 0 {
-				continue
-			}
-			if _, err := l.o.store.VisitsRelease(cctx, r.ids, r.maybePublished); err != nil {
-				return len(sent), n, fmt.Errorf("release %d unconfirmed visits: %w", len(r.ids), err)
-			}
-		}
+		l.log.Warn("messages not confirmed; their origins are released", "failed", n, "err", out.Err)
 	}
-	return len(sent), n, nil
+	return out.Sent, out.NotSent(), err
 }
 
 // release gives back the origins of visits not published; on failure
 // recovery does it at the next start of the loop.
 func (l *loop) release(visits []revisit.Visit, why string) {
-	if len(visits) == 0 {
-		return
+	if err := visitsend.Release(l.o.store, visits); err != nil {
+		l.log.Warn("cannot release visits; recovery will", "why", why, "visits", len(visits), "err", err)
 	}
-	ids := make([]string, len(visits))
-	for i, v := range visits {
-		ids[i] = v.ID
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), leased.CleanupTimeout)
-	defer cancel()
-	if _, err := l.o.store.VisitsRelease(ctx, ids, false); err != nil {
-		l.log.Warn("cannot release visits; recovery will", "why", why, "visits", len(ids), "err", err)
-	}
-}
-
-// messages builds the task message of each visit (semantics.md §5).
-func (l *loop) messages(ctx context.Context, tt revisit.TaskType, visits []revisit.Visit) ([]celery.Message, error) {
-	if err := l.loadListers(ctx, visits); err != nil {
-		return nil, err
-	}
-	msgs := make([]celery.Message, len(visits))
-	for i, v := range visits {
-		lister := l.listers[v.Origin.ListerID]
-		kwargs := map[string]any{"url": v.Origin.URL, "lister_name": lister.Name, "lister_instance_name": nil}
-		if lister.InstanceName != "" {
-			kwargs["lister_instance_name"] = lister.InstanceName
-		}
-		for k, a := range v.Origin.ExtraLoaderArguments {
-			kwargs[k] = a
-		}
-		msg, err := celery.NewMessage(celery.Task{Name: tt.BackendName, ID: v.ID, Kwargs: kwargs, Origin: l.o.cfg.Origin})
-		if err != nil {
-			return nil, fmt.Errorf("message for %s: %w", v.Origin.URL, err)
-		}
-		msgs[i] = msg
-	}
-	return msgs, nil
-}
-
-// loadListers fetches the listers of visits not yet cached.
-func (l *loop) loadListers(ctx context.Context, visits []revisit.Visit) error {
-	var missing []uuid.UUID
-	seen := map[uuid.UUID]bool{}
-	for _, v := range visits {
-		id := v.Origin.ListerID
-		if _, ok := l.listers[id]; !ok && !seen[id] {
-			seen[id] = true
-			missing = append(missing, id)
-		}
-	}
-	if len(missing) == 0 {
-		return nil
-	}
-	ls, err := l.o.store.ListerGetByIDs(ctx, missing)
-	if err != nil {
-		return fmt.Errorf("listers: %w", err)
-	}
-	for _, lr := range ls {
-		l.listers[lr.ID] = lr
-	}
-	return nil
 }
 
 // checkShares warns when the fetched shares deviate from the configured

@@ -1,0 +1,133 @@
+package visitsend
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/broker"
+	"github.com/revisit-sched/revisit/celery"
+)
+
+// Store is what a Sender needs of a store: the grab that records visits in
+// flight, their records, and the listers named in their messages.
+type Store interface {
+	Listers
+	Records
+	// VisitsDispatch grabs origins and records one pending visit each.
+	VisitsDispatch(ctx context.Context, p revisit.DispatchParams) ([]revisit.Visit, error)
+}
+
+// Broker is what a Sender needs of a broker.
+type Broker interface {
+	// Publish sends msgs to queue and reports the outcome of each.
+	Publish(ctx context.Context, queue string, msgs []celery.Message) ([]broker.Publication, error)
+	// Depth returns how many messages wait in queue.
+	Depth(ctx context.Context, queue string) (int64, error)
+}
+
+// Config configures a Sender.
+type Config struct {
+	// Owner names the sending process on the visits' records.
+	Owner string
+	// Origin is the sender named in the messages (revisit@host).
+	Origin string
+	// Clock is the time the visits are marked sent at, which must be the
+	// store's; nil is time.Now.
+	Clock revisit.Clock
+}
+
+// Sender grabs visits and sends them to a queue, each in flight from its
+// grab to its result as the orchestrator's are: their results close them,
+// and those without result within their visit type's timeout are offered
+// again. It is not safe for concurrent use.
+type Sender struct {
+	st   Store
+	b    Broker
+	cfg  Config
+	msgs *Messages
+}
+
+// NewSender returns a sender grabbing from st and publishing through b.
+func NewSender(st Store, b Broker, cfg Config) *Sender {
+	return &Sender{st: st, b: b, cfg: cfg, msgs: NewMessages(st, cfg.Origin)}
+}
+
+// Messages returns the sender's message builder, for callers that show
+// what would be sent without sending it.
+func (s *Sender) Messages() *Messages { return s.msgs }
+
+// FreeSlots returns how many messages queue takes before it holds maxLen:
+// none when it is full or beyond, at most revisit.MaxGrabCount.
+func (s *Sender) FreeSlots(ctx context.Context, queue string, maxLen int) (int, error) {
+	depth, err := s.b.Depth(ctx, queue)
+	if err != nil {
+		return 0, fmt.Errorf("depth of queue %s: %w", queue, err)
+	}
+	return int(min(max(int64(maxLen)-depth, 0), revisit.MaxGrabCount)), nil
+}
+
+// Request is one grab sent to a queue.
+type Request struct {
+	// Grab chooses the origins; it is not a dry run.
+	Grab revisit.GrabParams
+	// Task is the worker task of the messages: the backend_name of the
+	// visit type's load task type.
+	Task string
+	// Queue is where the messages go.
+	Queue string
+	// Lease, when set, fences the grab: it happens only while the
+	// sender's owner holds this lease.
+	Lease string
+}
+
+// Result is what a Send did.
+type Result struct {
+	// Visits are the visits grabbed, in the grab's order.
+	Visits []revisit.Visit
+	Outcome
+}
+
+// Fill sends to r.Queue as many visits as it has free slots below maxLen
+// (FreeSlots), at most limit when limit is positive; r.Grab.Count is set
+// here. It returns the free slots found and what Send did.
+func (s *Sender) Fill(ctx context.Context, r Request, maxLen, limit int) (int, Result, error) {
+	slots, err := s.FreeSlots(ctx, r.Queue, maxLen)
+	if err != nil {
+		return 0, Result{}, err
+	}
+	r.Grab.Count = slots
+	if limit > 0 {
+		r.Grab.Count = min(slots, limit)
+	}
+	if r.Grab.Count == 0 {
+		return slots, Result{}, nil
+	}
+	res, err := s.Send(ctx, r)
+	return slots, res, err
+}
+
+// Send grabs r.Grab, records each visit in flight, publishes their
+// messages to r.Queue and records the outcome (Record). The visits of
+// messages not published are released; the error says why.
+func (s *Sender) Send(ctx context.Context, r Request) (Result, error) {
+	visits, err := s.st.VisitsDispatch(ctx, revisit.DispatchParams{Grab: r.Grab, Owner: s.cfg.Owner, Lease: r.Lease})
+	if err != nil {
+		return Result{}, fmt.Errorf("grab %d %s: %w", r.Grab.Count, r.Grab.Policy, err)
+	}
+	res := Result{Visits: visits}
+	if len(visits) == 0 {
+		return res, nil
+	}
+	msgs, err := s.msgs.Build(ctx, r.Task, visits)
+	if err != nil {
+		if rerr := Release(s.st, visits); rerr != nil {
+			err = fmt.Errorf("%w (and %w)", err, rerr)
+		}
+		return Result{}, err
+	}
+	// Publish's error is also in each publication's outcome.
+	pubs, _ := s.b.Publish(ctx, r.Queue, msgs)
+	res.Outcome, err = Record(ctx, s.st, visits, pubs, s.cfg.Clock.Now())
+	return res, err
+}
