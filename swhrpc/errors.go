@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/internal/kit/access"
@@ -95,4 +96,16 @@ func toRPCError(err error, log *slog.Logger, path string) *rpcError {
 	}
 	log.Error("swhrpc: internal error", "path", path, "err", err)
 	return httpError(http.StatusInternalServerError, "internal error")
+}
+
+// renamed is err with the start of its field replaced: the stores name
+// the elements of a batch as they call it (origins[3].url), the RPC as its
+// parameter (listed_origins[3].url).
+func renamed(err error, from, to string) error {
+	var e *revisit.Error
+	if !errors.As(err, &e) || !strings.HasPrefix(e.Field, from) {
+		return err
+	}
+	field := strings.TrimPrefix(to+strings.TrimPrefix(e.Field, from), ".")
+	return &revisit.Error{Code: e.Code, Message: e.Message, Field: field}
 }

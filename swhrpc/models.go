@@ -158,10 +158,7 @@ func readListedOrigin(path string, v any) (revisit.ListedOrigin, error) {
 	}
 	field(r, "first_seen", optional(asTime), nil)
 	field(r, "last_seen", optional(asTime), nil)
-	if err := r.finish(); err != nil {
-		return o, err
-	}
-	return o, prefixed(path+".", o.Validate())
+	return o, r.finish()
 }
 
 func visitStatsModel(s revisit.VisitStats) swhwire.Model {
@@ -200,13 +197,7 @@ func readVisitStats(path string, v any) (revisit.VisitStats, error) {
 		NextPositionOffset:     field(r, "next_position_offset", asCount(maxInt32), revisit.DefaultNextPositionOffset),
 		SuccessiveVisits:       field(r, "successive_visits", asCount(maxInt32), revisit.DefaultSuccessiveVisits),
 	}
-	if err := r.finish(); err != nil {
-		return s, err
-	}
-	if err := revisit.ValidateOriginURL(s.URL); err != nil {
-		return s, prefixed(path+".", err)
-	}
-	return s, prefixed(path+".", revisit.ValidateVisitType(s.VisitType))
+	return s, r.finish()
 }
 
 // asVisitStatus reads a last_visit_status: the enum's envelope, or its

@@ -18,7 +18,7 @@ func (s *Server) originsRecord(p *record) call {
 			return []any{}, nil
 		}
 		stored, err := s.st.ListedOriginsRecordReturning(ctx, origins)
-		return listedOriginModels(stored), err
+		return listedOriginModels(stored), renamed(err, "origins", "listed_origins")
 	}
 }
 

@@ -20,11 +20,10 @@ func (s *Server) visitStatsGet(p *record) call {
 		for _, st := range stats {
 			byKey[st.Key()] = st
 		}
-		out := make([]any, 0, len(stats))
+		out := make([]any, 0, len(keys))
 		for _, k := range keys {
 			if st, ok := byKey[k]; ok {
 				out = append(out, visitStatsModel(st))
-				delete(byKey, k)
 			}
 		}
 		return out, nil
@@ -48,7 +47,7 @@ func asOriginKey(field string, v any) (revisit.OriginKey, error) {
 func (s *Server) visitStatsUpsert(p *record) call {
 	stats := required(p, "origin_visit_stats", each(MaxBatch, readVisitStats))
 	return func(ctx context.Context) (any, error) {
-		return nil, s.st.VisitStatsUpsert(ctx, stats)
+		return nil, renamed(s.st.VisitStatsUpsert(ctx, stats), "stats", "origin_visit_stats")
 	}
 }
 

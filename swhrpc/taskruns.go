@@ -23,7 +23,7 @@ func (s *Server) taskRunScheduleOne(p *record) call {
 		}
 		runs, err := s.st.TaskRunsSchedule(ctx, []revisit.NewTaskRun{run})
 		if err != nil {
-			return nil, err
+			return nil, renamed(err, "runs[0]", "")
 		}
 		return taskRunModel(runs[0]), nil
 	}
@@ -36,7 +36,7 @@ func (s *Server) taskRunSchedule(p *record) call {
 			return nil, nil
 		}
 		_, err := s.st.TaskRunsSchedule(ctx, runs)
-		return nil, err
+		return nil, renamed(err, "runs", "task_runs")
 	}
 }
 
