@@ -2,6 +2,7 @@ package swhrpc
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"time"
 
@@ -150,7 +151,10 @@ func (s *Server) originsGrabNext(p *record) call {
 			g.Now = s.now()
 		}
 		origins, err := s.st.GrabNextVisits(ctx, g)
-		if err != nil {
+		switch {
+		case errors.Is(err, revisit.ErrNotFound):
+			return []any{}, nil // an unknown lister has no origins
+		case err != nil:
 			return nil, err
 		}
 		return listedOriginModels(origins), nil
