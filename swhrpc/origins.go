@@ -35,7 +35,7 @@ func (s *Server) originsGet(p *record) call {
 		filter: revisit.ListedOriginFilter{
 			ListerID:       field(p, "lister_id", optional(asUUID), nil),
 			Enabled:        field(p, "enabled", asEnabledFilter, revisit.OnlyEnabled),
-			Limit:          field(p, "limit", asCount(revisit.PageSize.Max), revisit.PageSize.Def),
+			Limit:          field(p, "limit", asLimit(revisit.PageSize), revisit.PageSize.Def),
 			AfterListerURL: field(p, "page_token", optional(asPageToken), nil),
 		},
 		url:  field(p, "url", optional(asStr), nil),
@@ -60,9 +60,6 @@ func (s *Server) originsGet(p *record) call {
 // the next page, which starts after that lister and URL, skips none.
 func (s *Server) listedOrigins(ctx context.Context, q originsPage) ([]revisit.ListedOrigin, bool, error) {
 	f := q.filter
-	if f.Limit == 0 {
-		return nil, false, revisit.PageSize.Check(0)
-	}
 	switch {
 	case q.url != nil && q.urls != nil && !slices.Contains(*q.urls, *q.url):
 		return nil, false, nil // both filters, nothing matches both
@@ -127,7 +124,7 @@ func (s *Server) originsGrabNext(p *record) call {
 	}
 	g := revisit.GrabParams{
 		VisitType: required(p, "visit_type", asStr),
-		Count:     required(p, "count", asCount(revisit.MaxGrabCount)),
+		Count:     required(p, "count", asLimit(revisit.GrabCount)),
 		Policy:    revisit.Policy(required(p, "policy", asStr)),
 		Disabled:  !field(p, "enabled", asBool, true),
 		ListerID:  field(p, "lister_uuid", optional(asUUID), nil),

@@ -173,7 +173,7 @@ func TestOriginsGrabNext(t *testing.T) {
 			"origins/grab_next", "visit_type", "git", "count", int64(1), "policy", "nope")
 		c.fails(http.StatusBadRequest, "SchedulerException", "tablesample: 150 is not a percentage",
 			"origins/grab_next", "visit_type", "git", "count", int64(1), "policy", "oldest_scheduled_first", "tablesample", int64(150))
-		c.fails(http.StatusBadRequest, "SchedulerException", "count: must be between 0 and 100000, not 100001",
+		c.fails(http.StatusBadRequest, "SchedulerException", "count: must be between 1 and 100000, not 100001",
 			"origins/grab_next", "visit_type", "git", "count", int64(100001), "policy", "oldest_scheduled_first")
 	})
 }

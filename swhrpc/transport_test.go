@@ -141,6 +141,7 @@ func TestBadInput(t *testing.T) {
 			{"unstorable", "origins/record", encode(pairs("listed_origins", []any{good, origin(lister, "https://github.com/o/b", "git",
 				"extra_loader_arguments", pairs("when", swhwire.Timedelta{Days: 1}))})),
 				"listed_origins[1].extra_loader_arguments.when: a timedelta cannot be stored"},
+			{"zero limit", "origins/get", encode(pairs("limit", int64(0))), "limit: must be between 1 and 10000, not 0"},
 			{"bad uuid", "origins/get", encode(pairs("lister_id", "github")), `lister_id: want a UUID such as`},
 			{"bad token", "origins/get", encode(pairs("page_token", []any{"x"})), "page_token: want a (lister_id, url) pair from the previous page, got a list"},
 			{"absent datetime", "task/create", encode(pairs("tasks", []any{swhwire.Model{Type: "Task", Fields: pairs("type", "load-git",
