@@ -256,3 +256,19 @@ func TestRunListener(t *testing.T) {
 		t.Fatalf("a run of more visits than eligible origins: %v", err)
 	}
 }
+
+func TestRunRPCOnSQLite(t *testing.T) {
+	url := "sqlite://" + filepath.Join(t.TempDir(), "bench.db")
+	rep, err := bench.RunRPC(context.Background(), bench.RPCConfig{URL: url, Origins: 5000, RecordBatches: 2, Grabs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.RecordRPC <= 0 || rep.RecordDirect <= 0 || len(rep.GrabsRPC) != 6 || len(rep.GrabsDirect) != 6 {
+		t.Fatalf("report: %+v", rep)
+	}
+	// Both paths grab from the same data set, the RPC second: with a few
+	// thousand git origins the first policy still fills every grab.
+	if g := rep.GrabsRPC[0]; g.Returned != 1000 || g.P50 <= 0 {
+		t.Fatalf("grab through the RPC: %+v", g)
+	}
+}

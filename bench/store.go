@@ -271,6 +271,15 @@ func grabCases(a revisit.Lister) []grabCase {
 // starts a day after the one before, so that the earlier modes' picks are
 // out of their absolute cooldown again.
 func timeGrabs(ctx context.Context, s store.Store, c grabCase, now time.Time, n, count int, mode GrabMode) (Latency, error) {
+	return timeGrabsWith(ctx, s, s.GrabNextVisits, c, now, n, count, mode)
+}
+
+// grabber is a way to grab next visits: the store's own, or a client's.
+type grabber func(context.Context, revisit.GrabParams) ([]revisit.ListedOrigin, error)
+
+// timeGrabsWith is timeGrabs with the grabs made by grab; s processes the
+// visits between them.
+func timeGrabsWith(ctx context.Context, s store.Store, grab grabber, c grabCase, now time.Time, n, count int, mode GrabMode) (Latency, error) {
 	switch mode {
 	case Visited:
 		now = now.Add(day)
@@ -287,7 +296,7 @@ func timeGrabs(ctx context.Context, s store.Store, c grabCase, now time.Time, n,
 			p.ListerID = &c.lister.ID
 		}
 		start := time.Now()
-		got, err := s.GrabNextVisits(ctx, p)
+		got, err := grab(ctx, p)
 		if err != nil {
 			return Latency{}, fmt.Errorf("%s: %w", c.name, err)
 		}
@@ -333,18 +342,7 @@ func timeRecord(ctx context.Context, s store.Store, ds Dataset, a, b uuid.UUID, 
 	if batches == 0 {
 		return 0, nil
 	}
-	run := rand.Uint64()
-	rng := rand.New(rand.NewPCG(run, 1))
-	all := make([]revisit.ListedOrigin, 0, batches*1000)
-	for k := range batches {
-		for j := range 500 {
-			all = append(all, ds.Row(rng.IntN(ds.Origins)).Listed(a, b))
-			fresh := ds.Row(j)
-			fresh.Origin.URL = fmt.Sprintf("https://%s.example.org/new-%x-%d-%d", fresh.Origin.VisitType, run, k, j)
-			fresh.Origin.ListerID = a
-			all = append(all, fresh.Origin)
-		}
-	}
+	all := recordBatches(ds, a, b, batches)
 	start := time.Now()
 	rec := recording.NewWriter(ctx, s, recording.Config{Writers: writers, BatchSize: 1000})
 	var err error
@@ -360,6 +358,24 @@ func timeRecord(ctx context.Context, s store.Store, ds Dataset, a, b uuid.UUID, 
 		return 0, err
 	}
 	return float64(batches*1000) / time.Since(start).Seconds(), nil
+}
+
+// recordBatches draws batches of 1000 origins to record into the loaded
+// data set: 500 of them listed already (random rows), 500 new (listed by a).
+func recordBatches(ds Dataset, a, b uuid.UUID, batches int) []revisit.ListedOrigin {
+	run := rand.Uint64()
+	rng := rand.New(rand.NewPCG(run, 1))
+	all := make([]revisit.ListedOrigin, 0, batches*1000)
+	for k := range batches {
+		for j := range 500 {
+			all = append(all, ds.Row(rng.IntN(ds.Origins)).Listed(a, b))
+			fresh := ds.Row(j)
+			fresh.Origin.URL = fmt.Sprintf("https://%s.example.org/new-%x-%d-%d", fresh.Origin.VisitType, run, k, j)
+			fresh.Origin.ListerID = a
+			all = append(all, fresh.Origin)
+		}
+	}
+	return all
 }
 
 // maintain gives the session's store the upkeep that autovacuum gives it

@@ -48,7 +48,7 @@ func (a *app) benchCommand() *cobra.Command {
 	}
 	b.PersistentFlags().StringVar(&cpuProfile, "cpu-profile", "",
 		"write a CPU profile of this process over the run to `file` (read it with go tool pprof)")
-	b.AddCommand(a.benchStoreCommand(), a.benchFeedbackCommand(), a.benchBrokerCommand(), a.benchOrchestratorCommand(), a.benchListenerCommand(), a.benchAPICommand())
+	b.AddCommand(a.benchStoreCommand(), a.benchFeedbackCommand(), a.benchBrokerCommand(), a.benchOrchestratorCommand(), a.benchListenerCommand(), a.benchAPICommand(), a.benchRPCCommand())
 	return b
 }
 
@@ -88,6 +88,63 @@ quiet one: the clients share the CPU with the server.`,
 	}
 	cmd.Flags().IntVar(&clients, "clients", bench.APIClients, "concurrent clients")
 	cmd.Flags().DurationVar(&duration, "duration", 10*time.Second, "how long the clients read")
+	return cmd
+}
+
+func (a *app) benchRPCCommand() *cobra.Command {
+	var (
+		size           string
+		batches, grabs int
+	)
+	cmd := &cobra.Command{
+		Use:   "rpc",
+		Short: "Time the Software Heritage RPC against the direct store path (P9) on the reference data set",
+		Long: `Serves the Software Heritage RPC over the store on a loopback port and
+measures, on the reference data set (loaded first unless a previous bench
+run left it in the store): recording batches of 1000 origins, half new,
+through origins/record and directly, in turn (P9 asks the RPC for 80 % of
+the direct rate), and grabs of 1000 git origins of every policy through
+origins/grab_next and directly (P9 asks the RPC for a p50 of 15 ms). The
+RPC's times include the client's msgpack encoding and decoding. Use an
+empty store: the run adds origins and marks visits.`,
+		Args: exactArgs(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			n, err := bench.ParseSize(size)
+			if err != nil {
+				return usageError{err}
+			}
+			url, err := a.resolveStoreURL(cmd)
+			if err != nil {
+				return err
+			}
+			a.adviseOnServer(cmd)
+			rep, err := bench.RunRPC(cmd.Context(), bench.RPCConfig{URL: url, Origins: n,
+				RecordBatches: batches, Grabs: grabs, Progress: a.progressWriter()})
+			if err != nil {
+				return fmt.Errorf("bench rpc: %w", err)
+			}
+			rw := a.rows(cols("measure", "calls", "returned", "rpc", "direct", "target", "met"))
+			ratio := rep.RecordRatio()
+			if err := rw.Row("record 1000-origin batches, half new (origins/s)", batches, batches*1000,
+				math.Round(rep.RecordRPC), math.Round(rep.RecordDirect),
+				fmt.Sprintf("P9 ≥ %.0f %% of direct: %.0f %%", 100*bench.RPCRecordRatio, 100*ratio),
+				ratio >= bench.RPCRecordRatio); err != nil {
+				return err
+			}
+			for i, l := range rep.GrabsRPC {
+				d := rep.GrabsDirect[i]
+				if err := rw.Row("grab p50 ms: "+l.Case, l.Calls, l.Returned, ms(l.P50), ms(d.P50),
+					fmt.Sprintf("P9 ≤ %g ms", ms(bench.RPCGrabTarget)), l.P50 <= bench.RPCGrabTarget); err != nil {
+					return err
+				}
+			}
+			return rw.Close()
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&size, "origins", "1M", "data set `size`: 1M, 10M, or any count")
+	f.IntVar(&batches, "record-batches", 100, "batches of 1000 origins recorded through each path")
+	f.IntVar(&grabs, "grabs", 30, "grabs of 1000 timed per policy through each path")
 	return cmd
 }
 
