@@ -36,8 +36,14 @@ func SQLiteWith(t testing.TB, opts store.Options) store.Store {
 // the test skips, or fails under CI.
 func Postgres(t testing.TB) (store.Store, string) {
 	t.Helper()
+	return PostgresWith(t, store.Options{})
+}
+
+// PostgresWith is Postgres with options (a clock, say).
+func PostgresWith(t testing.TB, opts store.Options) (store.Store, string) {
+	t.Helper()
 	url := pgtest.URL(t)
-	s, err := postgres.Open(context.Background(), url, store.Options{})
+	s, err := postgres.Open(context.Background(), url, opts)
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })
 	require.NoError(t, s.Migrate(context.Background()))
