@@ -21,3 +21,16 @@ type SchedulerMetrics struct {
 	// activity after their last successful visit.
 	OriginsWithPendingChanges int64
 }
+
+// VisitOutcomes counts the enabled listed origins of a lister by the status
+// of their last visit. Enabled = Successful + Failed + NotFound +
+// NeverVisited.
+type VisitOutcomes struct {
+	Enabled    int64
+	Successful int64
+	Failed     int64
+	NotFound   int64
+	// NeverVisited counts the origins without visit stats, or whose stats
+	// have no last visit status.
+	NeverVisited int64
+}

@@ -136,6 +136,16 @@ type ListedOriginFilter struct {
 	Limit int
 	// PageToken continues a previous page; empty starts at the beginning.
 	PageToken string
+	// AfterListerURL resumes after every row of that lister and URL; it
+	// excludes PageToken.
+	AfterListerURL *ListerURL
+}
+
+// ListerURL is a lister and a URL: where the Software Heritage RPC's page
+// tokens resume a listing of listed origins.
+type ListerURL struct {
+	ListerID uuid.UUID
+	URL      string
 }
 
 // ListedOriginPage is one page of listed origins in (lister_id, url,

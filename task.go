@@ -111,6 +111,22 @@ func ParseTaskStatus(s string) (TaskStatus, error) {
 	return "", Invalidf("status", "%q is not next_run_not_scheduled, next_run_scheduled, completed or disabled", s)
 }
 
+// TaskStatusUpdate sets the status of tasks, as Software Heritage's
+// set_status_tasks does.
+type TaskStatusUpdate struct {
+	IDs     []int64
+	Status  TaskStatus
+	NextRun *time.Time // also set next_run when given
+	// ExceptCompleted leaves completed tasks alone.
+	ExceptCompleted bool
+}
+
+// Validate checks the status.
+func (u TaskStatusUpdate) Validate() error {
+	_, err := ParseTaskStatus(string(u.Status))
+	return err
+}
+
 // TaskRunStatus is the state of a task run.
 type TaskRunStatus string
 

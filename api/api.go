@@ -41,6 +41,7 @@ import (
 	"github.com/revisit-sched/revisit/broker/embedded"
 	"github.com/revisit-sched/revisit/config"
 	"github.com/revisit-sched/revisit/feedback"
+	"github.com/revisit-sched/revisit/internal/kit/access"
 	"github.com/revisit-sched/revisit/internal/kit/jsonobj"
 	"github.com/revisit-sched/revisit/internal/service/livequeue"
 	"github.com/revisit-sched/revisit/orchestrator"
@@ -225,9 +226,9 @@ func Status(code revisit.ErrorCode) int {
 		return http.StatusServiceUnavailable
 	case codeTooLarge:
 		return http.StatusRequestEntityTooLarge
-	case codeUnauthorized:
+	case access.CodeUnauthorized:
 		return http.StatusUnauthorized
-	case codeForbidden:
+	case access.CodeForbidden:
 		return http.StatusForbidden
 	case codeMethodNotAllowed:
 		return http.StatusMethodNotAllowed
@@ -239,10 +240,6 @@ func Status(code revisit.ErrorCode) int {
 const (
 	// codeTooLarge: the request body is over the route's limit.
 	codeTooLarge revisit.ErrorCode = "too_large"
-	// codeUnauthorized: no token, or an unknown one.
-	codeUnauthorized revisit.ErrorCode = "unauthorized"
-	// codeForbidden: a read token on a route that writes.
-	codeForbidden revisit.ErrorCode = "forbidden"
 	// codeMethodNotAllowed: a known path with a method none of its routes
 	// takes.
 	codeMethodNotAllowed revisit.ErrorCode = "method_not_allowed"

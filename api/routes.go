@@ -1,13 +1,11 @@
 package api
 
 import (
-	"crypto/subtle"
 	"net/http"
 	"slices"
-	"strings"
 
 	"github.com/revisit-sched/revisit"
-	"github.com/revisit-sched/revisit/config"
+	"github.com/revisit-sched/revisit/internal/kit/access"
 )
 
 // Scope is the access a route needs when the API has tokens.
@@ -171,13 +169,16 @@ func withLimits(rs []Route) []Route {
 
 // wrap checks the access and bounds the body of a route's requests.
 func (s *Server) wrap(rt Route) http.Handler {
+	guard := access.Guard{Tokens: s.cfg.Tokens}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := s.authorize(r, rt.Scope); err != nil {
-			if revisit.Code(err) == codeUnauthorized {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="revisit"`)
+		if rt.Scope != ScopePublic {
+			if err := guard.Check(r, rt.Scope == ScopeWrite); err != nil {
+				if revisit.Code(err) == access.CodeUnauthorized {
+					w.Header().Set("WWW-Authenticate", guard.Challenge())
+				}
+				s.writeError(w, r, err)
+				return
 			}
-			s.writeError(w, r, err)
-			return
 		}
 		if err := checkQuery(r, rt.Params); err != nil {
 			s.writeError(w, r, err)
@@ -186,39 +187,6 @@ func (s *Server) wrap(rt Route) http.Handler {
 		r.Body = http.MaxBytesReader(w, r.Body, rt.maxBody)
 		rt.handle(w, r)
 	})
-}
-
-// authorize checks the bearer token of a request against the scope of its
-// route; without configured tokens everything is allowed.
-func (s *Server) authorize(r *http.Request, scope Scope) error {
-	if len(s.cfg.Tokens) == 0 || scope == ScopePublic {
-		return nil
-	}
-	secret, ok := bearerToken(r.Header.Get("Authorization"))
-	if !ok {
-		return &revisit.Error{Code: codeUnauthorized, Message: "missing bearer token (Authorization: Bearer TOKEN)"}
-	}
-	var found *config.Token
-	for i, t := range s.cfg.Tokens {
-		if subtle.ConstantTimeCompare([]byte(t.Token), []byte(secret)) == 1 {
-			found = &s.cfg.Tokens[i]
-		}
-	}
-	switch {
-	case found == nil:
-		return &revisit.Error{Code: codeUnauthorized, Message: "unknown bearer token"}
-	case scope == ScopeWrite && found.Scope != config.ScopeWrite:
-		return &revisit.Error{Code: codeForbidden, Message: "token " + found.Name + " is read-only; this route needs a write token"}
-	}
-	return nil
-}
-
-// bearerToken returns the token of an Authorization header of the Bearer
-// scheme, whose name is case-insensitive (RFC 9110 §11.1).
-func bearerToken(header string) (string, bool) {
-	scheme, token, ok := strings.Cut(header, " ")
-	token = strings.TrimLeft(token, " ")
-	return token, ok && strings.EqualFold(scheme, "Bearer") && token != ""
 }
 
 // checkQuery refuses query parameters the route does not take, repeated

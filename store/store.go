@@ -34,12 +34,19 @@ type Store interface {
 	// ListerGetOrCreate returns the lister of that name and instance,
 	// creating it if needed; it is idempotent and race-free.
 	ListerGetOrCreate(ctx context.Context, name, instanceName string) (revisit.Lister, error)
+	// ListerGetOrCreateForFirstVisits is ListerGetOrCreate for a lister
+	// whose first visits go to their own queues (the Software Heritage
+	// RPC's get_or_create_lister): a lister it creates gets queuePrefix as
+	// its FirstVisitsQueuePrefix; an existing lister keeps its own, set or
+	// not. A bad prefix is ErrInvalid naming first_visits_queue_prefix.
+	ListerGetOrCreateForFirstVisits(ctx context.Context, name, instanceName, queuePrefix string) (revisit.Lister, error)
 	// ListerGet returns the lister of that name and instance; ErrNotFound if
 	// absent.
 	ListerGet(ctx context.Context, name, instanceName string) (revisit.Lister, error)
-	// ListerUpdate stores CurrentState and LastListingFinishedAt if the stored
-	// Updated equals l.Updated, and returns the lister with its new Updated;
-	// ErrStaleData otherwise.
+	// ListerUpdate stores CurrentState, LastListingFinishedAt,
+	// FirstVisitsQueuePrefix and FirstVisitsScheduledAt if the stored
+	// Updated equals l.Updated (to the microsecond), and returns the lister
+	// with its new Updated; ErrStaleData otherwise.
 	ListerUpdate(ctx context.Context, l revisit.Lister) (revisit.Lister, error)
 	// ListerList returns every lister, by name and instance name.
 	ListerList(ctx context.Context) ([]revisit.Lister, error)
@@ -51,10 +58,19 @@ type Store interface {
 	// last_seen = now, an existing one keeps first_seen, gets last_seen = now
 	// and the batch's other fields. The batch is written whole or not at all.
 	ListedOriginsRecord(ctx context.Context, origins []revisit.ListedOrigin) (revisit.RecordResult, error)
-	// ListedOriginsGet returns one page in (lister_id, url, visit_type) order.
+	// ListedOriginsRecordReturning is ListedOriginsRecord that also returns the rows as stored
+	// afterwards (first_seen, last_seen, every field), one per distinct key, in the order of
+	// the keys' first occurrence in the batch.
+	ListedOriginsRecordReturning(ctx context.Context, origins []revisit.ListedOrigin) ([]revisit.ListedOrigin, error)
+	// ListedOriginsGet returns one page in (lister_id, url, visit_type) order,
+	// from the beginning, after f.PageToken or after f.AfterListerURL (not
+	// both: ErrInvalid naming page_token).
 	ListedOriginsGet(ctx context.Context, f revisit.ListedOriginFilter) (revisit.ListedOriginPage, error)
 	// ListerVisitTypes returns the visit types of a lister's origins, sorted.
 	ListerVisitTypes(ctx context.Context, listerID uuid.UUID) ([]string, error)
+	// ListerVisitOutcomes counts the enabled listed origins of a lister by the last visit
+	// status of their visit stats (no stats, or no last status: never visited).
+	ListerVisitOutcomes(ctx context.Context, listerID uuid.UUID) (revisit.VisitOutcomes, error)
 
 	// VisitStatsGet returns the stats that exist among keys.
 	VisitStatsGet(ctx context.Context, keys []revisit.OriginKey) ([]revisit.VisitStats, error)
@@ -73,6 +89,9 @@ type Store interface {
 	QueuePositionGet(ctx context.Context, visitType string) (int64, error)
 	// QueuePositionSet sets the visit type's queue position.
 	QueuePositionSet(ctx context.Context, visitType string, position int64) error
+	// QueuePositions returns the stored queue position of every visit type
+	// that has one (an empty map when none).
+	QueuePositions(ctx context.Context) (map[string]int64, error)
 
 	// GrabNextVisits returns the true top p.Count eligible origins of the
 	// policy, one per (url, visit_type), and (unless p.DryRun) marks them

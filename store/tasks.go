@@ -25,6 +25,12 @@ type TaskStore interface {
 	// TasksSetStatus sets the status of the tasks with those ids;
 	// ErrNotFound naming the first missing id, and then nothing changes.
 	TasksSetStatus(ctx context.Context, ids []int64, status revisit.TaskStatus) error
+	// TasksUpdateStatus sets status (and next_run) of the tasks among IDs that exist
+	// (unknown ids are ignored, as upstream's set_status_tasks does) and returns how many changed:
+	// those it set, whatever their status was. With u.ExceptCompleted, completed tasks
+	// are left alone and not counted. An invalid status is ErrInvalid naming status;
+	// no ids is 0.
+	TasksUpdateStatus(ctx context.Context, u revisit.TaskStatusUpdate) (int, error)
 	// TasksRespawn makes the tasks with those ids due again: status
 	// next_run_not_scheduled, retries_left back to the type's num_retries,
 	// and next_run set to nextRun when given. ErrNotFound naming the first

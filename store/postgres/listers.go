@@ -11,24 +11,41 @@ import (
 	"github.com/revisit-sched/revisit"
 )
 
-const listerColumns = "id, name, instance_name, created, updated, current_state, last_listing_finished_at"
+const listerColumns = "id, name, instance_name, created, updated, current_state, last_listing_finished_at, " +
+	"first_visits_queue_prefix, first_visits_scheduled_at"
 
 // ListerGetOrCreate returns the lister of that name and instance, creating it
 // if needed.
 func (s *Store) ListerGetOrCreate(ctx context.Context, name, instanceName string) (revisit.Lister, error) {
+	return s.listerGetOrCreate(ctx, name, instanceName, nil)
+}
+
+// ListerGetOrCreateForFirstVisits is ListerGetOrCreate that gives a lister
+// it creates that first-visits queue prefix.
+func (s *Store) ListerGetOrCreateForFirstVisits(ctx context.Context, name, instanceName, queuePrefix string) (revisit.Lister, error) {
+	if err := revisit.ValidateFirstVisitsQueuePrefix(&queuePrefix); err != nil {
+		return revisit.Lister{}, err
+	}
+	return s.listerGetOrCreate(ctx, name, instanceName, &queuePrefix)
+}
+
+// listerGetOrCreate returns the lister of that name and instance, creating
+// it with that first-visits queue prefix (nil: none) if needed.
+func (s *Store) listerGetOrCreate(ctx context.Context, name, instanceName string, queuePrefix *string) (revisit.Lister, error) {
 	if name == "" {
 		return revisit.Lister{}, revisit.Invalidf("lister_name", "missing")
 	}
 	now := s.now()
 	rows, _ := s.pool.Query(ctx, `
 		WITH ins AS (
-			INSERT INTO lister (id, name, instance_name, created, updated) VALUES ($1, $2, $3, $4, $4)
+			INSERT INTO lister (id, name, instance_name, created, updated, first_visits_queue_prefix)
+			VALUES ($1, $2, $3, $4, $4, $5)
 			ON CONFLICT (name, instance_name) DO NOTHING
 			RETURNING `+listerColumns+`)
 		SELECT `+listerColumns+` FROM ins
 		UNION ALL
 		SELECT `+listerColumns+` FROM lister WHERE name = $2 AND instance_name = $3`,
-		uuid.New(), name, instanceName, now)
+		uuid.New(), name, instanceName, now, queuePrefix)
 	ls, err := pgx.CollectRows(rows, scanLister)
 	if err == nil && len(ls) == 0 {
 		// A concurrent insert committed after our snapshot: read it now.
@@ -57,12 +74,17 @@ func (s *Store) ListerUpdate(ctx context.Context, l revisit.Lister) (revisit.Lis
 	if err != nil {
 		return l, err
 	}
+	if err := revisit.ValidateFirstVisitsQueuePrefix(l.FirstVisitsQueuePrefix); err != nil {
+		return l, err
+	}
 	rows, _ := s.pool.Query(ctx, `
 		UPDATE lister SET current_state = $2, last_listing_finished_at = $3,
+			first_visits_queue_prefix = $6, first_visits_scheduled_at = $7,
 			updated = GREATEST($4, updated + interval '1 microsecond')
 		WHERE id = $1 AND updated = $5
 		RETURNING `+listerColumns,
-		l.ID, state, revisit.MicrosecondPtr(l.LastListingFinishedAt), s.now(), revisit.Microsecond(l.Updated))
+		l.ID, state, revisit.MicrosecondPtr(l.LastListingFinishedAt), s.now(), revisit.Microsecond(l.Updated),
+		l.FirstVisitsQueuePrefix, revisit.MicrosecondPtr(l.FirstVisitsScheduledAt))
 	updated, err := pgx.CollectExactlyOneRow(rows, scanLister)
 	if err != pgx.ErrNoRows {
 		return updated, translate(wrap(err, "update lister %s", l.ID))
@@ -106,9 +128,10 @@ func listerState(state json.RawMessage) (json.RawMessage, error) {
 
 func scanLister(row pgx.CollectableRow) (revisit.Lister, error) {
 	var l revisit.Lister
-	err := row.Scan(&l.ID, &l.Name, &l.InstanceName, &l.Created, &l.Updated, &l.CurrentState, &l.LastListingFinishedAt)
+	err := row.Scan(&l.ID, &l.Name, &l.InstanceName, &l.Created, &l.Updated, &l.CurrentState, &l.LastListingFinishedAt,
+		&l.FirstVisitsQueuePrefix, &l.FirstVisitsScheduledAt)
 	l.Created, l.Updated = l.Created.UTC(), l.Updated.UTC()
-	l.LastListingFinishedAt = utcPtr(l.LastListingFinishedAt)
+	l.LastListingFinishedAt, l.FirstVisitsScheduledAt = utcPtr(l.LastListingFinishedAt), utcPtr(l.FirstVisitsScheduledAt)
 	return l, err
 }
 

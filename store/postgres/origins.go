@@ -13,15 +13,52 @@ import (
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/store/internal/batch"
 	"github.com/revisit-sched/revisit/store/internal/grabsql"
-	"github.com/revisit-sched/revisit/store/internal/pagetoken"
 	"github.com/revisit-sched/revisit/store/internal/wake"
 )
 
 // ListedOriginsRecord upserts a batch of listed origins in one statement.
 func (s *Store) ListedOriginsRecord(ctx context.Context, origins []revisit.ListedOrigin) (revisit.RecordResult, error) {
+	var res revisit.RecordResult
+	err := s.recordOrigins(ctx, origins, func(tx pgx.Tx, args []any) (newURLs, newTypes []string, err error) {
+		err = tx.QueryRow(ctx, recordCounting, args...).Scan(&res.Inserted, &res.Updated, &newURLs, &newTypes)
+		return newURLs, newTypes, err
+	})
+	return res, err
+}
+
+// ListedOriginsRecordReturning is ListedOriginsRecord whose statement also
+// returns the rows it wrote.
+func (s *Store) ListedOriginsRecordReturning(ctx context.Context, origins []revisit.ListedOrigin) ([]revisit.ListedOrigin, error) {
+	var stored []revisit.ListedOrigin
+	err := s.recordOrigins(ctx, origins, func(tx pgx.Tx, args []any) (newURLs, newTypes []string, err error) {
+		rows, _ := tx.Query(ctx, recordReturning, args...)
+		written, err := pgx.CollectRows(rows, scanWritten)
+		stored = make([]revisit.ListedOrigin, len(written))
+		for i, w := range written {
+			stored[i] = w.origin
+			if w.inserted && !w.shared {
+				newURLs, newTypes = append(newURLs, w.origin.URL), append(newTypes, w.origin.VisitType)
+			}
+		}
+		return newURLs, newTypes, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return batch.InInputOrder(origins, stored), nil
+}
+
+// recordOrigins validates a batch and upserts it in one transaction: it
+// checks and holds the batch's listers, takes the grab locks of its visit
+// types in shared mode, runs the recording statement through write (with
+// its arguments), flags shared the rows of the new origins write reports
+// that other listers list too, and wakes up the subscribers of the visit
+// types once committed.
+func (s *Store) recordOrigins(ctx context.Context, origins []revisit.ListedOrigin,
+	write func(tx pgx.Tx, args []any) (newURLs, newTypes []string, err error)) error {
 	origins, err := batch.ListedOrigins(origins)
 	if err != nil || len(origins) == 0 {
-		return revisit.RecordResult{}, err
+		return err
 	}
 	n := len(origins)
 	var (
@@ -38,7 +75,7 @@ func (s *Store) ListedOriginsRecord(ctx context.Context, origins []revisit.Liste
 		listers[i], urls[i], types[i], enabled[i] = o.ListerID, o.URL, o.VisitType, o.Enabled
 		extra, err := json.Marshal(o.ExtraLoaderArguments)
 		if err != nil {
-			return revisit.RecordResult{}, revisit.Invalidf(fmt.Sprintf("origins[%d].extra_loader_arguments", i), "%v", err)
+			return revisit.Invalidf(fmt.Sprintf("origins[%d].extra_loader_arguments", i), "%v", err)
 		}
 		extras[i] = string(extra)
 		if o.LastUpdate != nil {
@@ -51,7 +88,7 @@ func (s *Store) ListedOriginsRecord(ctx context.Context, origins []revisit.Liste
 			forkURLs[i] = pgtype.Text{String: *o.ForkedFromURL, Valid: true}
 		}
 	}
-	var res revisit.RecordResult
+	args := []any{listers, urls, types, extras, enabled, updates, forks, forkURLs, s.now()}
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		var newURLs, newTypes []string
 		if err := checkListers(ctx, tx, origins); err != nil {
@@ -62,59 +99,11 @@ func (s *Store) ListedOriginsRecord(ctx context.Context, origins []revisit.Liste
 		}
 		// Statistics before the statement (withIndexLookups: a restored
 		// store has rows but none) and after it (a fresh store's first
-		// batch). Pending rows are updated where they sit; a new row of an
-		// origin pending under another lister takes that grab's
-		// last_scheduled. The rows of origins that several listers list are
-		// flagged shared (markScheduled): here those listed twice in the
-		// batch, in shareOrigins those that other listers listed before.
+		// batch).
 		err := s.withIndexLookups(ctx, tx, func() error {
-			return tx.QueryRow(ctx, `
-			WITH b AS (
-				SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::bool[],
-					$6::timestamptz[], $7::bool[], $8::text[])
-					AS b(lister_id, url, visit_type, extra, enabled, last_update, is_fork, forked_from_url)
-			), multi AS (
-				-- Origins that several listers list in this batch; those
-				-- that other listers listed before are found by shareOrigins.
-				SELECT url, visit_type FROM b GROUP BY url, visit_type HAVING count(*) > 1
-			), pend AS (
-				UPDATE listed_origin_pending p SET extra_loader_arguments = b.extra::jsonb, enabled = b.enabled,
-					last_seen = $9, last_update = b.last_update, is_fork = b.is_fork, forked_from_url = b.forked_from_url,
-					shared = p.shared OR (p.url, p.visit_type) IN (SELECT * FROM multi)
-				FROM b WHERE p.lister_id = b.lister_id AND p.url = b.url AND p.visit_type = b.visit_type
-				RETURNING p.lister_id, p.url, p.visit_type
-			), up AS (
-				INSERT INTO listed_origin AS lo (`+grabsql.OriginColumns+`,
-					last_successful, last_visit, last_visit_status, last_scheduled, next_visit_queue_position, shared)
-				SELECT b.lister_id, b.url, b.visit_type, b.extra::jsonb, b.enabled, $9, $9,
-					b.last_update, b.is_fork, b.forked_from_url,
-					vs.last_successful, vs.last_visit, vs.last_visit_status,
-					GREATEST(vs.last_scheduled, (`+pendingMark("b")+`)),
-					vs.next_visit_queue_position, (b.url, b.visit_type) IN (SELECT * FROM multi)
-				FROM b LEFT JOIN visit_stats vs ON vs.url = b.url AND vs.visit_type = b.visit_type
-				WHERE NOT EXISTS (SELECT FROM pend
-					WHERE pend.lister_id = b.lister_id AND pend.url = b.url AND pend.visit_type = b.visit_type)
-				ON CONFLICT (lister_id, url, visit_type) DO UPDATE SET
-					extra_loader_arguments = EXCLUDED.extra_loader_arguments, enabled = EXCLUDED.enabled,
-					last_seen = EXCLUDED.last_seen, last_update = EXCLUDED.last_update,
-					is_fork = EXCLUDED.is_fork, forked_from_url = EXCLUDED.forked_from_url,
-					shared = lo.shared OR EXCLUDED.shared
-				RETURNING xmax = 0 AS inserted, lo.shared, lo.url, lo.visit_type
-			), others AS (
-				UPDATE listed_origin o SET shared = true FROM multi m
-				WHERE o.url = m.url AND o.visit_type = m.visit_type AND NOT o.shared AND NOT EXISTS (SELECT FROM b
-					WHERE b.lister_id = o.lister_id AND b.url = o.url AND b.visit_type = o.visit_type)
-			), others_pending AS (
-				UPDATE listed_origin_pending o SET shared = true FROM multi m
-				WHERE o.url = m.url AND o.visit_type = m.visit_type AND NOT o.shared AND NOT EXISTS (SELECT FROM b
-					WHERE b.lister_id = o.lister_id AND b.url = o.url AND b.visit_type = o.visit_type)
-			)
-			SELECT count(*) FILTER (WHERE inserted), count(*) FILTER (WHERE NOT inserted) + (SELECT count(*) FROM pend),
-				COALESCE(array_agg(url) FILTER (WHERE inserted AND NOT shared), '{}'),
-				COALESCE(array_agg(visit_type) FILTER (WHERE inserted AND NOT shared), '{}')
-			FROM up`,
-				listers, urls, types, extras, enabled, updates, forks, forkURLs, s.now()).Scan(&res.Inserted, &res.Updated,
-				&newURLs, &newTypes)
+			var err error
+			newURLs, newTypes, err = write(tx, args)
+			return err
 		})
 		if err != nil {
 			return err
@@ -124,7 +113,101 @@ func (s *Store) ListedOriginsRecord(ctx context.Context, origins []revisit.Liste
 		}
 		return shareOrigins(ctx, tx, newURLs, newTypes)
 	})
-	return res, translate(wrap(s.notified(err, wake.OfOrigins(origins)), "record %d listed origins", n))
+	return translate(wrap(s.notified(err, wake.OfOrigins(origins)), "record %d listed origins", n))
+}
+
+// recordStatement returns the statement that upserts a batch ($1–$8 its
+// columns as arrays, $9 the time of the recording), whose data-modifying
+// CTEs return the listed columns of the rows they write (names among
+// grabsql.OriginColumns, lister_id, url and visit_type at least), and which
+// ends with tail, a query of them: pend, the pending rows it updated, and
+// up, the rows of listed_origin it inserted (inserted) or updated, and
+// whether they are shared.
+//
+// Pending rows are updated where they sit; a new row of an origin pending
+// under another lister takes that grab's last_scheduled. The rows of origins
+// that several listers list are flagged shared (markScheduled): here those
+// listed twice in the batch, in shareOrigins those that other listers
+// listed before.
+func recordStatement(returned, tail string) string {
+	return `
+	WITH b AS (
+		SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::bool[],
+			$6::timestamptz[], $7::bool[], $8::text[])
+			AS b(lister_id, url, visit_type, extra, enabled, last_update, is_fork, forked_from_url)
+	), multi AS (
+		-- Origins that several listers list in this batch; those
+		-- that other listers listed before are found by shareOrigins.
+		SELECT url, visit_type FROM b GROUP BY url, visit_type HAVING count(*) > 1
+	), pend AS (
+		UPDATE listed_origin_pending p SET extra_loader_arguments = b.extra::jsonb, enabled = b.enabled,
+			last_seen = $9, last_update = b.last_update, is_fork = b.is_fork, forked_from_url = b.forked_from_url,
+			shared = p.shared OR (p.url, p.visit_type) IN (SELECT * FROM multi)
+		FROM b WHERE p.lister_id = b.lister_id AND p.url = b.url AND p.visit_type = b.visit_type
+		RETURNING ` + qualified("p", returned) + `
+	), up AS (
+		INSERT INTO listed_origin AS lo (` + grabsql.OriginColumns + `,
+			last_successful, last_visit, last_visit_status, last_scheduled, next_visit_queue_position, shared)
+		SELECT b.lister_id, b.url, b.visit_type, b.extra::jsonb, b.enabled, $9, $9,
+			b.last_update, b.is_fork, b.forked_from_url,
+			vs.last_successful, vs.last_visit, vs.last_visit_status,
+			GREATEST(vs.last_scheduled, (` + pendingMark("b") + `)),
+			vs.next_visit_queue_position, (b.url, b.visit_type) IN (SELECT * FROM multi)
+		FROM b LEFT JOIN visit_stats vs ON vs.url = b.url AND vs.visit_type = b.visit_type
+		WHERE NOT EXISTS (SELECT FROM pend
+			WHERE pend.lister_id = b.lister_id AND pend.url = b.url AND pend.visit_type = b.visit_type)
+		ON CONFLICT (lister_id, url, visit_type) DO UPDATE SET
+			extra_loader_arguments = EXCLUDED.extra_loader_arguments, enabled = EXCLUDED.enabled,
+			last_seen = EXCLUDED.last_seen, last_update = EXCLUDED.last_update,
+			is_fork = EXCLUDED.is_fork, forked_from_url = EXCLUDED.forked_from_url,
+			shared = lo.shared OR EXCLUDED.shared
+		RETURNING xmax = 0 AS inserted, lo.shared, ` + qualified("lo", returned) + `
+	), others AS (
+		UPDATE listed_origin o SET shared = true FROM multi m
+		WHERE o.url = m.url AND o.visit_type = m.visit_type AND NOT o.shared AND NOT EXISTS (SELECT FROM b
+			WHERE b.lister_id = o.lister_id AND b.url = o.url AND b.visit_type = o.visit_type)
+	), others_pending AS (
+		UPDATE listed_origin_pending o SET shared = true FROM multi m
+		WHERE o.url = m.url AND o.visit_type = m.visit_type AND NOT o.shared AND NOT EXISTS (SELECT FROM b
+			WHERE b.lister_id = o.lister_id AND b.url = o.url AND b.visit_type = o.visit_type)
+	)
+	` + tail
+}
+
+// recordCounting is the recording statement that returns how many rows it
+// inserted and updated, and the new origins (their URLs and visit types)
+// that no other lister lists in the batch.
+var recordCounting = recordStatement("lister_id, url, visit_type", `
+	SELECT count(*) FILTER (WHERE inserted), count(*) FILTER (WHERE NOT inserted) + (SELECT count(*) FROM pend),
+		COALESCE(array_agg(url) FILTER (WHERE inserted AND NOT shared), '{}'),
+		COALESCE(array_agg(visit_type) FILTER (WHERE inserted AND NOT shared), '{}')
+	FROM up`)
+
+// recordReturning is the recording statement that returns every row it
+// wrote: inserted and shared (as in up; false for pending rows), then
+// grabsql.OriginColumns.
+var recordReturning = recordStatement(grabsql.OriginColumns, `
+	SELECT inserted, shared, `+grabsql.OriginColumns+` FROM up
+	UNION ALL
+	SELECT false, false, `+grabsql.OriginColumns+` FROM pend`)
+
+// writtenRow is a row the recording statement wrote, as recordReturning
+// returns it.
+type writtenRow struct {
+	origin           revisit.ListedOrigin
+	inserted, shared bool
+}
+
+func scanWritten(row pgx.CollectableRow) (writtenRow, error) {
+	var w writtenRow
+	err := row.Scan(append([]any{&w.inserted, &w.shared}, originDests(&w.origin)...)...)
+	normalizeOrigin(&w.origin)
+	return w, err
+}
+
+// qualified prefixes each of the comma-separated columns with alias.
+func qualified(alias, columns string) string {
+	return alias + "." + strings.ReplaceAll(columns, ", ", ", "+alias+".")
 }
 
 // shareOrigins flags shared every listed row (pending or not) of the
@@ -204,12 +287,16 @@ func (s *Store) ListedOriginsGet(ctx context.Context, f revisit.ListedOriginFilt
 	case revisit.OnlyDisabled:
 		where = append(where, "NOT enabled")
 	}
-	if f.PageToken != "" {
-		k, err := pagetoken.Decode(f.PageToken)
-		if err != nil {
-			return revisit.ListedOriginPage{}, err
-		}
-		where = append(where, fmt.Sprintf("(lister_id, url, visit_type) > (%s, %s, %s)", arg(k.ListerID), arg(k.URL), arg(k.VisitType)))
+	afterKey, afterListerURL, err := batch.PageStart(f)
+	if err != nil {
+		return revisit.ListedOriginPage{}, err
+	}
+	if afterKey != nil {
+		where = append(where, fmt.Sprintf("(lister_id, url, visit_type) > (%s, %s, %s)",
+			arg(afterKey.ListerID), arg(afterKey.URL), arg(afterKey.VisitType)))
+	}
+	if afterListerURL != nil {
+		where = append(where, fmt.Sprintf("(lister_id, url) > (%s, %s)", arg(afterListerURL.ListerID), arg(afterListerURL.URL)))
 	}
 	sql := "SELECT " + grabsql.OriginColumns + " FROM listed_origin_all"
 	if len(where) > 0 {
@@ -258,4 +345,14 @@ func (s *Store) ListerVisitTypes(ctx context.Context, listerID uuid.UUID) ([]str
 		SELECT visit_type FROM vt WHERE visit_type IS NOT NULL`, listerID)
 	vts, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	return vts, translate(wrap(err, "visit types of lister %s", listerID))
+}
+
+// ListerVisitOutcomes counts the enabled listed origins of a lister by the
+// last visit status of their stats, which every listed row carries a copy
+// of (docs/store.md): one scan of the lister's rows, without a join.
+func (s *Store) ListerVisitOutcomes(ctx context.Context, listerID uuid.UUID) (revisit.VisitOutcomes, error) {
+	var o revisit.VisitOutcomes
+	err := s.pool.QueryRow(ctx, "SELECT "+grabsql.OutcomeCounts+" FROM listed_origin_all WHERE lister_id = $1 AND enabled", listerID).Scan(
+		&o.Enabled, &o.Successful, &o.Failed, &o.NotFound, &o.NeverVisited)
+	return o, translate(wrap(err, "visit outcomes of lister %s", listerID))
 }

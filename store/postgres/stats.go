@@ -244,3 +244,22 @@ func (s *Store) QueuePositionSet(ctx context.Context, visitType string, position
 		ON CONFLICT (visit_type) DO UPDATE SET position = EXCLUDED.position`, visitType, position)
 	return translate(wrap(err, "set queue position of %s", visitType))
 }
+
+// QueuePositions returns the queue position of every visit type that has
+// one.
+func (s *Store) QueuePositions(ctx context.Context) (map[string]int64, error) {
+	rows, _ := s.pool.Query(ctx, "SELECT visit_type, position FROM queue_position")
+	positions := map[string]int64{}
+	var (
+		visitType string
+		position  int64
+	)
+	_, err := pgx.ForEachRow(rows, []any{&visitType, &position}, func() error {
+		positions[visitType] = position
+		return nil
+	})
+	if err != nil {
+		return nil, translate(wrap(err, "get queue positions"))
+	}
+	return positions, nil
+}

@@ -113,6 +113,21 @@ func (s *Store) TasksSetStatus(ctx context.Context, ids []int64, status revisit.
 	return s.updateTasks(ctx, ids, "set status of tasks", "UPDATE task SET status = $2 WHERE id = ANY($1) RETURNING id", status)
 }
 
+// TasksUpdateStatus sets the status (and next_run) of the tasks among u.IDs
+// that exist, in one statement.
+func (s *Store) TasksUpdateStatus(ctx context.Context, u revisit.TaskStatusUpdate) (int, error) {
+	if err := u.Validate(); err != nil || len(u.IDs) == 0 {
+		return 0, err
+	}
+	tag, err := s.pool.Exec(ctx, `UPDATE task SET status = $2, next_run = coalesce($3, next_run)
+		WHERE id = ANY($1) AND NOT ($4 AND status = 'completed')`,
+		u.IDs, u.Status, revisit.MicrosecondPtr(u.NextRun), u.ExceptCompleted)
+	if err != nil {
+		return 0, translate(wrap(err, "set status of tasks"))
+	}
+	return int(tag.RowsAffected()), nil
+}
+
 // TasksRespawn makes tasks due again, all or none.
 func (s *Store) TasksRespawn(ctx context.Context, ids []int64, nextRun *time.Time) error {
 	return s.updateTasks(ctx, ids, "respawn tasks", `UPDATE task t SET status = 'next_run_not_scheduled',

@@ -12,21 +12,37 @@ import (
 	"github.com/revisit-sched/revisit"
 )
 
-const listerColumns = "id, name, instance_name, created, updated, current_state, last_listing_finished_at"
+const listerColumns = "id, name, instance_name, created, updated, current_state, last_listing_finished_at, " +
+	"first_visits_queue_prefix, first_visits_scheduled_at"
 
 // ListerGetOrCreate returns the lister of that name and instance, creating
 // it if needed; it is idempotent and race-free (insert-or-ignore then read,
 // in one write transaction).
 func (s *Store) ListerGetOrCreate(ctx context.Context, name, instanceName string) (revisit.Lister, error) {
+	return s.listerGetOrCreate(ctx, name, instanceName, nil)
+}
+
+// ListerGetOrCreateForFirstVisits is ListerGetOrCreate that gives a lister
+// it creates that first-visits queue prefix.
+func (s *Store) ListerGetOrCreateForFirstVisits(ctx context.Context, name, instanceName, queuePrefix string) (revisit.Lister, error) {
+	if err := revisit.ValidateFirstVisitsQueuePrefix(&queuePrefix); err != nil {
+		return revisit.Lister{}, err
+	}
+	return s.listerGetOrCreate(ctx, name, instanceName, &queuePrefix)
+}
+
+// listerGetOrCreate returns the lister of that name and instance, creating
+// it with that first-visits queue prefix (nil: none) if needed.
+func (s *Store) listerGetOrCreate(ctx context.Context, name, instanceName string, queuePrefix *string) (revisit.Lister, error) {
 	if name == "" {
 		return revisit.Lister{}, revisit.Invalidf("name", "missing lister name")
 	}
 	var l revisit.Lister
 	err := s.write(ctx, "get or create lister "+name, func(tx *sql.Tx) error {
 		now := micro(s.now())
-		if _, err := tx.ExecContext(ctx, `INSERT INTO lister (id, name, instance_name, created, updated, current_state)
-			VALUES (?1, ?2, ?3, ?4, ?4, '{}') ON CONFLICT (name, instance_name) DO NOTHING`,
-			uuid.New(), name, instanceName, now); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO lister (id, name, instance_name, created, updated, current_state,
+			first_visits_queue_prefix) VALUES (?1, ?2, ?3, ?4, ?4, '{}', ?5) ON CONFLICT (name, instance_name) DO NOTHING`,
+			uuid.New(), name, instanceName, now, strPtr(queuePrefix)); err != nil {
 			return err
 		}
 		ls, err := scanListers(tx.QueryContext(ctx, "SELECT "+listerColumns+
@@ -57,14 +73,18 @@ func (s *Store) ListerGet(ctx context.Context, name, instanceName string) (revis
 	return ls[0], nil
 }
 
-// ListerUpdate stores CurrentState and LastListingFinishedAt if the stored
-// Updated equals l.Updated (to the microsecond), and returns the lister with
-// its new Updated: the clock's now, or one microsecond after the old value
-// if the clock has not moved past it. ErrStaleData if the lister changed
-// since the caller read it, ErrNotFound if it does not exist.
+// ListerUpdate stores CurrentState, LastListingFinishedAt,
+// FirstVisitsQueuePrefix and FirstVisitsScheduledAt if the stored Updated
+// equals l.Updated (to the microsecond), and returns the lister with its
+// new Updated: the clock's now, or one microsecond after the old value if
+// the clock has not moved past it. ErrStaleData if the lister changed since
+// the caller read it, ErrNotFound if it does not exist.
 func (s *Store) ListerUpdate(ctx context.Context, l revisit.Lister) (revisit.Lister, error) {
 	state, err := jsonObject(l.CurrentState)
 	if err != nil {
+		return revisit.Lister{}, err
+	}
+	if err := revisit.ValidateFirstVisitsQueuePrefix(l.FirstVisitsQueuePrefix); err != nil {
 		return revisit.Lister{}, err
 	}
 	old := revisit.Microsecond(l.Updated)
@@ -75,9 +95,11 @@ func (s *Store) ListerUpdate(ctx context.Context, l revisit.Lister) (revisit.Lis
 			updated = old.Add(time.Microsecond)
 		}
 		ls, err := scanListers(tx.QueryContext(ctx, `UPDATE lister
-			SET current_state = ?3, last_listing_finished_at = ?4, updated = ?5
+			SET current_state = ?3, last_listing_finished_at = ?4, updated = ?5,
+				first_visits_queue_prefix = ?6, first_visits_scheduled_at = ?7
 			WHERE id = ?1 AND updated = ?2 RETURNING `+listerColumns,
-			l.ID, micro(old), string(state), microPtr(revisit.MicrosecondPtr(l.LastListingFinishedAt)), micro(updated)))
+			l.ID, micro(old), string(state), microPtr(revisit.MicrosecondPtr(l.LastListingFinishedAt)), micro(updated),
+			strPtr(l.FirstVisitsQueuePrefix), microPtr(l.FirstVisitsScheduledAt)))
 		if err != nil {
 			return err
 		}
@@ -119,7 +141,8 @@ func (s *Store) ListerGetByIDs(ctx context.Context, ids []uuid.UUID) ([]revisit.
 func scanListers(rows *sql.Rows, err error) ([]revisit.Lister, error) {
 	return collect(rows, err, []revisit.Lister{}, func(rows *sql.Rows) (l revisit.Lister, err error) {
 		err = rows.Scan(&l.ID, &l.Name, &l.InstanceName, timeCol{&l.Created}, timeCol{&l.Updated},
-			rawJSONCol{&l.CurrentState}, timePtrCol{&l.LastListingFinishedAt})
+			rawJSONCol{&l.CurrentState}, timePtrCol{&l.LastListingFinishedAt},
+			&l.FirstVisitsQueuePrefix, timePtrCol{&l.FirstVisitsScheduledAt})
 		return l, err
 	})
 }

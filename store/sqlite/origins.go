@@ -12,7 +12,6 @@ import (
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/store/internal/batch"
 	"github.com/revisit-sched/revisit/store/internal/grabsql"
-	"github.com/revisit-sched/revisit/store/internal/pagetoken"
 	"github.com/revisit-sched/revisit/store/internal/wake"
 )
 
@@ -20,7 +19,14 @@ import (
 // (url, visit_type) from visit_stats; an existing one keeps first_seen and
 // its stats copy. It returns the row id, so that the caller can tell an
 // insert (an id above every id before the batch) from an update.
-const upsertOrigin = `INSERT INTO listed_origin (lister_id, url, visit_type, extra_loader_arguments, enabled,
+const upsertOrigin = upsertOriginRow + " RETURNING id"
+
+// upsertOriginReturning is upsertOrigin that also returns the row as
+// stored: its id, then grabsql.OriginColumns.
+const upsertOriginReturning = upsertOriginRow + " RETURNING id, " + grabsql.OriginColumns
+
+// upsertOriginRow is the upsert of upsertOrigin, without what it returns.
+const upsertOriginRow = `INSERT INTO listed_origin (lister_id, url, visit_type, extra_loader_arguments, enabled,
 	first_seen, last_seen, last_update, is_fork, forked_from_url,
 	last_successful, last_visit, last_visit_status, last_scheduled, next_visit_queue_position)
 SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7, ?8, ?9,
@@ -33,8 +39,7 @@ ON CONFLICT (lister_id, url, visit_type) DO UPDATE SET
 	last_seen = excluded.last_seen,
 	last_update = excluded.last_update,
 	is_fork = excluded.is_fork,
-	forked_from_url = excluded.forked_from_url
-RETURNING id`
+	forked_from_url = excluded.forked_from_url`
 
 // shareMark gives a new listed row (?1 its id, ?2 url, ?3 visit type) the
 // mark of its origin, when another lister's row of it is pending, so that
@@ -57,20 +62,42 @@ WHERE url = ?2 AND visit_type = ?3 AND NOT shared
 // keeps first_seen and gets last_seen = now and the batch's other fields.
 // Nothing is written if any origin is invalid or names an unknown lister.
 func (s *Store) ListedOriginsRecord(ctx context.Context, origins []revisit.ListedOrigin) (revisit.RecordResult, error) {
-	var res revisit.RecordResult
-	origins, err := batch.ListedOrigins(origins)
+	res, _, err := s.recordOrigins(ctx, origins, false)
+	return res, err
+}
+
+// ListedOriginsRecordReturning is ListedOriginsRecord whose upserts also
+// return the rows they wrote.
+func (s *Store) ListedOriginsRecordReturning(ctx context.Context, origins []revisit.ListedOrigin) ([]revisit.ListedOrigin, error) {
+	_, stored, err := s.recordOrigins(ctx, origins, true)
+	if err != nil {
+		return nil, err
+	}
+	return batch.InInputOrder(origins, stored), nil
+}
+
+// recordOrigins validates a batch and upserts it, and with returning reads
+// back the rows it wrote, in the order of the validated batch.
+func (s *Store) recordOrigins(ctx context.Context, origins []revisit.ListedOrigin, returning bool) (
+	res revisit.RecordResult, stored []revisit.ListedOrigin, err error) {
+	origins, err = batch.ListedOrigins(origins)
 	if err != nil || len(origins) == 0 {
-		return res, err
+		return res, nil, err
 	}
 	extras := make([]string, len(origins))
 	for i, o := range origins {
 		b, err := json.Marshal(o.ExtraLoaderArguments)
 		if err != nil {
-			return res, revisit.Invalidf(fmt.Sprintf("origins[%d].extra_loader_arguments", i), "not representable as JSON: %v", err)
+			return res, nil, revisit.Invalidf(fmt.Sprintf("origins[%d].extra_loader_arguments", i), "not representable as JSON: %v", err)
 		}
 		extras[i] = string(b)
 	}
+	upsert := upsertOrigin
+	if returning {
+		upsert = upsertOriginReturning
+	}
 	err = s.write(ctx, "record listed origins", func(tx *sql.Tx) error {
+		res, stored = revisit.RecordResult{}, nil
 		if err := checkListers(ctx, tx, origins); err != nil {
 			return err
 		}
@@ -78,7 +105,7 @@ func (s *Store) ListedOriginsRecord(ctx context.Context, origins []revisit.Liste
 		if err := tx.QueryRowContext(ctx, "SELECT COALESCE(MAX(id), 0) FROM listed_origin").Scan(&maxID); err != nil {
 			return err
 		}
-		st, err := s.stmt(ctx, tx, upsertOrigin)
+		st, err := s.stmt(ctx, tx, upsert)
 		if err != nil {
 			return err
 		}
@@ -91,11 +118,23 @@ func (s *Store) ListedOriginsRecord(ctx context.Context, origins []revisit.Liste
 			return err
 		}
 		now := micro(s.now())
+		var or originRow
 		for i, o := range origins {
-			var id int64
+			var (
+				id      int64
+				written revisit.ListedOrigin
+			)
+			dests := []any{&id}
+			if returning {
+				dests = append(dests, or.dests(&written)...)
+			}
 			if err := st.QueryRowContext(ctx, o.ListerID, o.URL, o.VisitType, extras[i], o.Enabled, now,
-				microPtr(o.LastUpdate), boolPtr(o.IsFork), strPtr(o.ForkedFromURL)).Scan(&id); err != nil {
+				microPtr(o.LastUpdate), boolPtr(o.IsFork), strPtr(o.ForkedFromURL)).Scan(dests...); err != nil {
 				return fmt.Errorf("origin %s (%s): %w", o.URL, o.VisitType, err)
+			}
+			if returning {
+				or.finish(&written)
+				stored = append(stored, written)
 			}
 			if id > maxID {
 				res.Inserted++
@@ -112,9 +151,9 @@ func (s *Store) ListedOriginsRecord(ctx context.Context, origins []revisit.Liste
 		return nil
 	})
 	if err := s.notified(err, wake.OfOrigins(origins)); err != nil {
-		return revisit.RecordResult{}, err
+		return revisit.RecordResult{}, nil, err
 	}
-	return res, nil
+	return res, stored, nil
 }
 
 // checkListers returns an invalid-input error naming the first origin whose
@@ -173,12 +212,15 @@ func (s *Store) ListedOriginsGet(ctx context.Context, f revisit.ListedOriginFilt
 	default:
 		return page, revisit.Invalidf("enabled", "unknown enabled filter %d", f.Enabled)
 	}
-	if f.PageToken != "" {
-		k, err := pagetoken.Decode(f.PageToken)
-		if err != nil {
-			return page, err
-		}
-		cond("(lister_id, url, visit_type) > (?, ?, ?)", k.ListerID, k.URL, k.VisitType)
+	afterKey, afterListerURL, err := batch.PageStart(f)
+	if err != nil {
+		return page, err
+	}
+	if afterKey != nil {
+		cond("(lister_id, url, visit_type) > (?, ?, ?)", afterKey.ListerID, afterKey.URL, afterKey.VisitType)
+	}
+	if afterListerURL != nil {
+		cond("(lister_id, url) > (?, ?)", afterListerURL.ListerID, afterListerURL.URL)
 	}
 	q := "SELECT " + grabsql.OriginColumns + " FROM listed_origin"
 	if len(where) > 0 {
@@ -198,6 +240,16 @@ func (s *Store) ListerVisitTypes(ctx context.Context, listerID uuid.UUID) ([]str
 	vts, err := query(ctx, s, scanStrings,
 		"SELECT DISTINCT visit_type FROM listed_origin WHERE lister_id = ? ORDER BY visit_type", listerID)
 	return vts, translate("get lister visit types", err)
+}
+
+// ListerVisitOutcomes counts the enabled listed origins of a lister by the
+// last visit status of their stats, which every listed row carries a copy
+// of (docs/store.md): one scan of the lister's rows, without a join.
+func (s *Store) ListerVisitOutcomes(ctx context.Context, listerID uuid.UUID) (revisit.VisitOutcomes, error) {
+	var o revisit.VisitOutcomes
+	err := s.queryRow(ctx, "SELECT "+grabsql.OutcomeCounts+" FROM listed_origin WHERE lister_id = ? AND enabled", []any{listerID},
+		&o.Enabled, &o.Successful, &o.Failed, &o.NotFound, &o.NeverVisited)
+	return o, translate("visit outcomes of lister "+listerID.String(), err)
 }
 
 // scanStrings reads the rows of a query returning one text column.

@@ -185,3 +185,33 @@ func (s *Store) QueuePositionSet(ctx context.Context, visitType string, position
 		return err
 	})
 }
+
+// QueuePositions returns the queue position of every visit type that has
+// one.
+func (s *Store) QueuePositions(ctx context.Context) (map[string]int64, error) {
+	positions, err := query(ctx, s, scanPositions, "SELECT visit_type, position FROM queue_position")
+	if err != nil {
+		return nil, translate("get queue positions", err)
+	}
+	return positions, nil
+}
+
+// scanPositions reads the rows of visit types and their queue positions.
+func scanPositions(rows *sql.Rows, err error) (map[string]int64, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	positions := map[string]int64{}
+	for rows.Next() {
+		var (
+			visitType string
+			position  int64
+		)
+		if err := rows.Scan(&visitType, &position); err != nil {
+			return nil, err
+		}
+		positions[visitType] = position
+	}
+	return positions, rows.Err()
+}

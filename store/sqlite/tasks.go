@@ -107,6 +107,26 @@ func (s *Store) TasksSetStatus(ctx context.Context, ids []int64, status revisit.
 		"UPDATE task SET status = ?2 WHERE id IN (SELECT value FROM json_each(?1)) RETURNING id", string(status))
 }
 
+// TasksUpdateStatus sets the status (and next_run) of the tasks among u.IDs
+// that exist, in one write transaction.
+func (s *Store) TasksUpdateStatus(ctx context.Context, u revisit.TaskStatusUpdate) (int, error) {
+	if err := u.Validate(); err != nil || len(u.IDs) == 0 {
+		return 0, err
+	}
+	var n int64
+	err := s.write(ctx, "set status of tasks", func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE task SET status = ?2, next_run = coalesce(?3, next_run)
+			WHERE id IN (SELECT value FROM json_each(?1)) AND NOT (?4 AND status = 'completed')`,
+			jsonArray(u.IDs), string(u.Status), microPtr(u.NextRun), u.ExceptCompleted)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return int(n), err
+}
+
 // TasksRespawn makes tasks due again, all or none.
 func (s *Store) TasksRespawn(ctx context.Context, ids []int64, nextRun *time.Time) error {
 	return s.updateTasks(ctx, ids, "respawn tasks", `UPDATE task SET status = 'next_run_not_scheduled',

@@ -19,20 +19,16 @@ import (
 // concurrent writers lock rows in one order. Times are truncated to µs and a
 // nil ExtraLoaderArguments becomes an empty object.
 func ListedOrigins(origins []revisit.ListedOrigin) ([]revisit.ListedOrigin, error) {
-	type key struct {
-		lister   uuid.UUID
-		url, typ string
-	}
-	last := make(map[key]int, len(origins))
+	last := make(map[listedKey]int, len(origins))
 	for i, o := range origins {
 		if err := o.Validate(); err != nil {
 			return nil, indexed(err, "origins", i)
 		}
-		last[key{o.ListerID, o.URL, o.VisitType}] = i
+		last[keyOf(o)] = i
 	}
 	out := make([]revisit.ListedOrigin, 0, len(last))
 	for i, o := range origins {
-		if last[key{o.ListerID, o.URL, o.VisitType}] != i {
+		if last[keyOf(o)] != i {
 			continue
 		}
 		o.LastUpdate = revisit.MicrosecondPtr(o.LastUpdate)
@@ -46,6 +42,33 @@ func ListedOrigins(origins []revisit.ListedOrigin) ([]revisit.ListedOrigin, erro
 	})
 	return out, nil
 }
+
+// InInputOrder returns the rows of stored, the rows as written of a batch
+// made from input by ListedOrigins, in the order of their keys' first
+// occurrence in input.
+func InInputOrder(input, stored []revisit.ListedOrigin) []revisit.ListedOrigin {
+	at := make(map[listedKey]int, len(stored))
+	for i, o := range stored {
+		at[keyOf(o)] = i
+	}
+	out := make([]revisit.ListedOrigin, 0, len(stored))
+	for _, o := range input {
+		k := keyOf(o)
+		if i, ok := at[k]; ok {
+			out = append(out, stored[i])
+			delete(at, k)
+		}
+	}
+	return out
+}
+
+// listedKey is the key of a listed origin: (lister_id, url, visit_type).
+type listedKey struct {
+	lister   uuid.UUID
+	url, typ string
+}
+
+func keyOf(o revisit.ListedOrigin) listedKey { return listedKey{o.ListerID, o.URL, o.VisitType} }
 
 // VisitStatsWrites validates a batch of stats writes, naming the first bad
 // one by its index (stats[3].url), and returns it deduplicated on (url,
@@ -154,6 +177,29 @@ func PageLimit(limit int) (int, error) {
 		return revisit.PageSize.Def, nil
 	}
 	return limit, revisit.PageSize.Check(limit)
+}
+
+// PageStart returns where a page of listed origins f selects starts: after
+// the full key of f.PageToken, after every row of f.AfterListerURL, or at
+// the beginning (both nil). Both at once is an invalid-input error naming
+// page_token.
+func PageStart(f revisit.ListedOriginFilter) (*pagetoken.Key, *revisit.ListerURL, error) {
+	switch {
+	case f.PageToken != "" && f.AfterListerURL != nil:
+		return nil, nil, revisit.Invalidf("page_token", "give a page token or a lister and URL to resume after, not both")
+	case f.PageToken != "":
+		k, err := pagetoken.Decode(f.PageToken)
+		if err != nil {
+			return nil, nil, err
+		}
+		return &k, nil, nil
+	case f.AfterListerURL != nil:
+		if err := revisit.ValidateText("page_token", f.AfterListerURL.URL); err != nil {
+			return nil, nil, err
+		}
+		return nil, f.AfterListerURL, nil
+	}
+	return nil, nil, nil
 }
 
 // Page turns up to limit+1 rows read in key order into a page whose token is

@@ -48,6 +48,12 @@ type Dialect struct {
 const OriginColumns = "lister_id, url, visit_type, extra_loader_arguments, enabled, first_seen, last_seen, " +
 	"last_update, is_fork, forked_from_url"
 
+// OutcomeCounts are the aggregates, over listed rows, of the fields of a
+// revisit.VisitOutcomes in order, read from the stats copy the rows carry.
+const OutcomeCounts = "count(*), count(*) FILTER (WHERE last_visit_status = 'successful'), " +
+	"count(*) FILTER (WHERE last_visit_status = 'failed'), count(*) FILTER (WHERE last_visit_status = 'not_found'), " +
+	"count(*) FILTER (WHERE last_visit_status IS NULL)"
+
 // Columns are the listed_origin columns the candidate query returns, in
 // order: OriginColumns, then what a Candidate adds.
 const Columns = OriginColumns + ", next_visit_queue_position, last_scheduled"
