@@ -19,6 +19,7 @@ import (
 	"github.com/revisit-sched/revisit/broker/embedded"
 	"github.com/revisit-sched/revisit/config"
 	"github.com/revisit-sched/revisit/runner"
+	"github.com/revisit-sched/revisit/swhrpc"
 	"github.com/revisit-sched/revisit/web"
 )
 
@@ -42,9 +43,14 @@ const (
 	roleOrchestrator = "orchestrator"
 	roleListener     = "listener"
 	roleRunner       = "runner"
+	roleRPC          = "rpc"
 )
 
-var serveRoleNames = []string{roleAPI, roleOrchestrator, roleListener, roleRunner}
+var serveRoleNames = []string{roleAPI, roleOrchestrator, roleListener, roleRunner, roleRPC}
+
+// rpcPath is where the rpc role serves the Software Heritage RPC: its
+// clients' URL is http://host:port/swh/.
+const rpcPath = "/swh/"
 
 func (a *app) serveCommand() *cobra.Command {
 	var (
@@ -52,7 +58,7 @@ func (a *app) serveCommand() *cobra.Command {
 		roleNames []string
 	)
 	cmd := &cobra.Command{
-		Use:   "serve [--listen ADDRESS] [--roles api,orchestrator,listener,runner]",
+		Use:   "serve [--listen ADDRESS] [--roles api,orchestrator,listener,runner,rpc]",
 		Short: "Run revisit: the HTTP API and dashboard, the orchestrator, the task runner and the result processing",
 		Long: `Runs the whole system in one process until interrupted (SIGINT or SIGTERM,
 then it stops gracefully):
@@ -66,6 +72,10 @@ then it stops gracefully):
   runner        dispatches the due generic tasks (task types not load-*),
                 and removes their old history when the retention section
                 of the configuration sets older_than
+  rpc           the Software Heritage scheduler RPC under /swh/, for the
+                Python RemoteScheduler (url: http://HOST:PORT/swh/); with
+                tokens, the token is the password of the URL
+                (http://user:TOKEN@HOST:PORT/swh/)
 
 With no configuration it uses the SQLite file revisit.db in the current
 directory (created and migrated) and the embedded broker. --config selects
@@ -167,6 +177,13 @@ func (a *app) serve(cmd *cobra.Command, c config.Config, addr string, selected m
 	if selected[roleAPI] {
 		h = web.Handler(handler)
 	}
+	if selected[roleRPC] {
+		mux := http.NewServeMux()
+		mux.Handle(rpcPath, http.StripPrefix(strings.TrimSuffix(rpcPath, "/"), swhrpc.New(swhrpc.Config{
+			Store: st, Tokens: c.API.Tokens, Clock: a.env.Clock, Logger: a.log.With("role", roleRPC)})))
+		mux.Handle("/", h)
+		h = mux
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
@@ -197,6 +214,9 @@ func (a *app) serve(cmd *cobra.Command, c config.Config, addr string, selected m
 		what = "dashboard"
 	}
 	fmt.Fprintf(a.env.Stderr, "revisit: %s at http://%s/\n", what, ln.Addr())
+	if selected[roleRPC] {
+		fmt.Fprintf(a.env.Stderr, "revisit: Software Heritage RPC at http://%s%s\n", ln.Addr(), rpcPath)
+	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err = runRoles(ctx, roles...)

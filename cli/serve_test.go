@@ -19,6 +19,7 @@ import (
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/api/client"
+	"github.com/revisit-sched/revisit/swhwire"
 	"github.com/revisit-sched/revisit/worker"
 )
 
@@ -42,13 +43,16 @@ func cleanEnviron() []string {
 	return env
 }
 
-var dashboardLine = regexp.MustCompile(`revisit: dashboard at (http://[^/\s]+)/`)
+// listenLine is the line revisit serve prints once it listens: the
+// dashboard's, or, without the api role, the health's.
+var listenLine = regexp.MustCompile(`revisit: (?:dashboard|health and metrics) at (http://[^/\s]+)/`)
 
-// startServe starts revisit serve in dir and returns its base URL once it
-// listens; the process is stopped (SIGTERM) at cleanup and must exit 0.
+// startServe starts revisit with args (which name the serve command) in dir
+// and returns its base URL once it listens; the process is stopped
+// (SIGTERM) at cleanup and must exit 0.
 func startServe(t *testing.T, bin, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(bin, append(args, "serve", "--listen", "127.0.0.1:0")...)
+	cmd := exec.Command(bin, append(args, "--listen", "127.0.0.1:0")...)
 	cmd.Dir, cmd.Env = dir, cleanEnviron()
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)
@@ -58,7 +62,7 @@ func startServe(t *testing.T, bin, dir string, args ...string) string {
 	base := ""
 	for base == "" && lines.Scan() {
 		log.WriteString(lines.Text() + "\n")
-		if m := dashboardLine.FindStringSubmatch(lines.Text()); m != nil {
+		if m := listenLine.FindStringSubmatch(lines.Text()); m != nil {
 			base = m[1]
 		}
 	}
@@ -98,7 +102,7 @@ orchestrator:
   queue_full_backoff: 1s
   round_jitter: 100ms
 `), 0o600))
-	base := startServe(t, bin, dir, "--config", "revisit.yaml")
+	base := startServe(t, bin, dir, "--config", "revisit.yaml", "serve")
 	_, err := os.Stat(filepath.Join(dir, "revisit.db"))
 	require.NoError(t, err, "the SQLite store is created in the current directory")
 
@@ -171,6 +175,46 @@ orchestrator:
 	require.NoError(t, err)
 	require.Len(t, qs, 1)
 	require.Zero(t, qs[0].Sent, "no visit in flight once results are in")
+
+	got := rpcCall(t, base+"/swh/task_type/get_all")
+	require.Len(t, got, 1, "the default roles serve the Software Heritage RPC")
+}
+
+// rpcCall calls an endpoint of the Software Heritage RPC without
+// parameters, as its Python client does, and returns the decoded result.
+func rpcCall(t *testing.T, url string) []any {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader([]byte{0x80}))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/x-msgpack")
+	req.Header.Set("Accept", "application/x-msgpack")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%q", body)
+	v, err := swhwire.Decode(body)
+	require.NoError(t, err)
+	list, ok := v.([]any)
+	require.True(t, ok, "%#v", v)
+	return list
+}
+
+// TestServeRPCRole runs the rpc role alone: the Software Heritage RPC under
+// /swh/ with health and metrics, without the JSON API.
+func TestServeRPCRole(t *testing.T) {
+	t.Parallel()
+	bin := buildRevisit(t)
+	base := startServe(t, bin, t.TempDir(), "serve", "--roles", "rpc")
+	require.Empty(t, rpcCall(t, base+"/swh/task_type/get_all"))
+	for path, want := range map[string]int{"/healthz": 200, "/readyz": 200, "/metrics": 200, "/swh/": 200,
+		"/swh/site-map": 200, "/api/v1/task-types": 404} {
+		resp, err := http.Get(base + path)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, want, resp.StatusCode, path)
+	}
 }
 
 func TestServeRefusesOpenNonLoopback(t *testing.T) {

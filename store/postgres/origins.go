@@ -49,14 +49,15 @@ func (s *Store) ListedOriginsRecordReturning(ctx context.Context, origins []revi
 }
 
 // recordOrigins validates a batch and upserts it in one transaction: it
-// checks and holds the batch's listers, takes the grab locks of its visit
+// checks and holds the batch's listers (naming a bad one by its index in
+// input), takes the grab locks of its visit
 // types in shared mode, runs the recording statement through write (with
 // its arguments), flags shared the rows of the new origins write reports
 // that other listers list too, and wakes up the subscribers of the visit
 // types once committed.
-func (s *Store) recordOrigins(ctx context.Context, origins []revisit.ListedOrigin,
+func (s *Store) recordOrigins(ctx context.Context, input []revisit.ListedOrigin,
 	write func(tx pgx.Tx, args []any) (newURLs, newTypes []string, err error)) error {
-	origins, err := batch.ListedOrigins(origins)
+	origins, err := batch.ListedOrigins(input)
 	if err != nil || len(origins) == 0 {
 		return err
 	}
@@ -91,7 +92,7 @@ func (s *Store) recordOrigins(ctx context.Context, origins []revisit.ListedOrigi
 	args := []any{listers, urls, types, extras, enabled, updates, forks, forkURLs, s.now()}
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		var newURLs, newTypes []string
-		if err := checkListers(ctx, tx, origins); err != nil {
+		if err := checkListers(ctx, tx, input); err != nil {
 			return err
 		}
 		if err := shareGrabLocks(ctx, tx, types); err != nil {

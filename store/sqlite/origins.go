@@ -77,10 +77,11 @@ func (s *Store) ListedOriginsRecordReturning(ctx context.Context, origins []revi
 }
 
 // recordOrigins validates a batch and upserts it, and with returning reads
-// back the rows it wrote, in the order of the validated batch.
-func (s *Store) recordOrigins(ctx context.Context, origins []revisit.ListedOrigin, returning bool) (
+// back the rows it wrote, in the order of the validated batch. A bad origin
+// or unknown lister is named by its index in input.
+func (s *Store) recordOrigins(ctx context.Context, input []revisit.ListedOrigin, returning bool) (
 	res revisit.RecordResult, stored []revisit.ListedOrigin, err error) {
-	origins, err = batch.ListedOrigins(origins)
+	origins, err := batch.ListedOrigins(input)
 	if err != nil || len(origins) == 0 {
 		return res, nil, err
 	}
@@ -98,7 +99,7 @@ func (s *Store) recordOrigins(ctx context.Context, origins []revisit.ListedOrigi
 	}
 	err = s.write(ctx, "record listed origins", func(tx *sql.Tx) error {
 		res, stored = revisit.RecordResult{}, nil
-		if err := checkListers(ctx, tx, origins); err != nil {
+		if err := checkListers(ctx, tx, input); err != nil {
 			return err
 		}
 		var maxID int64

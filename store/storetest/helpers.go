@@ -99,6 +99,15 @@ func (f *fixture) record(batch ...revisit.ListedOrigin) revisit.RecordResult {
 	return r
 }
 
+// recordReturning records one batch with ListedOriginsRecordReturning and
+// requires success.
+func (f *fixture) recordReturning(batch ...revisit.ListedOrigin) []revisit.ListedOrigin {
+	f.t.Helper()
+	got, err := f.s.ListedOriginsRecordReturning(f.ctx, batch)
+	require.NoError(f.t, err)
+	return got
+}
+
 // upsert writes visit stats and requires success.
 func (f *fixture) upsert(stats ...revisit.VisitStats) {
 	f.t.Helper()

@@ -48,6 +48,8 @@ func init() {
 		woken("changing the load task type")
 		f.record(revisit.ListedOrigin{ListerID: l.ID, URL: url("a"), VisitType: "git", Enabled: true})
 		woken("recording an origin")
+		f.recordReturning(revisit.ListedOrigin{ListerID: l.ID, URL: url("b"), VisitType: "git", Enabled: true})
+		woken("recording an origin, returning the rows")
 		_, err := f.s.VisitStatsWrite(f.ctx, []revisit.VisitStatsWrite{{Stats: revisit.VisitStats{URL: url("a"),
 			VisitType: "git", LastVisit: atp(0), LastVisitStatus: stp(revisit.VisitFailed), SuccessiveVisits: 1}}})
 		require.NoError(t, err)

@@ -62,32 +62,42 @@ func init() {
 // rows were recorded (in one batch, one lister after the other), and none of
 // its rows is grabbed again while its visit is pending.
 func init() {
-	register("Scheduled/SharedOriginsMoveTogether", func(t *testing.T, newStore NewStore) {
-		f := newFixture(t, newStore)
-		a := f.lister("gitlab", "a")
-		b := f.lister("gitlab", "b")
-		f.record(origin(a.ID, "together", "git"), origin(b.ID, "together", "git"))
-		f.record(origin(a.ID, "later", "git"), origin(a.ID, "solo", "git"))
-		f.record(origin(b.ID, "later", "git"))
-		p := revisit.GrabParams{VisitType: "git", Count: 10, Policy: revisit.OldestScheduledFirst,
-			Cooldowns: &revisit.Cooldowns{Scheduled: day}}
-
-		for round := range 2 {
-			got := f.grabNames(p)
-			sort.Strings(got)
-			require.Equal(t, []string{"later", "solo", "together"}, got, "round %d: each origin once", round)
-			require.Empty(t, f.grabNames(p), "round %d: no row of a pending origin is left to grab", round)
-			require.Len(t, f.all(revisit.ListedOriginFilter{VisitType: "git"}), 5, "round %d: every row stays listed", round)
-
-			f.clock.Advance(time.Hour)
-			for _, name := range got {
-				f.upsert(revisit.VisitStats{URL: url(name), VisitType: "git", LastVisit: atp(f.clock.Now().Sub(base)),
-					LastVisitStatus: stp(revisit.VisitSuccessful), LastSuccessful: atp(f.clock.Now().Sub(base)),
-					NextPositionOffset: 4, SuccessiveVisits: 1})
-			}
-			f.clock.Advance(2 * day)
-		}
+	register("Scheduled/SharedOriginsMoveTogether/Record", func(t *testing.T, newStore NewStore) {
+		sharedOriginsMoveTogether(t, newFixture(t, newStore), func(f *fixture, batch ...revisit.ListedOrigin) {
+			f.record(batch...)
+		})
 	})
+	register("Scheduled/SharedOriginsMoveTogether/RecordReturning", func(t *testing.T, newStore NewStore) {
+		sharedOriginsMoveTogether(t, newFixture(t, newStore), func(f *fixture, batch ...revisit.ListedOrigin) {
+			f.recordReturning(batch...)
+		})
+	})
+}
+
+func sharedOriginsMoveTogether(t *testing.T, f *fixture, record func(f *fixture, batch ...revisit.ListedOrigin)) {
+	a := f.lister("gitlab", "a")
+	b := f.lister("gitlab", "b")
+	record(f, origin(a.ID, "together", "git"), origin(b.ID, "together", "git"))
+	record(f, origin(a.ID, "later", "git"), origin(a.ID, "solo", "git"))
+	record(f, origin(b.ID, "later", "git"))
+	p := revisit.GrabParams{VisitType: "git", Count: 10, Policy: revisit.OldestScheduledFirst,
+		Cooldowns: &revisit.Cooldowns{Scheduled: day}}
+
+	for round := range 2 {
+		got := f.grabNames(p)
+		sort.Strings(got)
+		require.Equal(t, []string{"later", "solo", "together"}, got, "round %d: each origin once", round)
+		require.Empty(t, f.grabNames(p), "round %d: no row of a pending origin is left to grab", round)
+		require.Len(t, f.all(revisit.ListedOriginFilter{VisitType: "git"}), 5, "round %d: every row stays listed", round)
+
+		f.clock.Advance(time.Hour)
+		for _, name := range got {
+			f.upsert(revisit.VisitStats{URL: url(name), VisitType: "git", LastVisit: atp(f.clock.Now().Sub(base)),
+				LastVisitStatus: stp(revisit.VisitSuccessful), LastSuccessful: atp(f.clock.Now().Sub(base)),
+				NextPositionOffset: 4, SuccessiveVisits: 1})
+		}
+		f.clock.Advance(2 * day)
+	}
 }
 
 // listerVisitTypes returns the visit types of lister l's origins.
