@@ -104,13 +104,78 @@ func (c *comparison) fields(path, model string, rec, got swhwire.Map) {
 }
 
 // unordered compares two lists as sets: both sorted by naturalKey, then
-// element by element.
+// element by element, each named by what identifies it.
 func (c *comparison) unordered(path string, at place, rec, got []any) {
+	rec, got = sortedByKey(rec, at), sortedByKey(got, at)
 	if len(rec) != len(got) {
-		c.differ(path, "recorded %d elements, got %d", len(rec), len(got))
+		c.differ(path, "recorded %d elements, got %d; only recorded: %s; only ours: %s", len(rec), len(got),
+			labels(without(rec, got, at), label), labels(without(got, rec, at), c.ourLabel))
 		return
 	}
-	c.list(path+" (sorted)", at, sortedByKey(rec, at), sortedByKey(got, at))
+	for i := range rec {
+		c.value(fmt.Sprintf("%s[%s]", path, label(rec[i])), at, rec[i], got[i])
+	}
+}
+
+// without is l less the elements of other, by naturalKey.
+func without(l, other []any, at place) []any {
+	count := map[string]int{}
+	for _, e := range other {
+		count[naturalKey(e, at)]++
+	}
+	var out []any
+	for _, e := range l {
+		if k := naturalKey(e, at); count[k] > 0 {
+			count[k]--
+		} else {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// label names an element of a list: a model by its url, id, name or type.
+func label(v any) string {
+	m, ok := v.(swhwire.Model)
+	if !ok {
+		return show(v)
+	}
+	for _, f := range []string{"url", "id", "name", "type", "visit_type"} {
+		if x, ok := m.Fields.Get(f); ok && x != nil {
+			return fmt.Sprintf("%s %s=%v", m.Type, f, x)
+		}
+	}
+	return m.Type
+}
+
+// ourLabel is label of an element of our answer, with the recorded id its
+// id stands for.
+func (c *comparison) ourLabel(v any) string {
+	m, ok := v.(swhwire.Model)
+	if !ok {
+		return label(v)
+	}
+	id, _ := integer(fieldOf(m, "id"))
+	if kind, ok := integerIDs[place{m.Type, "id"}]; ok && id != nil {
+		if rec, ok := c.tr.ourIDs[kind][id.Int64()]; ok {
+			return fmt.Sprintf("%s (recorded id %d)", label(v), rec)
+		}
+	}
+	return label(v)
+}
+
+// labels names a few elements.
+func labels(l []any, label func(any) string) string {
+	const most = 5
+	out := make([]string, 0, most)
+	for i, e := range l {
+		if i == most {
+			out = append(out, fmt.Sprintf("… %d more", len(l)-most))
+			break
+		}
+		out = append(out, label(e))
+	}
+	return "[" + strings.Join(out, "; ") + "]"
 }
 
 // sortedByKey is a copy of l sorted by naturalKey, stable.

@@ -540,6 +540,10 @@ def session(client):
         missing = client.origin_visit_stats_get([("https://nowhere.example.org/x", "git")])
         expect(missing == [], "stats of an unknown origin: %r", missing)
 
+    def unknown_endpoint():
+        e = expect_raises(RemoteException, lambda: client.post("nothing/here", {}))
+        expect(e.args == ("404 not found",), "an unknown endpoint raised %r", e)
+
     return [
         ("get_or_create_lister", get_or_create_lister),
         ("record_listed_origins", record_listed_origins),
@@ -551,6 +555,7 @@ def session(client):
         ("get_task_type_missing", get_task_type_missing),
         ("task_types", task_types),
         ("visit_stats", visit_stats),
+        ("unknown_endpoint", unknown_endpoint),
     ]
 
 
