@@ -100,10 +100,8 @@ func createdTaskType(t *testing.T, x swhtraffic.Exchange) string {
 	if err != nil {
 		t.Fatalf("line %d: %v", x.Line, err)
 	}
-	tt, _ := v.(swhwire.Map).Get("task_type")
-	name, _ := tt.(swhwire.Model).Fields.Get("type")
-	s, _ := name.(string)
-	return s
+	name, _ := fieldOf(fieldOf(v, "task_type"), "type").(string)
+	return name
 }
 
 // replayEngine is a store engine the replay runs on: prepare, once for
@@ -367,10 +365,11 @@ func (r *replay) post(path, contentType string, body []byte) (int, http.Header, 
 // task_type/get_all answered.
 func (r *replay) createTaskTypes(getAll swhtraffic.Exchange) {
 	v, err := swhwire.Decode(getAll.Resp)
-	if err != nil {
-		r.t.Fatal(err)
+	types, ok := v.([]any)
+	if err != nil || !ok {
+		r.t.Fatalf("line %d: want a list of task types, got %s (%v)", getAll.Line, show(v), err)
 	}
-	for _, tt := range v.([]any) {
+	for _, tt := range types {
 		body, err := swhwire.Encode(swhwire.Map{{Key: "task_type", Value: tt}})
 		if err != nil {
 			r.t.Fatal(err)
