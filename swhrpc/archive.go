@@ -26,13 +26,10 @@ func (s *Server) taskFilterForArchive(p *record) call {
 	f := archiveFilter{
 		after:  required(p, "after_ts", asArchiveTime),
 		before: required(p, "before_ts", asArchiveTime),
-		limit:  field(p, "limit", asCount(revisit.PageSize.Max), 10),
+		limit:  field(p, "limit", asLimit(revisit.PageSize), 10),
 		token:  deref(field(p, "page_token", optional(asStr), nil)),
 	}
 	return func(ctx context.Context) (any, error) {
-		if f.limit == 0 {
-			return nil, revisit.PageSize.Check(0)
-		}
 		rows, next, err := s.archivable(ctx, f)
 		if err != nil {
 			return nil, err

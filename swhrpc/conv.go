@@ -58,19 +58,22 @@ func asInt(field string, v any) (int64, error) {
 	return 0, wrongType(field, "an int", v)
 }
 
-// asCount is asInt for a value that must fit an int between 0 and max.
-func asCount(max int) conv[int] {
+// asRange is asInt for an int between min and max.
+func asRange(min, max int) conv[int] {
 	return func(field string, v any) (int, error) {
 		n, err := asInt(field, v)
 		if err != nil {
 			return 0, err
 		}
-		if n < 0 || n > int64(max) {
-			return 0, revisit.Invalidf(field, "must be between 0 and %d, not %d", max, n)
+		if n < int64(min) || n > int64(max) {
+			return 0, revisit.Invalidf(field, "must be between %d and %d, not %d", min, max, n)
 		}
 		return int(n), nil
 	}
 }
+
+// asLimit is asRange for the bounds of a limit.
+func asLimit(l revisit.Limit) conv[int] { return asRange(l.Min, l.Max) }
 
 // asFloat takes a float, or an int as Python would.
 func asFloat(field string, v any) (float64, error) {

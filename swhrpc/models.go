@@ -194,8 +194,8 @@ func readVisitStats(path string, v any) (revisit.VisitStats, error) {
 		LastScheduled:          field(r, "last_scheduled", optional(asTime), nil),
 		LastSnapshot:           field(r, "last_snapshot", asSnapshot, nil),
 		NextVisitQueuePosition: field(r, "next_visit_queue_position", optional(asInt), nil),
-		NextPositionOffset:     field(r, "next_position_offset", asCount(maxInt32), revisit.DefaultNextPositionOffset),
-		SuccessiveVisits:       field(r, "successive_visits", asCount(maxInt32), revisit.DefaultSuccessiveVisits),
+		NextPositionOffset:     field(r, "next_position_offset", asRange(0, maxInt32), revisit.DefaultNextPositionOffset),
+		SuccessiveVisits:       field(r, "successive_visits", asRange(0, maxInt32), revisit.DefaultSuccessiveVisits),
 	}
 	return s, r.finish()
 }
@@ -261,8 +261,8 @@ func readTaskType(path string, v any) (revisit.TaskType, error) {
 		MinInterval:     deref(field(r, "min_interval", optional(asDuration), nil)),
 		MaxInterval:     deref(field(r, "max_interval", optional(asDuration), nil)),
 		BackoffFactor:   deref(field(r, "backoff_factor", optional(asFloat), nil)),
-		MaxQueueLength:  deref(field(r, "max_queue_length", optional(asCount(maxInt32)), ptr(revisit.DefaultMaxQueueLength))),
-		NumRetries:      deref(field(r, "num_retries", optional(asCount(maxInt32)), nil)),
+		MaxQueueLength:  deref(field(r, "max_queue_length", optional(asRange(0, maxInt32)), ptr(revisit.DefaultMaxQueueLength))),
+		NumRetries:      deref(field(r, "num_retries", optional(asRange(0, maxInt32)), nil)),
 		RetryDelay:      deref(field(r, "retry_delay", optional(asDuration), nil)),
 	}
 	if err := r.finish(); err != nil {
@@ -303,7 +303,7 @@ func readTask(policy revisit.TaskPolicy) conv[revisit.NewTask] {
 			Arguments:       required(r, "arguments", readTaskArguments),
 			NextRun:         required(r, "next_run", asTime),
 			Policy:          field(r, "policy", asTaskPolicy, policy),
-			RetriesLeft:     field(r, "retries_left", optional(asCount(maxInt32)), nil),
+			RetriesLeft:     field(r, "retries_left", optional(asRange(0, maxInt32)), nil),
 			CurrentInterval: deref(field(r, "current_interval", optional(asDuration), nil)),
 			Priority:        field(r, "priority", asPriority, revisit.PriorityNone),
 		}

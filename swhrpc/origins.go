@@ -2,6 +2,7 @@ package swhrpc
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"time"
 
@@ -34,7 +35,7 @@ func (s *Server) originsGet(p *record) call {
 		filter: revisit.ListedOriginFilter{
 			ListerID:       field(p, "lister_id", optional(asUUID), nil),
 			Enabled:        field(p, "enabled", asEnabledFilter, revisit.OnlyEnabled),
-			Limit:          field(p, "limit", asCount(revisit.PageSize.Max), revisit.PageSize.Def),
+			Limit:          field(p, "limit", asLimit(revisit.PageSize), revisit.PageSize.Def),
 			AfterListerURL: field(p, "page_token", optional(asPageToken), nil),
 		},
 		url:  field(p, "url", optional(asStr), nil),
@@ -59,9 +60,6 @@ func (s *Server) originsGet(p *record) call {
 // the next page, which starts after that lister and URL, skips none.
 func (s *Server) listedOrigins(ctx context.Context, q originsPage) ([]revisit.ListedOrigin, bool, error) {
 	f := q.filter
-	if f.Limit == 0 {
-		return nil, false, revisit.PageSize.Check(0)
-	}
 	switch {
 	case q.url != nil && q.urls != nil && !slices.Contains(*q.urls, *q.url):
 		return nil, false, nil // both filters, nothing matches both
@@ -126,7 +124,7 @@ func (s *Server) originsGrabNext(p *record) call {
 	}
 	g := revisit.GrabParams{
 		VisitType: required(p, "visit_type", asStr),
-		Count:     required(p, "count", asCount(revisit.MaxGrabCount)),
+		Count:     required(p, "count", asLimit(revisit.GrabCount)),
 		Policy:    revisit.Policy(required(p, "policy", asStr)),
 		Disabled:  !field(p, "enabled", asBool, true),
 		ListerID:  field(p, "lister_uuid", optional(asUUID), nil),
@@ -150,7 +148,10 @@ func (s *Server) originsGrabNext(p *record) call {
 			g.Now = s.now()
 		}
 		origins, err := s.st.GrabNextVisits(ctx, g)
-		if err != nil {
+		switch {
+		case errors.Is(err, revisit.ErrNotFound):
+			return []any{}, nil // an unknown lister has no origins
+		case err != nil:
 			return nil, err
 		}
 		return listedOriginModels(origins), nil

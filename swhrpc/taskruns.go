@@ -83,7 +83,7 @@ func taskRunOrNil(r revisit.TaskRun, err error) (any, error) {
 
 func (s *Server) taskRunGet(p *record) call {
 	ids := required(p, "task_ids", each(MaxBatch, asInt))
-	limit := field(p, "limit", optional(asCount(maxSearch)), nil)
+	limit := field(p, "limit", optional(asRange(0, maxSearch)), nil)
 	return func(ctx context.Context) (any, error) {
 		runs, err := s.st.TaskRunsGet(ctx, ids)
 		if err != nil {

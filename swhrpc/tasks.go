@@ -48,7 +48,7 @@ func (s *Server) taskSearch(p *record) call {
 	policy := field(p, "policy", optional(asTaskPolicy), nil)
 	before := field(p, "before", optional(asTime), nil)
 	after := field(p, "after", optional(asTime), nil)
-	limit := field(p, "limit", optional(asCount(maxSearch)), nil)
+	limit := field(p, "limit", optional(asRange(1, maxSearch)), nil)
 	return func(ctx context.Context) (any, error) {
 		base := revisit.TaskFilter{Policy: deref(policy), NextRunAfter: after}
 		if ids != nil {
@@ -154,7 +154,7 @@ func readyTasks(grab, priority bool) func(*Server, *record) call {
 			Now:      deref(field(p, "timestamp", optional(asTime), nil)),
 			Priority: priority,
 		}
-		limit := field(p, "num_tasks", optional(asCount(revisit.ReadyTasksLimit.Max)), nil)
+		limit := field(p, "num_tasks", optional(asRange(0, revisit.ReadyTasksLimit.Max)), nil)
 		return func(ctx context.Context) (any, error) {
 			r.Limit = revisit.ReadyTasksLimit.Max // None: all, up to the most at once
 			if limit != nil {
