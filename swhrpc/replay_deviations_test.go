@@ -12,8 +12,9 @@ import (
 )
 
 // The replay holds our answers to the recorded ones but where revisit
-// deviates from upstream on purpose, as its documentation says. Each
-// deviation is named here, with what the replay compares instead.
+// deviates from upstream on purpose, as its documentation says
+// (docs/wire.md §5, docs/semantics.md). Each deviation is named here, with
+// what the replay compares instead.
 
 // unorderedAnswers are the calls whose list answer upstream selects without
 // an ORDER BY, so in no defined order, and ours in an order of its own (by
@@ -60,7 +61,82 @@ const (
 	// writes such a URL must be refused with a SchedulerException naming
 	// it, and nothing of that URL is expected in later answers.
 	absoluteURLs = "origin URLs must be absolute"
+	// defaultQueueLength: a task type created without max_queue_length has
+	// the default, 1000, and says so; upstream stores and answers None.
+	defaultQueueLength = "max_queue_length: none is the default, 1000"
+	// emptyRunMetadata: a task run scheduled without metadata has {};
+	// upstream answers None until the run starts.
+	emptyRunMetadata = "task run metadata: none is {}"
+	// storedPositions: visit_scheduler/get lists the queue positions
+	// stored; upstream also lists a 0 for a visit type an
+	// origins_without_last_update grab only read. A recorded 0 may be
+	// missing from ours.
+	storedPositions = "visit_scheduler/get: stored positions only"
+	// recurringTasksStay: delete_archived deletes the runs named and the
+	// oneshot tasks left without runs; recurring tasks stay. Upstream
+	// deletes every task named whose runs are gone. A recurring task named
+	// there may still be in our later answers, and is left out of them.
+	recurringTasksStay = "delete_archived: recurring tasks stay"
 )
+
+// documentedValue says whether ours may answer got where upstream answered
+// rec, at place at, and under which deviation.
+func documentedValue(at place, rec, got any) (string, bool) {
+	switch at {
+	case place{"TaskType", "max_queue_length"}:
+		n, _ := integer(got)
+		return defaultQueueLength, rec == nil && n != nil && n.Int64() == revisit.DefaultMaxQueueLength
+	case place{"TaskRun", "metadata"}:
+		m, ok := got.(swhwire.Map)
+		return emptyRunMetadata, rec == nil && ok && len(m) == 0
+	}
+	return "", false
+}
+
+// withoutZeroPositions is a recorded visit_scheduler/get answer without the
+// positions of 0 ours does not list; it says whether it left any out.
+func withoutZeroPositions(rec, ours any) (any, bool) {
+	r, okR := rec.(swhwire.Map)
+	o, okO := ours.(swhwire.Map)
+	if !okR || !okO {
+		return rec, false
+	}
+	var out swhwire.Map
+	for _, p := range r {
+		k, _ := p.Key.(string)
+		if n, _ := integer(p.Value); n != nil && n.Sign() == 0 && fieldOf(o, k) == nil {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out, len(out) < len(r)
+}
+
+// withoutKeptTasks is our list answer without the recurring tasks that
+// stayed after a delete_archived named them (kept: their recorded ids) and
+// that the recorded answer does not have; it says whether it left any out.
+func withoutKeptTasks(tr *translation, kept map[int64]bool, rec, ours any) (any, bool) {
+	rows, ok := ours.([]any)
+	if !ok || len(kept) == 0 {
+		return ours, false
+	}
+	recorded := map[int64]bool{}
+	if l, ok := rec.([]any); ok {
+		for _, t := range l {
+			recorded[taskIDOf(t)] = true
+		}
+	}
+	var out []any
+	for _, t := range rows {
+		m, isTask := t.(swhwire.Model)
+		recID, known := tr.ourIDs[taskID][taskIDOf(t)]
+		if isTask && m.Type == "Task" && known && kept[recID] && !recorded[recID] && fieldOf(t, "policy") == "recurring" {
+			continue
+		}
+		out = append(out, t)
+	}
+	return out, len(out) < len(rows)
+}
 
 // refusedURLs are the relative origin URLs of the models of a request.
 func refusedURLs(req any) []string {

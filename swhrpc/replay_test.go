@@ -214,8 +214,9 @@ type replay struct {
 	clock        *replayClock
 	tr           *translation
 	failedByPath map[string]int
-	deviations   map[string]int // calls compared under each deviation
-	refused      map[string]bool
+	deviations   map[string]int  // calls compared under each deviation
+	refused      map[string]bool // relative URLs (absoluteURLs)
+	kept         map[int64]bool  // recorded ids of recurring tasks (recurringTasksStay)
 }
 
 func startReplay(t *testing.T, open func(*testing.T, revisit.Clock) store.Store) *replay {
@@ -223,7 +224,8 @@ func startReplay(t *testing.T, open func(*testing.T, revisit.Clock) store.Store)
 	srv := httptest.NewServer(newServer(open(t, clock.Now), clock.Now))
 	t.Cleanup(srv.Close)
 	return &replay{t: t, url: srv.URL, client: srv.Client(), clock: clock, tr: newTranslation(),
-		failedByPath: map[string]int{}, deviations: map[string]int{}, refused: map[string]bool{}}
+		failedByPath: map[string]int{}, deviations: map[string]int{}, refused: map[string]bool{},
+		kept: map[int64]bool{}}
 }
 
 // maxDiffsShown bounds the differences reported for one call.
@@ -294,19 +296,40 @@ func (r *replay) call(x swhtraffic.Exchange) []string {
 // compare holds our answer ours to the recorded answer rec of a call with
 // the recorded request req, under the deviations that concern the call.
 func (r *replay) compare(path string, req, rec, ours any) []string {
-	c := &comparison{tr: r.tr}
+	c := &comparison{tr: r.tr, used: map[string]bool{}}
+	defer func() {
+		for d := range c.used {
+			r.deviations[d]++
+		}
+	}()
 	if path == "/visit_stats/get" && len(r.refused) > 0 {
-		r.deviations[absoluteURLs]++
+		c.used[absoluteURLs] = true
 		rec = withoutURLs(rec, r.refused)
 	}
+	if cut, ok := withoutKeptTasks(r.tr, r.kept, rec, ours); ok {
+		c.used[recurringTasksStay] = true
+		ours = cut
+	}
 	switch path {
+	case "/task/delete_archived":
+		named, _ := fieldOf(req, "task_ids").([]any)
+		for _, n := range named {
+			if id, _ := integer(fieldOf(n, "task_id")); id != nil {
+				r.kept[id.Int64()] = true
+			}
+		}
+	case "/visit_scheduler/get":
+		if cut, ok := withoutZeroPositions(rec, ours); ok {
+			c.used[storedPositions] = true
+			rec = cut
+		}
 	case "/origins/grab_next":
 		if fieldOf(req, "tablesample") != nil {
-			r.deviations[sampledGrab]++
+			c.used[sampledGrab] = true
 			return checkSample(req, ours)
 		}
 		if cut, ok := oneRowPerOrigin(r.tr, rec, ours); ok {
-			r.deviations[oneVisitPerOrigin]++
+			c.used[oneVisitPerOrigin] = true
 			rec = cut
 		}
 		if fieldOf(req, "policy") == "never_visited_oldest_update_first" {
@@ -315,7 +338,7 @@ func (r *replay) compare(path string, req, rec, ours any) []string {
 	case "/task/create":
 		cut, aliases := oneTaskEach(req, rec)
 		if len(aliases) > 0 {
-			r.deviations[oneTaskPerInput]++
+			c.used[oneTaskPerInput] = true
 		}
 		defer func() {
 			for alias, id := range aliases {
@@ -329,7 +352,7 @@ func (r *replay) compare(path string, req, rec, ours any) []string {
 	recList, okR := rec.([]any)
 	ourList, okO := ours.([]any)
 	if unorderedAnswers[path] && okR && okO {
-		r.deviations[unorderedAnswer]++
+		c.used[unorderedAnswer] = true
 		c.unordered("response", place{}, recList, ourList)
 	} else {
 		c.value("response", place{}, rec, ours)
