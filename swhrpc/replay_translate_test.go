@@ -80,6 +80,7 @@ type translation struct {
 	tokens    map[string]string
 	sentUUIDs map[uuid.UUID]bool
 	sentTimes map[time.Time]bool
+	rewrites  int // values request replaced, so far
 }
 
 func newTranslation() *translation {
@@ -98,16 +99,19 @@ func (tr *translation) request(v any, at place) any {
 	case uuid.UUID:
 		tr.sentUUIDs[v] = true
 		if o, ok := tr.uuids[v]; ok {
+			tr.rewrites++
 			return o
 		}
 	case time.Time:
 		tr.sentTimes[v] = true
 		if o, ok := tr.clocks[v]; ok {
+			tr.rewrites++
 			return o
 		}
 	case int64:
 		if kind, ok := integerIDs[at]; ok {
 			if o, ok := tr.ids[kind][v]; ok {
+				tr.rewrites++
 				return o
 			}
 		}
@@ -143,11 +147,13 @@ func (tr *translation) text(s string, at place) string {
 	if u, ok := uuidText(s); ok {
 		tr.sentUUIDs[u] = true
 		if o, ok := tr.uuids[u]; ok {
+			tr.rewrites++
 			return o.String()
 		}
 		return s
 	}
 	if o, ok := tr.tokens[s]; ok && pageTokens[at] {
+		tr.rewrites++
 		return o
 	}
 	return s
