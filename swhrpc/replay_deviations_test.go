@@ -13,8 +13,8 @@ import (
 
 // The replay holds our answers to the recorded ones but where revisit
 // deviates from upstream on purpose, as its documentation says
-// (docs/wire.md §5, docs/semantics.md). Each deviation is named here, with
-// what the replay compares instead.
+// (docs/wire.md §5 lists them). Each deviation is named here, with what the
+// replay compares instead; the tests log how many calls each concerned.
 
 // unorderedAnswers are the calls whose list answer upstream selects without
 // an ORDER BY, so in no defined order, and ours in an order of its own (by
@@ -41,22 +41,24 @@ const (
 	unorderedAnswer = "an answer in no defined order"
 	// oneTaskPerInput: create_tasks makes one task of identical inputs, in
 	// the batch or already active, and answers one task per input
-	// (docs/semantics.md, generic tasks); upstream makes a task of every
+	// (docs/wire.md §5, docs/semantics.md §8); upstream makes a task of every
 	// input and answers every active copy of an input given again. The
 	// recorded answer is cut to one task per input, the first copy, and
 	// the ids of the other copies stand for it.
 	oneTaskPerInput = "create_tasks: one task per distinct input"
 	// oneVisitPerOrigin: grab_next_visits returns an origin listed by
-	// several listers once, one lister's row (docs/semantics.md §3);
+	// several listers once, one lister's row (docs/wire.md §5,
+	// docs/semantics.md §3);
 	// upstream returns every lister's row. The recorded answer keeps, of
 	// the rows of one (url, visit_type), the one of our answer's lister.
 	oneVisitPerOrigin = "grab_next_visits: an origin once, whatever its listers"
 	// sampledGrab: grab_next_visits with a tablesample draws at random,
-	// upstream (TABLESAMPLE SYSTEM picks whole table blocks) and ours
-	// alike: only the shape of the answer is compared.
+	// upstream (TABLESAMPLE SYSTEM picks whole table blocks) and ours (a
+	// share of the eligible origins, docs/wire.md §5) alike: only the
+	// shape of the answer is compared.
 	sampledGrab = "grab_next_visits with a tablesample: a random draw"
-	// absoluteURLs: revisit keeps origins of absolute URLs only
-	// (docs/semantics.md, recording; the same rule for visit stats);
+	// absoluteURLs: revisit keeps origins of absolute URLs only, listed
+	// origins and visit stats alike (docs/wire.md §5);
 	// upstream's tests store the stats of "foo" and "bar". A call that
 	// writes such a URL must be refused with a SchedulerException naming
 	// it, and nothing of that URL is expected in later answers.
