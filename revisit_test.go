@@ -159,3 +159,19 @@ func TestInputRules(t *testing.T) {
 		t.Errorf("invalid UTF-8 key: %v", err)
 	}
 }
+
+func TestValidateFirstVisitsQueuePrefix(t *testing.T) {
+	p := func(s string) *string { return &s }
+	for _, ok := range []*string{nil, p("high"), p("é"), p(strings.Repeat("p", revisit.MaxQueuePrefixLength))} {
+		if err := revisit.ValidateFirstVisitsQueuePrefix(ok); err != nil {
+			t.Errorf("prefix %v refused: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"", strings.Repeat("p", revisit.MaxQueuePrefixLength+1), strings.Repeat("é", 128), "a\xff"} {
+		err := revisit.ValidateFirstVisitsQueuePrefix(&bad)
+		var e *revisit.Error
+		if !errors.As(err, &e) || e.Code != revisit.CodeInvalid || e.Field != "first_visits_queue_prefix" {
+			t.Errorf("prefix %q: got %v, want an invalid-input error naming first_visits_queue_prefix", bad, err)
+		}
+	}
+}

@@ -71,6 +71,22 @@ func TestTaskRuns(t *testing.T) {
 		c.fails(http.StatusBadRequest, "SchedulerException", "task_id: task 999999 not found",
 			"task_run/schedule_one", "task_id", int64(999999), "backend_id", "b-4")
 		require.Len(t, list(t, c.ok("task_run/get", "task_ids", ids)), 2, "nothing written")
+
+		// Marking tasks scheduled after their dispatch leaves those whose
+		// last run ended already.
+		var recurring []any
+		for _, m := range list(t, c.ok("task/create", "tasks", []any{task("load-git", at, []any{"r1"}), task("load-git", at, []any{"r2"})})) {
+			recurring = append(recurring, fields(t, m, "Task")["id"])
+		}
+		c.ok("task_run/schedule", "task_runs", []any{taskRun(recurring[0], "r-1"), taskRun(recurring[1], "r-2")})
+		c.ok("task_run/end", "backend_id", "r-1", "status", "failed")
+		require.Nil(t, c.ok("task/set_status", "task_ids", recurring, "status", "next_run_scheduled", "except_completed_tasks", true))
+		statuses := map[any]any{}
+		for _, m := range list(t, c.ok("task/get", "task_ids", recurring)) {
+			f := fields(t, m, "Task")
+			statuses[f["id"]] = f["status"]
+		}
+		require.Equal(t, map[any]any{recurring[0]: "next_run_not_scheduled", recurring[1]: "next_run_scheduled"}, statuses)
 	})
 }
 

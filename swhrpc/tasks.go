@@ -192,9 +192,31 @@ func (s *Server) taskSetStatus(p *record) call {
 		ExceptCompleted: field(p, "except_completed_tasks", asBool, false),
 	}
 	return func(ctx context.Context) (any, error) {
+		if u.ExceptCompleted {
+			ids, err := s.withoutCompletedRun(ctx, u.IDs)
+			if err != nil {
+				return nil, err
+			}
+			u.IDs = ids
+		}
 		_, err := s.st.TasksUpdateStatus(ctx, u)
 		return nil, err
 	}
+}
+
+// withoutCompletedRun is ids without the tasks whose last run ended: a
+// worker that finished before its dispatcher marked its task scheduled has
+// already moved the task on, as upstream's except_completed_tasks keeps.
+func (s *Server) withoutCompletedRun(ctx context.Context, ids []int64) ([]int64, error) {
+	runs, err := s.st.TaskRunsGet(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	ended := map[int64]bool{}
+	for _, r := range runs { // by task, then run: the last run of a task comes last
+		ended[r.TaskID] = r.Ended != nil
+	}
+	return slices.DeleteFunc(slices.Clone(ids), func(id int64) bool { return ended[id] }), nil
 }
 
 func (s *Server) taskDisable(p *record) call {

@@ -50,11 +50,10 @@ func (s *Store) ListedOriginsRecordReturning(ctx context.Context, origins []revi
 
 // recordOrigins validates a batch and upserts it in one transaction: it
 // checks and holds the batch's listers (naming a bad one by its index in
-// input), takes the grab locks of its visit
-// types in shared mode, runs the recording statement through write (with
-// its arguments), flags shared the rows of the new origins write reports
-// that other listers list too, and wakes up the subscribers of the visit
-// types once committed.
+// input), takes the grab locks of its visit types in shared mode, runs the
+// recording statement through write (with its arguments), flags shared the
+// rows of the new origins write reports that other listers list too, and
+// wakes up the subscribers of the visit types once committed.
 func (s *Store) recordOrigins(ctx context.Context, input []revisit.ListedOrigin,
 	write func(tx pgx.Tx, args []any) (newURLs, newTypes []string, err error)) error {
 	origins, err := batch.ListedOrigins(input)

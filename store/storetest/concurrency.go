@@ -72,8 +72,9 @@ func init() {
 
 func init() {
 	// Two listers that list the same new origins at the same moment, in
-	// concurrent batches: each grab must still take every lister's row of
-	// an origin, so that no origin is offered twice.
+	// concurrent batches (one recording as ListedOriginsRecord does, the
+	// other as ListedOriginsRecordReturning): each grab must still take
+	// every lister's row of an origin, so that no origin is offered twice.
 	register("Record/ConcurrentListersOfOneOrigin", func(t *testing.T, newStore NewStore) {
 		f := newFixture(t, newStore)
 		listers := []revisit.Lister{f.lister("github", ""), f.lister("swh-save", "")}
@@ -91,7 +92,11 @@ func init() {
 				go func() {
 					defer wg.Done()
 					<-start
-					_, errs[i] = f.s.ListedOriginsRecord(f.ctx, batch)
+					if i == 0 {
+						_, errs[i] = f.s.ListedOriginsRecord(f.ctx, batch)
+					} else {
+						_, errs[i] = f.s.ListedOriginsRecordReturning(f.ctx, batch)
+					}
 				}()
 			}
 			close(start)

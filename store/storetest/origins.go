@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"testing"
@@ -297,6 +298,62 @@ func init() {
 		require.Empty(t, f.all(revisit.ListedOriginFilter{ListerID: &none, Enabled: revisit.AnyEnabled}))
 		require.Empty(t, f.all(revisit.ListedOriginFilter{URLs: []string{url("zz")}, Enabled: revisit.AnyEnabled}))
 		require.Empty(t, f.all(revisit.ListedOriginFilter{VisitType: "bzr", Enabled: revisit.AnyEnabled}))
+	})
+
+	// The Software Heritage RPC's page token, [lister_id, url], resumes
+	// after every row of that lister and URL, whatever their visit types.
+	register("ListedOrigins/AfterListerURL", func(t *testing.T, newStore NewStore) {
+		f := newFixture(t, newStore)
+		want := paginationFixture(f)
+		after := func(from revisit.ListerURL, o revisit.ListedOrigin) bool {
+			if c := bytes.Compare(o.ListerID[:], from.ListerID[:]); c != 0 {
+				return c > 0
+			}
+			return o.URL > from.URL
+		}
+		// walk reads every page from after, the next pages by page token.
+		walk := func(flt revisit.ListedOriginFilter, from revisit.ListerURL) []okey {
+			t.Helper()
+			flt.AfterListerURL = &from
+			var got []okey
+			for page := 0; ; page++ {
+				require.Less(t, page, len(want)+1, "too many pages")
+				p, err := f.s.ListedOriginsGet(f.ctx, flt)
+				require.NoError(t, err)
+				got = append(got, keys(p.Origins)...)
+				if p.NextPageToken == "" {
+					return got
+				}
+				flt.AfterListerURL, flt.PageToken = nil, p.NextPageToken
+			}
+		}
+		starts := []revisit.ListerURL{{ListerID: uuid.Nil, URL: ""}, {ListerID: want[0].ListerID, URL: url("u1x")},
+			{ListerID: want[len(want)-1].ListerID, URL: url("zz")}}
+		for _, o := range want {
+			starts = append(starts, revisit.ListerURL{ListerID: o.ListerID, URL: o.URL})
+		}
+		for _, from := range starts {
+			for _, flt := range []revisit.ListedOriginFilter{{Enabled: revisit.AnyEnabled},
+				{Enabled: revisit.AnyEnabled, Limit: 2}, {VisitType: "git", Limit: 1}} {
+				var exp []okey
+				for _, o := range want {
+					if after(from, o) && (flt.VisitType == "" || o.VisitType == flt.VisitType) &&
+						(flt.Enabled == revisit.AnyEnabled || o.Enabled) {
+						exp = append(exp, keyOf(o))
+					}
+				}
+				require.Equal(t, exp, walk(flt, from), "after %s %s, %+v", from.ListerID, from.URL, flt)
+			}
+		}
+
+		first, err := f.s.ListedOriginsGet(f.ctx, revisit.ListedOriginFilter{Enabled: revisit.AnyEnabled, Limit: 1})
+		require.NoError(t, err)
+		_, err = f.s.ListedOriginsGet(f.ctx, revisit.ListedOriginFilter{Enabled: revisit.AnyEnabled,
+			PageToken: first.NextPageToken, AfterListerURL: &revisit.ListerURL{ListerID: want[0].ListerID, URL: want[0].URL}})
+		requireField(t, err, revisit.ErrInvalid, "page_token")
+		_, err = f.s.ListedOriginsGet(f.ctx, revisit.ListedOriginFilter{
+			AfterListerURL: &revisit.ListerURL{ListerID: want[0].ListerID, URL: "https://e.org/\xff"}})
+		requireField(t, err, revisit.ErrInvalid, "page_token")
 	})
 
 	register("ListedOrigins/GarbagePageToken", func(t *testing.T, newStore NewStore) {

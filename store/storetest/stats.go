@@ -131,4 +131,22 @@ func init() {
 		require.NoError(t, err)
 		require.Equal(t, int64(10), pos, "set sets, lower too")
 	})
+
+	register("QueuePosition/All", func(t *testing.T, newStore NewStore) {
+		f := newFixture(t, newStore)
+		all, err := f.s.QueuePositions(f.ctx)
+		require.NoError(t, err)
+		require.NotNil(t, all)
+		require.Empty(t, all, "none stored")
+		require.NoError(t, f.s.QueuePositionSet(f.ctx, "git", 1<<40+3))
+		require.NoError(t, f.s.QueuePositionSet(f.ctx, "hg", 0))
+		require.NoError(t, f.s.QueuePositionSet(f.ctx, "pypi", -5))
+		all, err = f.s.QueuePositions(f.ctx)
+		require.NoError(t, err)
+		require.Equal(t, map[string]int64{"git": 1<<40 + 3, "hg": 0, "pypi": -5}, all)
+		require.NoError(t, f.s.QueuePositionSet(f.ctx, "git", 7))
+		all, err = f.s.QueuePositions(f.ctx)
+		require.NoError(t, err)
+		require.Equal(t, map[string]int64{"git": 7, "hg": 0, "pypi": -5}, all)
+	})
 }

@@ -272,6 +272,53 @@ func init() {
 		requireCode(t, f.s.TasksRespawn(f.ctx, []int64{1 << 40}, nil), revisit.ErrNotFound)
 	})
 
+	// TasksUpdateStatus does what Software Heritage's set_status_tasks
+	// does: unknown ids are ignored, next_run is set when given, and
+	// completed tasks may be left alone.
+	register("Task/UpdateStatus", func(t *testing.T, newStore NewStore) {
+		f := withTaskType(t, newStore)
+		ts := f.create(recurring("a"), oneshot("b"), oneshot("c"))
+		a, b, c := ts[0].ID, ts[1].ID, ts[2].ID
+		require.NoError(t, f.s.TasksSetStatus(f.ctx, []int64{b}, revisit.TaskCompleted))
+		update := func(u revisit.TaskStatusUpdate) int {
+			t.Helper()
+			n, err := f.s.TasksUpdateStatus(f.ctx, u)
+			require.NoError(t, err)
+			return n
+		}
+
+		require.Equal(t, 2, update(revisit.TaskStatusUpdate{IDs: []int64{a, c, 1 << 40, a}, Status: revisit.TaskDisabled}),
+			"unknown ids are ignored, repeated ones count once")
+		require.Equal(t, revisit.TaskDisabled, f.task(a).Status)
+		require.Equal(t, revisit.TaskCompleted, f.task(b).Status)
+		require.Equal(t, revisit.TaskDisabled, f.task(c).Status)
+		requireTime(t, base, f.task(a).NextRun, "no next_run: unchanged")
+
+		next := at(3*day + 1500*time.Nanosecond)
+		require.Equal(t, 2, update(revisit.TaskStatusUpdate{IDs: []int64{a, b, c}, Status: revisit.TaskNextRunNotScheduled,
+			NextRun: &next, ExceptCompleted: true}), "the completed task is left alone")
+		require.Equal(t, revisit.TaskCompleted, f.task(b).Status)
+		requireTime(t, base, f.task(b).NextRun)
+		for _, id := range []int64{a, c} {
+			got := f.task(id)
+			require.Equal(t, revisit.TaskNextRunNotScheduled, got.Status)
+			requireTime(t, next, got.NextRun, "next_run at the microsecond")
+		}
+		require.Equal(t, 1, update(revisit.TaskStatusUpdate{IDs: []int64{b}, Status: revisit.TaskDisabled}),
+			"completed tasks too, unless told")
+		require.Equal(t, revisit.TaskDisabled, f.task(b).Status)
+		require.Equal(t, 1, update(revisit.TaskStatusUpdate{IDs: []int64{b}, Status: revisit.TaskDisabled}),
+			"a task already in that status counts")
+
+		require.Zero(t, update(revisit.TaskStatusUpdate{IDs: []int64{1 << 40}, Status: revisit.TaskDisabled}))
+		require.Zero(t, update(revisit.TaskStatusUpdate{Status: revisit.TaskDisabled}), "no ids: nothing to do")
+		_, err := f.s.TasksUpdateStatus(f.ctx, revisit.TaskStatusUpdate{IDs: []int64{a}, Status: "paused"})
+		requireField(t, err, revisit.ErrInvalid, "status")
+		_, err = f.s.TasksUpdateStatus(f.ctx, revisit.TaskStatusUpdate{Status: ""})
+		requireField(t, err, revisit.ErrInvalid, "status")
+		require.Equal(t, revisit.TaskNextRunNotScheduled, f.task(a).Status, "an invalid update changes nothing")
+	})
+
 	register("Task/ReadyOrder", func(t *testing.T, newStore NewStore) {
 		f := withTaskType(t, newStore)
 		mk := func(name string, due time.Duration, p revisit.TaskPriority) revisit.NewTask {
