@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"math/big"
-	"os/exec"
 	"reflect"
 	"strings"
 	"testing"
@@ -75,7 +74,7 @@ var pythonOnly = map[string]any{
 
 func runPeer(t *testing.T, py, mode string, stdin []byte) []byte {
 	t.Helper()
-	cmd := exec.Command(py, "testdata/swhpeer.py", mode)
+	cmd := pytest.Command(py, "testdata/swhpeer.py", mode)
 	cmd.Stdin = bytes.NewReader(stdin)
 	out, err := cmd.Output()
 	if err != nil {

@@ -7,23 +7,13 @@ integers), with Debian's msgpack.
                       it with the expected one, and prints a verdict line
 """
 import base64
-import dataclasses
 import datetime
-import enum
 import json
 import sys
 import uuid
 
-import msgpack
-
-UTC = datetime.timezone.utc
-
-
-@dataclasses.dataclass
-class PagedResult:
-    results: list
-    next_page_token: object = None
-    total_results: object = None
+import swhcore
+from swhcore import UTC, LastVisitStatus, PagedResult
 
 
 class Model:
@@ -39,12 +29,6 @@ class Model:
         return "%s(%r)" % (self.type_, self.fields)
 
 
-class LastVisitStatus(enum.Enum):
-    successful = "successful"
-    failed = "failed"
-    not_found = "not_found"
-
-
 def exception_to_dict(exc):
     import traceback
 
@@ -57,53 +41,23 @@ def exception_to_dict(exc):
     }
 
 
-ENCODERS = [
-    (uuid.UUID, "uuid", str),
-    (datetime.timedelta, "timedelta", lambda td: {"days": td.days, "seconds": td.seconds, "microseconds": td.microseconds}),
-    (PagedResult, "paged_result", dataclasses.asdict),
-    (Exception, "exception", exception_to_dict),
-    (Model, "scheduler_model", lambda m: {**m.fields, "__type__": m.type_}),
-    (LastVisitStatus, "last_visit_status", lambda s: s.value),
-]
-
-
-def encode_types(obj):
-    if isinstance(obj, int):
-        code, obj = (1, obj) if obj > 0 else (2, -obj)
-        return msgpack.ExtType(code, obj.to_bytes((obj.bit_length() + 7) // 8, "big"))
-    for type_, name, enc in ENCODERS:
-        if isinstance(obj, type_):
-            return {b"swhtype": name, b"d": enc(obj)}
-    return obj
-
-
 def decode_exception(d):
     return {"exception": d["type"], "args": list(d["args"])}
 
 
-DECODERS = {
-    "uuid": uuid.UUID,
-    "timedelta": lambda d: datetime.timedelta(**d),
-    "paged_result": lambda d: PagedResult(**d),
-    "exception": decode_exception,
-    "scheduler_model": lambda d: Model(d.pop("__type__"), **d),
-    "last_visit_status": LastVisitStatus,
-    "datetime": datetime.datetime.fromisoformat,
-}
-
-
-def decode_types(obj):
-    if set(obj) == {b"d", b"swhtype"} and obj[b"swhtype"] in DECODERS:
-        return DECODERS[obj[b"swhtype"]](obj[b"d"])
-    return obj
-
-
-def ext_hook(code, data):
-    if code == 1:
-        return int.from_bytes(data, "big")
-    if code == 2:
-        return -int.from_bytes(data, "big")
-    raise ValueError("unknown ext code %s" % code)
+CODEC = swhcore.Codec(
+    swhcore.ENCODERS + [
+        (Exception, "exception", exception_to_dict),
+        (Model, "scheduler_model", lambda m: {**m.fields, "__type__": m.type_}),
+        (LastVisitStatus, "last_visit_status", lambda s: s.value),
+    ],
+    {
+        **swhcore.DECODERS,
+        "exception": decode_exception,
+        "scheduler_model": lambda d: Model(d.pop("__type__"), **d),
+        "last_visit_status": LastVisitStatus,
+    },
+)
 
 
 LISTER = uuid.UUID("cdd8f804-9db6-40c3-93ab-5955d3836234")
@@ -163,14 +117,6 @@ PYTHON_ONLY = {
 }
 
 
-def packb(v):
-    return msgpack.packb(v, use_bin_type=True, datetime=True, default=encode_types)
-
-
-def unpackb(b):
-    return msgpack.unpackb(b, raw=False, timestamp=3, strict_map_key=False, object_hook=decode_types, ext_hook=ext_hook)
-
-
 def expected(name):
     v = VALUES[name]
     if isinstance(v, Exception):
@@ -180,7 +126,7 @@ def expected(name):
 
 def main():
     if sys.argv[1] == "encode":
-        out = {k: base64.b64encode(packb(v)).decode() for k, v in {**VALUES, **PYTHON_ONLY}.items()}
+        out = {k: base64.b64encode(CODEC.packb(v)).decode() for k, v in {**VALUES, **PYTHON_ONLY}.items()}
         json.dump(out, sys.stdout)
         return
     got = json.load(sys.stdin)
@@ -189,7 +135,7 @@ def main():
         if name not in got:
             bad.append("%s: missing" % name)
             continue
-        v = unpackb(base64.b64decode(got[name]))
+        v = CODEC.unpackb(base64.b64decode(got[name]))
         if v != expected(name) or type(v) is not type(expected(name)):
             bad.append("%s: got %r, want %r" % (name, v, expected(name)))
     for line in bad:
@@ -197,4 +143,5 @@ def main():
     print("verdict: %s" % ("ok" if not bad else "%d mismatches" % len(bad)))
 
 
-main()
+if __name__ == "__main__":
+    main()

@@ -1,14 +1,30 @@
 // Package pytest finds, for tests, a Python interpreter with the Debian
 // packages revisit's wire formats are checked against: Celery and kombu, and
-// msgpack.
+// msgpack; and runs the tests' Python scripts with the module swhcore.py
+// beside this file (swh-core's msgpack conventions) importable.
 package pytest
 
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
+
+// Command runs the script (with args) with the interpreter py, this
+// package's directory on PYTHONPATH.
+func Command(py, script string, args ...string) *exec.Cmd {
+	_, self, _, _ := runtime.Caller(0)
+	cmd := exec.Command(py, append([]string{script}, args...)...)
+	path := filepath.Dir(self)
+	if old := os.Getenv("PYTHONPATH"); old != "" {
+		path += string(os.PathListSeparator) + old
+	}
+	cmd.Env = append(os.Environ(), "PYTHONPATH="+path)
+	return cmd
+}
 
 // Celery returns a python3 that imports celery and kombu: REVISIT_PYTHON,
 // else Debian's /usr/bin/python3, else python3 on PATH. Without one the test
