@@ -38,7 +38,8 @@ type RPCConfig struct {
 }
 
 // RPCReport is what RunRPC measured: each figure through the RPC (a
-// loopback HTTP server, msgpack encoded and decoded on both sides) and
+// loopback HTTP server, msgpack both ways; the client's decoding of the
+// answers left out, as it is the client's own) and
 // directly on the store, on the same store in the same run.
 type RPCReport struct {
 	URL     string `json:"store"`
@@ -93,7 +94,7 @@ func RunRPC(ctx context.Context, cfg RPCConfig) (RPCReport, error) {
 			continue
 		}
 		progress(cfg.Progress, "grab %s", gc.name)
-		direct, err := timeGrabsWith(ctx, se, se.GrabNextVisits, gc, se.now, cfg.Grabs, 1000, Visited)
+		direct, err := timeGrabs(ctx, se, gc, se.now, cfg.Grabs, 1000, Visited)
 		if err != nil {
 			return rep, err
 		}
@@ -110,7 +111,7 @@ func RunRPC(ctx context.Context, cfg RPCConfig) (RPCReport, error) {
 // timeRecordRPC records batches of 1000 alternately through the RPC and
 // directly, so that both meet the same store as it grows, and returns
 // both rates in origins/s. The RPC's time includes the client's encoding
-// of the request and decoding of the answer.
+// of the request, not its decoding of the answer.
 func timeRecordRPC(ctx context.Context, se *session, c *rpcClient, batches int) (remote, direct float64, err error) {
 	viaRPC := recordBatches(se.ds, se.a.ID, se.b.ID, batches)
 	viaStore := recordBatches(se.ds, se.a.ID, se.b.ID, batches)
@@ -124,11 +125,11 @@ func timeRecordRPC(ctx context.Context, se *session, c *rpcClient, batches int) 
 		tStore += time.Since(start)
 		b = viaRPC[k*1000 : (k+1)*1000]
 		start = time.Now()
-		got, err := c.record(ctx, b)
+		got, decoding, err := c.record(ctx, b)
 		if err != nil {
 			return 0, 0, err
 		}
-		tRPC += time.Since(start)
+		tRPC += time.Since(start) - decoding
 		keys := map[[3]string]bool{}
 		for _, o := range b {
 			keys[[3]string{o.ListerID.String(), o.URL, o.VisitType}] = true
@@ -148,65 +149,71 @@ type rpcClient struct {
 	hc   *http.Client
 }
 
-// call posts params to path and returns the decoded answer.
-func (c *rpcClient) call(ctx context.Context, path string, params swhwire.Map) (any, error) {
+// call posts params to path and returns the decoded answer, and how long
+// decoding it took.
+func (c *rpcClient) call(ctx context.Context, path string, params swhwire.Map) (any, time.Duration, error) {
 	body, err := swhwire.Encode(params)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+path, bytes.NewReader(body))
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	req.Header.Set("Content-Type", "application/x-msgpack")
 	req.Header.Set("Accept", "application/x-msgpack")
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
+	start := time.Now()
 	v, err := swhwire.Decode(raw)
+	decoding := time.Since(start)
 	if err != nil {
-		return nil, fmt.Errorf("%s: answer: %w", path, err)
+		return nil, 0, fmt.Errorf("%s: answer: %w", path, err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		if e, perr := swhwire.ParseException(v); perr == nil {
-			return nil, fmt.Errorf("%s: %d %s: %s", path, resp.StatusCode, e.Type, e.Message)
+			return nil, 0, fmt.Errorf("%s: %d %s: %s", path, resp.StatusCode, e.Type, e.Message)
 		}
-		return nil, fmt.Errorf("%s: %s", path, resp.Status)
+		return nil, 0, fmt.Errorf("%s: %s", path, resp.Status)
 	}
-	return v, nil
+	return v, decoding, nil
 }
 
-// record sends origins/record and returns how many origins came back.
-func (c *rpcClient) record(ctx context.Context, origins []revisit.ListedOrigin) (int, error) {
+// record sends origins/record and returns how many origins came back, and
+// how long decoding them took.
+func (c *rpcClient) record(ctx context.Context, origins []revisit.ListedOrigin) (int, time.Duration, error) {
 	models := make([]any, len(origins))
 	for i, o := range origins {
 		models[i] = listedOriginRequest(o)
 	}
-	v, err := c.call(ctx, "origins/record", swhwire.Map{{Key: "listed_origins", Value: models}})
+	v, decoding, err := c.call(ctx, "origins/record", swhwire.Map{{Key: "listed_origins", Value: models}})
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	got, ok := v.([]any)
 	if !ok {
-		return 0, errors.New("origins/record: the answer is not a list")
+		return 0, 0, errors.New("origins/record: the answer is not a list")
 	}
-	return len(got), nil
+	return len(got), decoding, nil
 }
 
-// grab sends origins/grab_next with every parameter, as the client does.
-func (c *rpcClient) grab(ctx context.Context, p revisit.GrabParams) ([]revisit.ListedOrigin, error) {
+// grab sends origins/grab_next with every parameter, as the client does,
+// and returns the origins and how long decoding them took: the time of a
+// client, which the Python client spends its own way.
+func (c *rpcClient) grab(ctx context.Context, p revisit.GrabParams) ([]revisit.ListedOrigin, time.Duration, error) {
 	cd := revisit.DefaultCooldowns()
 	var lister any
 	if p.ListerID != nil {
 		lister = p.ListerID.String()
 	}
-	v, err := c.call(ctx, "origins/grab_next", swhwire.Map{
+	v, decoding, err := c.call(ctx, "origins/grab_next", swhwire.Map{
 		{Key: "visit_type", Value: p.VisitType}, {Key: "count", Value: p.Count},
 		{Key: "policy", Value: string(p.Policy)}, {Key: "enabled", Value: true},
 		{Key: "lister_uuid", Value: lister}, {Key: "lister_name", Value: nil},
@@ -218,17 +225,17 @@ func (c *rpcClient) grab(ctx context.Context, p revisit.GrabParams) ([]revisit.L
 		{Key: "tablesample", Value: nil}, {Key: "dry_run", Value: p.DryRun},
 	})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	list, ok := v.([]any)
 	if !ok {
-		return nil, errors.New("origins/grab_next: the answer is not a list")
+		return nil, 0, errors.New("origins/grab_next: the answer is not a list")
 	}
 	origins := make([]revisit.ListedOrigin, 0, len(list))
 	for i, e := range list {
 		m, ok := e.(swhwire.Model)
 		if !ok || m.Type != "ListedOrigin" {
-			return nil, fmt.Errorf("origins/grab_next: answer[%d] is not a ListedOrigin", i)
+			return nil, 0, fmt.Errorf("origins/grab_next: answer[%d] is not a ListedOrigin", i)
 		}
 		url, _ := m.Fields.Get("url")
 		vt, _ := m.Fields.Get("visit_type")
@@ -236,7 +243,7 @@ func (c *rpcClient) grab(ctx context.Context, p revisit.GrabParams) ([]revisit.L
 		t, _ := vt.(string)
 		origins = append(origins, revisit.ListedOrigin{URL: u, VisitType: t})
 	}
-	return origins, nil
+	return origins, decoding, nil
 }
 
 // listedOriginRequest is o as the Python client sends a ListedOrigin.

@@ -105,7 +105,8 @@ run left it in the store): recording batches of 1000 origins, half new,
 through origins/record and directly, in turn (P9 asks the RPC for 80 % of
 the direct rate), and grabs of 1000 git origins of every policy through
 origins/grab_next and directly (P9 asks the RPC for a p50 of 15 ms). The
-RPC's times include the client's msgpack encoding and decoding. Use an
+RPC's times include the client's encoding of its requests, not its
+decoding of the answers (the Python client spends its own). Use an
 empty store: the run adds origins and marks visits.`,
 		Args: exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -55,7 +55,7 @@ func (l Limits) Decode(b []byte) (any, error) {
 		return nil, &DecodeError{0, fmt.Sprintf("input of %d bytes exceeds the limit of %d", len(b), l.MaxSize)}
 	}
 	r := bytes.NewReader(b)
-	d := &decoder{r: r, mp: msgpack.NewDecoder(r), size: len(b), lim: l}
+	d := &decoder{r: r, mp: msgpack.NewDecoder(r), buf: b, size: len(b), lim: l}
 	v, err := d.value(0)
 	if err != nil {
 		return nil, err
@@ -66,13 +66,21 @@ func (l Limits) Decode(b []byte) (any, error) {
 	return v, nil
 }
 
-// decoder reads values from r through the library's decoder mp.
+// decoder reads values from r, a reader of buf, through the library's
+// decoder mp; strings and payloads are sliced out of buf.
 type decoder struct {
 	r    *bytes.Reader
 	mp   *msgpack.Decoder
+	buf  []byte
 	size int
 	lim  Limits
+	// keys holds the str map keys read so far, so that the field names
+	// repeated in every element of a list are allocated once.
+	keys map[string]string
 }
+
+// maxInterned bounds the keys a decoder keeps, whatever the input.
+const maxInterned = 256
 
 func (d *decoder) fail(format string, args ...any) error {
 	return &DecodeError{d.size - d.r.Len(), fmt.Sprintf(format, args...)}
@@ -81,10 +89,11 @@ func (d *decoder) fail(format string, args ...any) error {
 // wrap turns a library or payload error into a DecodeError at the present
 // offset; nil stays nil.
 func (d *decoder) wrap(err error) error {
+	if err == nil {
+		return nil
+	}
 	var de *DecodeError
 	switch {
-	case err == nil:
-		return nil
 	case errors.As(err, &de):
 		return err
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
@@ -138,18 +147,26 @@ func (d *decoder) integer(c byte) (any, error) {
 	return v, d.wrap(err)
 }
 
-// bytesOf reads the str or bin header and then its n bytes, n checked
-// against what is left of the input.
+// next returns the next n bytes of the input, without copying them, n
+// checked against what is left.
+func (d *decoder) next(what string, n int) ([]byte, error) {
+	if n > d.r.Len() {
+		return nil, d.fail("%s of %d bytes, only %d left", what, n, d.r.Len())
+	}
+	at := d.size - d.r.Len()
+	if _, err := d.r.Seek(int64(n), io.SeekCurrent); err != nil {
+		return nil, d.wrap(err)
+	}
+	return d.buf[at : at+n : at+n], nil
+}
+
+// bytesOf reads the str or bin header and then its bytes, in place.
 func (d *decoder) bytesOf(what string) ([]byte, error) {
 	n, err := d.mp.DecodeBytesLen()
 	if err != nil {
 		return nil, d.wrap(err)
 	}
-	if n > d.r.Len() {
-		return nil, d.fail("%s of %d bytes, only %d left", what, n, d.r.Len())
-	}
-	b := make([]byte, n)
-	return b, d.wrap(d.mp.ReadFull(b))
+	return d.next(what, n)
 }
 
 func (d *decoder) str() (any, error) {
@@ -163,7 +180,33 @@ func (d *decoder) str() (any, error) {
 	return string(b), nil
 }
 
-func (d *decoder) raw() (any, error) { return d.bytesOf("bin") }
+// keyStr is str for a map key: one string per distinct key.
+func (d *decoder) keyStr() (any, error) {
+	b, err := d.bytesOf("str")
+	if err != nil {
+		return nil, err
+	}
+	if k, ok := d.keys[string(b)]; ok {
+		return k, nil
+	}
+	if !utf8.Valid(b) {
+		return nil, d.fail("str is not valid UTF-8")
+	}
+	k := string(b)
+	if d.keys == nil {
+		d.keys = map[string]string{}
+	}
+	if len(d.keys) < maxInterned {
+		d.keys[k] = k
+	}
+	return k, nil
+}
+
+// raw reads a bin, copied out of the input.
+func (d *decoder) raw() (any, error) {
+	b, err := d.bytesOf("bin")
+	return bytes.Clone(b), err
+}
 
 // count checks a container's element count against the limits and against
 // the input left, where each element takes at least minBytes.
@@ -219,6 +262,9 @@ func (d *decoder) mapOrEnvelope(depth int) (any, error) {
 
 // key reads a map key: any value Python can hash, so not an array or a map.
 func (d *decoder) key(depth int) (any, error) {
+	if c, err := d.mp.PeekCode(); err == nil && msgpcode.IsString(c) {
+		return d.keyStr()
+	}
 	k, err := d.value(depth)
 	if err != nil {
 		return nil, err
@@ -238,9 +284,9 @@ func (d *decoder) ext() (any, error) {
 	if n > d.r.Len() {
 		return nil, d.fail("ext %d of %d bytes, only %d left", id, n, d.r.Len())
 	}
-	b := make([]byte, n)
-	if err := d.mp.ReadFull(b); err != nil {
-		return nil, d.wrap(err)
+	b, err := d.next("ext", n)
+	if err != nil {
+		return nil, err
 	}
 	switch id {
 	case extTimestamp:

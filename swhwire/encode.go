@@ -143,13 +143,55 @@ func (e *encoder) pairs(m Map, depth int) error {
 	return nil
 }
 
+// envelopeKeys are the bin keys of an envelope, b"swhtype" then b"d".
+var envelopeKeys = [2][]byte{[]byte("swhtype"), []byte("d")}
+
 // envelope writes the types Python sends as {b"swhtype": name, b"d": payload}.
 func (e *encoder) envelope(v any, depth int) error {
+	if m, ok := v.(Model); ok {
+		// The payload is the fields and "__type__", written in place.
+		if err := e.envelopeHead("scheduler_model"); err != nil {
+			return err
+		}
+		if err := e.mp.EncodeMapLen(len(m.Fields) + 1); err != nil {
+			return err
+		}
+		for _, p := range m.Fields {
+			if err := e.value(p.Key, depth+2); err != nil {
+				return err
+			}
+			if err := e.value(p.Value, depth+2); err != nil {
+				return err
+			}
+		}
+		if err := e.mp.EncodeString("__type__"); err != nil {
+			return err
+		}
+		return e.mp.EncodeString(m.Type)
+	}
 	name, payload, ok := envelopeOf(v)
 	if !ok {
 		return fmt.Errorf("swhwire: cannot encode a %T", v)
 	}
-	return e.pairs(Map{{[]byte("swhtype"), name}, {[]byte("d"), payload}}, depth)
+	if err := e.envelopeHead(name); err != nil {
+		return err
+	}
+	return e.value(payload, depth+1)
+}
+
+// envelopeHead writes an envelope's map header, its type and the key of
+// its payload, which comes next.
+func (e *encoder) envelopeHead(name string) error {
+	if err := e.mp.EncodeMapLen(2); err != nil {
+		return err
+	}
+	if err := e.bin(envelopeKeys[0]); err != nil {
+		return err
+	}
+	if err := e.mp.EncodeString(name); err != nil {
+		return err
+	}
+	return e.bin(envelopeKeys[1])
 }
 
 // envelopeOf is v's swhtype and payload, as swh-core's encoders build them.
