@@ -74,13 +74,15 @@ type decoder struct {
 	buf  []byte
 	size int
 	lim  Limits
-	// keys holds the str map keys read so far, so that the field names
-	// repeated in every element of a list are allocated once.
-	keys map[string]string
+	// interned holds the short strings read so far, each boxed once.
+	interned map[string]any
 }
 
-// maxInterned bounds the keys a decoder keeps, whatever the input.
-const maxInterned = 256
+// Bounds of the strings a decoder interns, whatever the input.
+const (
+	maxInterned    = 1024
+	maxInternedLen = 32
+)
 
 func (d *decoder) fail(format string, args ...any) error {
 	return &DecodeError{d.size - d.r.Len(), fmt.Sprintf(format, args...)}
@@ -174,38 +176,53 @@ func (d *decoder) str() (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(b) <= maxInternedLen {
+		return d.intern(b)
+	}
 	if !utf8.Valid(b) {
 		return nil, d.fail("str is not valid UTF-8")
 	}
 	return string(b), nil
 }
 
-// keyStr is str for a map key: one string per distinct key.
-func (d *decoder) keyStr() (any, error) {
-	b, err := d.bytesOf("str")
-	if err != nil {
-		return nil, err
-	}
-	if k, ok := d.keys[string(b)]; ok {
-		return k, nil
+// intern returns b as a string, one string per distinct short text: map
+// keys, visit types and type names repeat in every element of a list.
+func (d *decoder) intern(b []byte) (any, error) {
+	if s, ok := d.interned[string(b)]; ok {
+		return s, nil
 	}
 	if !utf8.Valid(b) {
 		return nil, d.fail("str is not valid UTF-8")
 	}
-	k := string(b)
-	if d.keys == nil {
-		d.keys = map[string]string{}
+	s := string(b)
+	if d.interned == nil {
+		d.interned = map[string]any{}
 	}
-	if len(d.keys) < maxInterned {
-		d.keys[k] = k
+	if len(d.interned) < maxInterned {
+		d.interned[s] = s
 	}
-	return k, nil
+	return s, nil
 }
 
 // raw reads a bin, copied out of the input.
 func (d *decoder) raw() (any, error) {
 	b, err := d.bytesOf("bin")
 	return bytes.Clone(b), err
+}
+
+// rawKey reads a bin map key; the keys of envelopes are shared, not
+// copied, as every model and uuid of a list has them.
+func (d *decoder) rawKey() (any, error) {
+	b, err := d.bytesOf("bin")
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range envelopeKeys {
+		if bytes.Equal(b, k) {
+			return k, nil
+		}
+	}
+	return bytes.Clone(b), nil
 }
 
 // count checks a container's element count against the limits and against
@@ -262,8 +279,8 @@ func (d *decoder) mapOrEnvelope(depth int) (any, error) {
 
 // key reads a map key: any value Python can hash, so not an array or a map.
 func (d *decoder) key(depth int) (any, error) {
-	if c, err := d.mp.PeekCode(); err == nil && msgpcode.IsString(c) {
-		return d.keyStr()
+	if c, err := d.mp.PeekCode(); err == nil && msgpcode.IsBin(c) {
+		return d.rawKey()
 	}
 	k, err := d.value(depth)
 	if err != nil {
