@@ -200,7 +200,7 @@ func decodeUUID(d any) (any, error) {
 }
 
 // timedeltaKeys are the payload keys of a timedelta envelope, in wire order.
-var timedeltaKeys = map[any]int{"days": 0, "seconds": 1, "microseconds": 2}
+var timedeltaKeys = map[string]int{"days": 0, "seconds": 1, "microseconds": 2}
 
 func decodeTimedelta(d any) (any, error) {
 	m, ok := d.(Map)
@@ -209,7 +209,8 @@ func decodeTimedelta(d any) (any, error) {
 	}
 	var parts [3]int64
 	for _, p := range m {
-		i, ok := timedeltaKeys[p.Key]
+		k, _ := p.Key.(string)
+		i, ok := timedeltaKeys[k]
 		if !ok {
 			return nil, fmt.Errorf("unexpected key %v", p.Key)
 		}
