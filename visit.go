@@ -47,7 +47,7 @@ type Visit struct {
 func (v Visit) Key() OriginKey { return OriginKey{URL: v.Origin.URL, VisitType: v.Origin.VisitType} }
 
 // OriginResult is the end of a visit of an origin reported without the
-// visit's id (a visit status from the API, JSON lines or the journal): it
+// visit's id (a visit status that did not come in a worker's event): it
 // closes the origin's visits in flight scheduled at or before Date, since
 // a result dated before a visit was scheduled is another visit's.
 type OriginResult struct {

@@ -1,5 +1,5 @@
--- A result that does not name its visit (a visit status from the API, JSON
--- lines or the journal) closes the visits in flight of its origin
+-- A result that does not name its visit (a visit status that did not come
+-- in a worker's event) closes the visits in flight of its origin
 -- (VisitsCloseByOrigin), looked up by URL equality. The visits had no
 -- index on their origin: each batch of results would have read every
 -- visit in flight. A hash index, as for the listed and pending origins
