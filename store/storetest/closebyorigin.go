@@ -1,7 +1,6 @@
 package storetest
 
 import (
-	"strings"
 	"testing"
 	"time"
 
@@ -115,7 +114,7 @@ func init() {
 		}
 		_, err = f.s.VisitsCloseByOrigin(f.ctx, many)
 		requireCode(t, err, revisit.ErrInvalid)
-		require.True(t, strings.Contains(err.Error(), "at most 10000 origins a call, not 10001"), err.Error())
+		require.ErrorContains(t, err, "at most 10000 origins a call, not 10001")
 		require.Equal(t, revisit.VisitCounts{VisitType: "git", Sent: 1}, f.counts()["git"], "nothing closed")
 
 		require.Len(t, f.closeByOrigin(many[:revisit.MaxOriginResults]...), 1, "a full batch is taken")
