@@ -46,6 +46,20 @@ type Visit struct {
 // Key returns the visit's (url, visit_type).
 func (v Visit) Key() OriginKey { return OriginKey{URL: v.Origin.URL, VisitType: v.Origin.VisitType} }
 
+// OriginResult is the end of a visit of an origin reported without the
+// visit's id (a visit status that did not come in a worker's event): it
+// closes the origin's visits in flight scheduled at or before Date, since
+// a result dated before a visit was scheduled is another visit's.
+type OriginResult struct {
+	Key OriginKey
+	// Date is when the visit reached its final status.
+	Date time.Time
+}
+
+// MaxOriginResults bounds the results of one VisitsCloseByOrigin call:
+// the statuses of one batch.
+const MaxOriginResults = 10_000
+
 // NewVisitID returns the id of a new visit, which is also its message id:
 // a time-ordered UUID (version 7), so that the stores append the ids of a
 // round at the end of their indexes instead of at random places.

@@ -24,8 +24,10 @@ import (
 	"github.com/revisit-sched/revisit/store/sqlite"
 )
 
+// TestMain checks that no goroutine outlives the tests, but the health
+// check of a closed PostgreSQL pool, which ends on its own shortly after.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/jackc/pgx/v5/pgxpool.(*Pool).backgroundHealthCheck"))
 }
 
 const queue = "swh.loader.git.tasks.UpdateGitRepository"

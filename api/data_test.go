@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,8 +21,8 @@ import (
 	"github.com/revisit-sched/revisit/api"
 	"github.com/revisit-sched/revisit/broker/embedded"
 	"github.com/revisit-sched/revisit/config"
+	"github.com/revisit-sched/revisit/internal/testkit/teststore"
 	"github.com/revisit-sched/revisit/store"
-	"github.com/revisit-sched/revisit/store/sqlite"
 )
 
 const (
@@ -49,8 +48,13 @@ func newDataHarness(t *testing.T, tokens ...config.Token) *dataHarness {
 // newDataHarnessAt is newDataHarness with the API's clock.
 func newDataHarnessAt(t *testing.T, clock func() time.Time, tokens ...config.Token) *dataHarness {
 	t.Helper()
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "api.db"), store.Options{})
-	require.NoError(t, err)
+	return newDataHarnessOn(t, teststore.SQLite(t), clock, tokens...)
+}
+
+// newDataHarnessOn is newDataHarnessAt on the store st, which the test
+// closes.
+func newDataHarnessOn(t *testing.T, st store.Store, clock func() time.Time, tokens ...config.Token) *dataHarness {
+	t.Helper()
 	b := embedded.New(st, embedded.Config{})
 	a := api.New(api.Config{Store: st, Broker: b, Queues: b, Metrics: prometheus.NewRegistry(), Tokens: tokens,
 		Clock: clock})
@@ -58,7 +62,6 @@ func newDataHarnessAt(t *testing.T, clock func() time.Time, tokens ...config.Tok
 	t.Cleanup(func() {
 		srv.Close()
 		b.Close()
-		st.Close()
 	})
 	return &dataHarness{t: t, srv: srv, api: a, st: st}
 }

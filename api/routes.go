@@ -138,7 +138,7 @@ func (s *Server) dataRoutes() []Route {
 			Summary:  "The queue position (virtual clock, seconds) of a visit type.",
 			Response: QueuePosition{}, handle: s.handleQueuePosition},
 		{Method: "POST", Path: "/api/v1/visit-statuses", Scope: ScopeWrite,
-			Summary: "Ingest a JSON array of at most 10000 visit statuses, all checked before any is processed.",
+			Summary: "Ingest a JSON array of at most 10000 visit statuses, all checked before any is processed; they close the visits in flight they end.",
 			Body:    []visitStatusDoc{}, Response: VisitStatusesResponse{}, maxBody: MaxBatchBodyBytes,
 			handle: s.handleVisitStatuses},
 		{Method: "GET", Path: "/api/v1/scheduler-metrics", Scope: ScopeRead,

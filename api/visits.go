@@ -135,10 +135,12 @@ type visitStatusDoc struct {
 type VisitStatusesResponse struct {
 	// Processed counts the statuses folded into visit stats, Ignored the
 	// others (created, ongoing, late or duplicate), Disabled the origins
-	// disabled after repeated failures.
+	// disabled after repeated failures, Closed the visits in flight that
+	// the statuses ended.
 	Processed int `json:"processed"`
 	Ignored   int `json:"ignored"`
 	Disabled  int `json:"disabled"`
+	Closed    int `json:"closed"`
 }
 
 func (s *Server) handleVisitStatuses(w http.ResponseWriter, r *http.Request) {
@@ -155,7 +157,8 @@ func (s *Server) handleVisitStatuses(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	res, err := feedback.Process(r.Context(), s.st, batch, rand.Float64, s.horizon())
-	s.reply(w, r, VisitStatusesResponse{Processed: res.Processed, Ignored: res.Ignored, Disabled: res.Disabled}, err)
+	s.reply(w, r, VisitStatusesResponse{Processed: res.Processed, Ignored: res.Ignored, Disabled: res.Disabled,
+		Closed: res.Closed}, err)
 }
 
 // elementError names element i of a bare array in an error of its own.

@@ -521,7 +521,7 @@ func TestExamples(t *testing.T) {
 	require.Contains(t, h.ok("task-type", "register", example("task-types.yaml")), "created 3")
 	require.Contains(t, h.ok("origin", "record", example("origins.jsonl")), "inserted 40")
 	require.Contains(t, h.ok("visit-status", "ingest", example("results.jsonl")),
-		"processed 10 status(es): 6 stats changed, 1 ignored (not final, late or duplicate), 1 origin(s) disabled")
+		"processed 10 status(es): 6 stats changed, 1 ignored (not final, late or duplicate), 1 origin(s) disabled, 0 visit(s) in flight closed")
 	stats := h.jsonObject("visit-stats", "show", "https://github.com/org0/repo1", "git")
 	require.Equal(t, "9a3c2e1f0b8d7c6a5e4f3d2c1b0a998877665544", stats["last_snapshot"])
 

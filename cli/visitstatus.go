@@ -40,8 +40,10 @@ standard input for "-", one JSON object a line:
 status is created, ongoing, full, partial, failed or not_found; the date
 needs a zone; "snapshot" (hex) and "eventful" (true or false) are optional.
 Each status goes through revisit's result processing: late and duplicate
-statuses are ignored, the next visit's position is planned, and an origin
-whose last three visits failed or found nothing is disabled.
+statuses are ignored, the next visit's position is planned, an origin
+whose last three visits failed or found nothing is disabled, and a final
+status closes the visits of its origin that revisit sent (and recorded in
+flight) before its date.
 
 Every line is checked first; if any is invalid nothing is written, unless
 --skip-invalid is given. Statuses are processed in batches of --batch-size,
@@ -76,13 +78,13 @@ which folds them in the order of the input.`,
 			if err != nil {
 				return fmt.Errorf("%s: %w (%d status(es) processed before the failure)", name, err, sum.processed)
 			}
-			sentence := fmt.Sprintf("processed %d status(es): %d stats changed, %d ignored (not final, late or duplicate), %d origin(s) disabled",
-				sum.processed, sum.changed, sum.ignored, sum.disabled)
+			sentence := fmt.Sprintf("processed %d status(es): %d stats changed, %d ignored (not final, late or duplicate), %d origin(s) disabled, %d visit(s) in flight closed",
+				sum.processed, sum.changed, sum.ignored, sum.disabled, sum.closed)
 			if chk.invalid > 0 {
 				sentence += fmt.Sprintf(", skipped %d invalid line(s)", chk.invalid)
 			}
-			return a.printSummary(sentence, cols("processed", "changed", "ignored", "disabled", "invalid"),
-				sum.processed, sum.changed, sum.ignored, sum.disabled, chk.invalid)
+			return a.printSummary(sentence, cols("processed", "changed", "ignored", "disabled", "closed", "invalid"),
+				sum.processed, sum.changed, sum.ignored, sum.disabled, sum.closed, chk.invalid)
 		},
 	}
 	cmd.Flags().BoolVar(&skipInvalid, "skip-invalid", false, "process the valid lines and report the invalid ones")
@@ -111,7 +113,7 @@ func checkStatuses(r io.Reader, h feedback.Horizon) (lineCheck, error) {
 
 // ingestSummary counts what ingestStatuses did.
 type ingestSummary struct {
-	processed, changed, ignored, disabled int
+	processed, changed, ignored, disabled, closed int
 }
 
 // ingestStatuses is the second pass: it processes the valid lines in
@@ -135,7 +137,8 @@ func ingestStatuses(ctx context.Context, st store.Store, r io.Reader, h feedback
 		err = closeErr
 	}
 	n, res := p.Processed()
-	return ingestSummary{processed: n, changed: len(res.Stats), ignored: res.Ignored, disabled: res.Disabled}, err
+	return ingestSummary{processed: n, changed: len(res.Stats), ignored: res.Ignored, disabled: res.Disabled,
+		closed: res.Closed}, err
 }
 
 // horizon bounds the dates of the visit statuses the command takes in: the

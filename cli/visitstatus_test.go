@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/revisit-sched/revisit"
 )
 
 func TestVisitStatusIngest(t *testing.T) {
@@ -124,4 +126,30 @@ func TestVisitStatusIngestRefusesFutureAndMalformed(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	require.NotContains(t, r.stderr, "line 6:", "results.max_future: 3h accepts a status dated in two hours")
 	require.Contains(t, r.stdout, "processed 2 status(es)")
+}
+
+// Statuses ingested close the visits in flight of their origins, on both
+// stores: those sent before the status's date, as a result through the
+// API or a worker would.
+func TestVisitStatusIngestClosesVisitsInFlight(t *testing.T) {
+	engines(t, func(t *testing.T, h *harness) {
+		h.ok("task-type", "add", "load-git", "--backend-name", gitTask, "--max-queue-length", "10")
+		h.ok("origin", "record", h.file("o.jsonl", originLines(2, "git")))
+		h.ok("origin", "send-to-celery", "git")
+		require.Equal(t, []revisit.VisitCounts{{VisitType: "git", Sent: 2}}, h.inFlight(), "sent at testNow")
+
+		status := func(n int, date time.Time) string {
+			return fmt.Sprintf(`{"origin": "https://example.org/r%d", "visit_type": "git", "status": "failed", "date": %q}`,
+				n, date.Format(time.RFC3339Nano))
+		}
+		sum := h.jsonObject("visit-status", "ingest", h.file("s.jsonl",
+			status(0, testNow.Add(-time.Second))+"\n"+status(1, testNow.Add(time.Minute))+"\n"))
+		require.EqualValues(t, 2, sum["processed"])
+		require.EqualValues(t, 1, sum["closed"], "r0's status predates its visit")
+		require.Equal(t, []revisit.VisitCounts{{VisitType: "git", Sent: 1}}, h.inFlight())
+
+		out := h.ok("visit-status", "ingest", h.file("again.jsonl", status(0, testNow.Add(time.Minute))+"\n"))
+		require.Contains(t, out, "1 visit(s) in flight closed")
+		require.Empty(t, h.inFlight())
+	})
 }

@@ -8,7 +8,8 @@
 // with one read and one write per batch against a Store, each write
 // guarded by the last visit read, so that several callers can process
 // batches at once without losing a result (docs/store.md, "Writing
-// results").
+// results"); it then closes the visits in flight that the results end,
+// found by origin and date when a result does not name its visit.
 //
 // Callers sort nothing: a batch is in arrival order, messages of one origin
 // are folded in that order, and a result dated at or before the origin's

@@ -6,12 +6,13 @@ import (
 )
 
 // FromEvent turns a worker's final event about a dispatched visit into the
-// visit status it reports, dated when the worker sent the event. It
+// visit status it reports, dated when the worker sent the event, with the
+// event's task id as its MessageID. It
 // returns false for events that end nothing (started, received…) and for
 // task-succeeded events whose result says no status (the visit is over but
 // its outcome unknown).
 func FromEvent(v revisit.Visit, e celery.Event) (VisitStatus, bool) {
-	st := VisitStatus{Origin: v.Origin.URL, VisitType: v.Origin.VisitType, Date: e.Timestamp}
+	st := VisitStatus{Origin: v.Origin.URL, VisitType: v.Origin.VisitType, Date: e.Timestamp, MessageID: e.UUID}
 	var r *celery.VisitResult
 	switch e.Type {
 	case celery.TypeResult:

@@ -560,7 +560,10 @@ type fakeStore struct {
 	gets      [][]revisit.OriginKey
 	writes    [][]revisit.VisitStatsWrite
 	posGets   []string
-	failOn    string
+	// inFlight are the visits in flight, which closes closes.
+	inFlight []revisit.Visit
+	closes   [][]revisit.OriginResult
+	failOn   string
 	// beforeWrite, if set, runs at the start of each write: another writer.
 	beforeWrite func(call int)
 }
@@ -570,7 +573,7 @@ func newFakeStore() *fakeStore {
 }
 
 func (f *fakeStore) calls() int {
-	return len(f.gets) + len(f.writes) + len(f.posGets)
+	return len(f.gets) + len(f.writes) + len(f.posGets) + len(f.closes)
 }
 
 func (f *fakeStore) fail(name string) error {
@@ -650,6 +653,32 @@ func (f *fakeStore) QueuePositionGet(_ context.Context, vt string) (int64, error
 	return f.positions[vt], f.fail("position")
 }
 
+// VisitsCloseByOrigin removes and returns the sent and lost visits of each
+// result's origin scheduled at or before its date.
+func (f *fakeStore) VisitsCloseByOrigin(_ context.Context, results []revisit.OriginResult) ([]revisit.Visit, error) {
+	f.closes = append(f.closes, results)
+	if err := f.fail("close"); err != nil {
+		return nil, err
+	}
+	var closed []revisit.Visit
+	f.inFlight = slices.DeleteFunc(f.inFlight, func(v revisit.Visit) bool {
+		for _, r := range results {
+			if r.Key == v.Key() && v.State != revisit.VisitPending && !v.ScheduledAt.After(r.Date) {
+				closed = append(closed, v)
+				return true
+			}
+		}
+		return false
+	})
+	return closed, nil
+}
+
+// dispatched returns a visit of key scheduled at day n, in state.
+func dispatched(key revisit.OriginKey, n int, state revisit.VisitState) revisit.Visit {
+	return revisit.Visit{ID: fmt.Sprintf("%s@%d", key.URL, n), Origin: revisit.ListedOrigin{URL: key.URL, VisitType: key.VisitType},
+		State: state, ScheduledAt: d(n)}
+}
+
 func TestProcess(t *testing.T) {
 	ctx := context.Background()
 	st := newFakeStore()
@@ -661,6 +690,8 @@ func TestProcess(t *testing.T) {
 		LastVisitStatus: ptr(revisit.VisitSuccessful), LastScheduled: ptr(d(9)), NextPositionOffset: 4, SuccessiveVisits: 1}
 	// a was scheduled already: last_scheduled must survive.
 	st.stats[gitKey] = revisit.VisitStats{URL: gitURL, VisitType: "git", LastScheduled: ptr(d(0)), NextPositionOffset: 4, SuccessiveVisits: 1}
+	st.inFlight = []revisit.Visit{dispatched(gitKey, 0, revisit.VisitSent), dispatched(bKey, 4, revisit.VisitLost),
+		dispatched(cKey, 1, revisit.VisitPending), dispatched(cKey, 3, revisit.VisitSent)}
 
 	batch := []VisitStatus{
 		msg(StatusNotFound, 1, ""),
@@ -690,6 +721,10 @@ func TestProcess(t *testing.T) {
 	assert.Equal(t, 2, res.Ignored)
 	assert.Equal(t, 1, res.Late)
 	assert.Equal(t, 1, res.Disabled)
+	assert.Equal(t, [][]revisit.OriginResult{{{Key: gitKey, Date: d(3)}, {Key: bKey, Date: d(5)}, {Key: cKey, Date: d(2)}}},
+		st.closes, "after the write, each origin's latest final status closes, the late one of b too")
+	assert.Equal(t, 2, res.Closed, "a's sent visit and b's lost one; c's pending visit and its visit after the result stay")
+	assert.Equal(t, []revisit.Visit{dispatched(cKey, 1, revisit.VisitPending), dispatched(cKey, 3, revisit.VisitSent)}, st.inFlight)
 
 	a := st.stats[gitKey]
 	assert.Equal(t, d(0), *a.LastScheduled)
@@ -703,11 +738,51 @@ func TestProcess(t *testing.T) {
 	assert.Equal(t, snap["E"], c.LastSnapshot)
 	assert.Equal(t, d(10), *st.stats[bKey].LastVisit)
 
-	// Processing the same batch again changes nothing.
+	// Processing the same batch again changes nothing, and closes what a
+	// visit dispatched before its results left in flight since.
+	st.inFlight = append(st.inFlight, dispatched(gitKey, 2, revisit.VisitSent))
 	res, err = Process(ctx, st, batch, uZero, Horizon{})
 	require.NoError(t, err)
 	assert.Equal(t, 0, res.Processed)
 	assert.Len(t, st.writes, 1)
+	assert.Equal(t, 1, res.Closed, "duplicates close too")
+}
+
+// TestProcessClosesByOriginOnlyWithoutMessageID: a status that came with
+// its message's id leaves the visits of its origin to its path (the
+// listener closes that message's visit), whatever its origin's other
+// visits.
+func TestProcessClosesByOriginOnlyWithoutMessageID(t *testing.T) {
+	st := newFakeStore()
+	st.inFlight = []revisit.Visit{dispatched(gitKey, 0, revisit.VisitSent)}
+	named := msg(StatusFull, 1, "A")
+	named.MessageID = "another-visit"
+	res, err := Process(context.Background(), st, []VisitStatus{named}, uZero, Horizon{})
+	require.NoError(t, err)
+	assert.Equal(t, 1, res.Processed)
+	assert.Empty(t, st.closes, "no close asked")
+	assert.Zero(t, res.Closed)
+	assert.Len(t, st.inFlight, 1)
+
+	res, err = Process(context.Background(), st, []VisitStatus{named, msg(StatusFull, 1, "A")}, uZero, Horizon{})
+	require.NoError(t, err)
+	assert.Equal(t, [][]revisit.OriginResult{{{Key: gitKey, Date: d(1)}}}, st.closes)
+	assert.Equal(t, 1, res.Closed, "the same result without its id closes by origin")
+}
+
+// TestProcessClosesInBoundedCalls: the origins of a batch larger than
+// revisit.MaxOriginResults are closed in several calls, none larger.
+func TestProcessClosesInBoundedCalls(t *testing.T) {
+	st := newFakeStore()
+	batch := make([]VisitStatus, revisit.MaxOriginResults+1)
+	for i := range batch {
+		batch[i] = VisitStatus{Origin: fmt.Sprintf("https://example.org/%d", i), VisitType: "git", Status: StatusFailed, Date: d(1)}
+	}
+	_, err := Process(context.Background(), st, batch, uZero, Horizon{})
+	require.NoError(t, err)
+	require.Len(t, st.closes, 2)
+	assert.Len(t, st.closes[0], revisit.MaxOriginResults)
+	assert.Len(t, st.closes[1], 1)
 }
 
 // TestProcessRefoldsStaleOrigins: an origin that another writer changed
@@ -807,22 +882,28 @@ func TestProcessStoreErrors(t *testing.T) {
 		{"get", 0, "reading visit stats"},
 		{"position", 0, "queue position of visit type git"},
 		{"write", 1, "writing visit stats of 1 origins"},
+		{"close", 1, "closing the visits in flight of 1 origins"},
 	} {
 		t.Run(tc.failOn, func(t *testing.T) {
 			st := newFakeStore()
+			st.inFlight = []revisit.Visit{dispatched(gitKey, 0, revisit.VisitSent)}
 			st.failOn = tc.failOn
 			_, err := Process(context.Background(), st, batch, uZero, Horizon{})
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.context)
 			assert.True(t, errors.Is(err, revisit.ErrUnavailable))
 			assert.Len(t, st.writes, tc.writes)
+			assert.Len(t, st.inFlight, 1, "nothing closed")
 
-			// Processing the batch again, the store back, does both writes.
+			// Processing the batch again, the store back, does both writes
+			// and closes the visit, the statuses written already or not.
 			st.failOn = ""
-			_, err = Process(context.Background(), st, batch, uZero, Horizon{})
+			res, err := Process(context.Background(), st, batch, uZero, Horizon{})
 			require.NoError(t, err)
 			assert.Equal(t, 3, st.stats[gitKey].SuccessiveVisits)
 			assert.True(t, st.disabled[gitKey])
+			assert.Equal(t, 1, res.Closed)
+			assert.Empty(t, st.inFlight)
 		})
 	}
 }

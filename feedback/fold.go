@@ -44,6 +44,9 @@ type Result struct {
 	// Disabled counts the listed origins Process disabled (rows changed);
 	// Fold leaves it 0.
 	Disabled int
+	// Closed counts the visits in flight Process closed (see Process);
+	// Fold leaves it 0.
+	Closed int
 }
 
 // add counts other's origins in r (other covers different origins).
@@ -54,6 +57,7 @@ func (r *Result) add(other Result) {
 	r.Ignored += other.Ignored
 	r.Late += other.Late
 	r.Disabled += other.Disabled
+	r.Closed += other.Closed
 }
 
 // without returns r without the origins of keys, whose statuses part

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/revisit-sched/revisit"
 )
@@ -18,6 +19,9 @@ type Store interface {
 	VisitStatsWrite(ctx context.Context, writes []revisit.VisitStatsWrite) (revisit.VisitStatsWriteResult, error)
 	// QueuePositionGet returns the visit type's queue position, 0 if unset.
 	QueuePositionGet(ctx context.Context, visitType string) (int64, error)
+	// VisitsCloseByOrigin closes the sent and lost visits of each result's
+	// origin scheduled at or before its date, and returns them.
+	VisitsCloseByOrigin(ctx context.Context, results []revisit.OriginResult) ([]revisit.Visit, error)
 }
 
 // maxRounds bounds how many times Process folds the results of an origin
@@ -30,7 +34,9 @@ const maxRounds = 20
 // nothing is read or written),
 // reads the stats of every origin of the batch and the queue position of
 // every visit type once, folds the batch (see Fold), and writes the changed
-// rows, disabling the origins Fold chose, in one VisitStatsWrite.
+// rows, disabling the origins Fold chose, in one VisitStatsWrite. Then it
+// closes the visits in flight that the batch's final statuses end (see
+// closeVisits).
 //
 // Process takes no lock: each write is guarded by the last_visit its fold
 // read, so that several Process calls (API requests, event consumers, other
@@ -38,6 +44,7 @@ const maxRounds = 20
 // are read and folded again, with only their own statuses, until their
 // writes hold; no result is lost or applied twice.
 func Process(ctx context.Context, st Store, batch []VisitStatus, rnd func() float64, h Horizon) (Result, error) {
+	statuses := batch
 	for i, m := range batch {
 		if err := m.Validate(h); err != nil {
 			return Result{}, indexed(err, i)
@@ -51,6 +58,9 @@ func Process(ctx context.Context, st Store, batch []VisitStatus, rnd func() floa
 		}
 		total.add(res)
 		if len(stale) == 0 {
+			if total.Closed, err = closeVisits(ctx, st, statuses); err != nil {
+				return Result{}, err
+			}
 			return total, nil
 		}
 		if round == maxRounds {
@@ -129,6 +139,45 @@ func processOnce(ctx context.Context, st Store, batch []VisitStatus, rnd func() 
 		stale[k] = true
 	}
 	return res.without(stale, Fold(stats, positions, ofKeys(batch, stale), rnd)), stale, nil
+}
+
+// closeVisits closes the visits in flight that final statuses without a
+// MessageID end: of each origin, those scheduled at or before its latest
+// such status (store.VisitStore.VisitsCloseByOrigin), at most
+// revisit.MaxOriginResults origins a call. It returns how many it closed.
+//
+// Every final status closes, folded or ignored as late or duplicate: a
+// status already folded still ends the visits dispatched before it (its
+// batch replayed after a failure between the write of the stats and this
+// close, or the same result come by two paths), and a late one is the end
+// of an older visit all the same. A status with a MessageID leaves the
+// visits to its path, which closes that one by its id: no other visit of
+// the origin is closed for it.
+func closeVisits(ctx context.Context, st Store, batch []VisitStatus) (int, error) {
+	latest := make(map[revisit.OriginKey]int)
+	var results []revisit.OriginResult
+	for _, m := range batch {
+		if !m.final() || m.MessageID != "" {
+			continue
+		}
+		i, seen := latest[m.Key()]
+		switch {
+		case !seen:
+			latest[m.Key()] = len(results)
+			results = append(results, revisit.OriginResult{Key: m.Key(), Date: m.Date})
+		case m.Date.After(results[i].Date):
+			results[i].Date = m.Date
+		}
+	}
+	closed := 0
+	for chunk := range slices.Chunk(results, revisit.MaxOriginResults) {
+		visits, err := st.VisitsCloseByOrigin(ctx, chunk)
+		if err != nil {
+			return closed, fmt.Errorf("closing the visits in flight of %d origins: %w", len(chunk), err)
+		}
+		closed += len(visits)
+	}
+	return closed, nil
 }
 
 // ofKeys returns the statuses of the batch whose origin is among keys.

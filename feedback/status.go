@@ -31,6 +31,10 @@ type VisitStatus struct {
 	// changes, without a snapshot id. A snapshot, when present, decides
 	// instead.
 	Eventful *bool
+	// MessageID is the id of the message the status answers, when the
+	// status came with one (a worker's event): whoever read it closes
+	// that visit by its id, and Process closes no visit for it.
+	MessageID string
 }
 
 // Key returns the origin key v is about.

@@ -165,5 +165,77 @@ func TestConcurrentProcessLosesNoResult(t *testing.T) {
 	})
 }
 
+// Results close the visits in flight of their origins, on both stores:
+// sent and lost visits scheduled at or before the result, not a pending
+// one, and not one scheduled after the result's date.
+func TestProcessClosesVisitsInFlight(t *testing.T) {
+	teststore.Engines(t, func(t *testing.T, st store.Store) {
+		ctx := context.Background()
+		l, err := st.ListerGetOrCreate(ctx, "forge", "")
+		require.NoError(t, err)
+		var listed []revisit.ListedOrigin
+		for _, name := range []string{"sent", "before", "lost", "pending"} {
+			listed = append(listed, revisit.ListedOrigin{ListerID: l.ID, URL: "https://forge.example/" + name,
+				VisitType: "git", Enabled: true})
+		}
+		_, err = st.ListedOriginsRecord(ctx, listed)
+		require.NoError(t, err)
+		vs, err := st.VisitsDispatch(ctx, revisit.DispatchParams{Owner: "test", Grab: revisit.GrabParams{
+			VisitType: "git", Count: len(listed), Policy: revisit.OldestScheduledFirst}})
+		require.NoError(t, err)
+		require.Len(t, vs, len(listed))
+		byURL := map[string]revisit.Visit{}
+		for _, v := range vs {
+			byURL[v.Origin.URL] = v
+		}
+		visit := func(name string) revisit.Visit { return byURL["https://forge.example/"+name] }
+		scheduled := vs[0].ScheduledAt
+		// lost: sent when scheduled, then past its timeout.
+		_, err = st.VisitsSent(ctx, []string{visit("lost").ID}, scheduled)
+		require.NoError(t, err)
+		n, err := st.VisitsExpire(ctx, "git", scheduled.Add(time.Microsecond))
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+		_, err = st.VisitsSent(ctx, []string{visit("sent").ID, visit("before").ID}, scheduled.Add(time.Second))
+		require.NoError(t, err)
+		require.Equal(t, []revisit.VisitCounts{{VisitType: "git", Pending: 1, Sent: 2, Lost: 1}}, counts(t, st))
+
+		after := scheduled.Add(time.Minute)
+		status := func(name, s string, date time.Time) feedback.VisitStatus {
+			return feedback.VisitStatus{Origin: "https://forge.example/" + name, VisitType: "git", Status: s, Date: date}
+		}
+		res, err := feedback.Process(ctx, st, []feedback.VisitStatus{
+			status("sent", feedback.StatusOngoing, after),
+			status("before", feedback.StatusFailed, scheduled.Add(-time.Microsecond)),
+			status("lost", feedback.StatusNotFound, after),
+			status("pending", feedback.StatusFull, after),
+		}, nil, feedback.Horizon{})
+		require.NoError(t, err)
+		require.Equal(t, 3, res.Processed)
+		require.Equal(t, 1, res.Closed, "the lost visit; an ongoing status ends no visit")
+		got, err := st.VisitsGet(ctx, []string{visit("lost").ID})
+		require.NoError(t, err)
+		require.Empty(t, got)
+		require.Equal(t, []revisit.VisitCounts{{VisitType: "git", Pending: 1, Sent: 2}}, counts(t, st),
+			"a result dated before its origin's visit was scheduled is not its result; a pending visit stays")
+
+		res, err = feedback.Process(ctx, st, []feedback.VisitStatus{status("sent", feedback.StatusFull, after)}, nil, feedback.Horizon{})
+		require.NoError(t, err)
+		require.Equal(t, 1, res.Closed)
+		got, err = st.VisitsGet(ctx, []string{visit("sent").ID})
+		require.NoError(t, err)
+		require.Empty(t, got)
+		require.Equal(t, []revisit.VisitCounts{{VisitType: "git", Pending: 1, Sent: 1}}, counts(t, st))
+	})
+}
+
+// counts returns the store's VisitsCount.
+func counts(t *testing.T, st store.Store) []revisit.VisitCounts {
+	t.Helper()
+	cs, err := st.VisitsCount(context.Background())
+	require.NoError(t, err)
+	return cs
+}
+
 // snapshotID returns a snapshot id of 20 bytes of b.
 func snapshotID(b byte) []byte { return bytes.Repeat([]byte{b}, revisit.SnapshotIDLength) }

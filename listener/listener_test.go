@@ -237,3 +237,28 @@ func TestEmbeddedResultOfAnUnknownVisitIsKept(t *testing.T) {
 	require.NoError(t, <-done)
 	require.Equal(t, revisit.VisitSuccessful, *f.stats(url).LastVisitStatus)
 }
+
+// A result that names its visit closes that visit only: not the later
+// visit of its origin still in flight, which a result without id, dated
+// after it was scheduled, would close. Neither does a result of an unknown
+// visit that names its origin.
+func TestAResultClosesItsOwnVisitOnly(t *testing.T) {
+	f := newFixture(t)
+	url := "https://forge.example/a"
+	first := f.dispatch(url)
+	second := f.dispatch(url) // the origin dispatched again, as once the first visit is lost
+	now := time.Now().UTC()
+	require.NoError(t, f.l.Handle(f.ctx, []celery.Event{result(first[0].ID, now, celery.VisitEventful, nil)}))
+	require.Equal(t, now.Truncate(time.Microsecond), *f.stats(url).LastVisit)
+	got, err := f.st.VisitsGet(f.ctx, []string{first[0].ID, second[0].ID})
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	require.Equal(t, second[0].ID, got[0].ID, "the origin's other visit is still in flight")
+
+	orphan := celery.Event{Type: celery.TypeResult, UUID: "9c1b7b6e-2a55-4a47-8a63-1f4c2f7b0d11", Timestamp: now.Add(time.Second),
+		VisitResult: &celery.VisitResult{Status: celery.VisitUneventful,
+			Raw: map[string]any{"status": "uneventful", "origin": url, "visit_type": "git"}}}
+	require.NoError(t, f.l.Handle(f.ctx, []celery.Event{orphan}))
+	require.Equal(t, now.Add(time.Second).Truncate(time.Microsecond), *f.stats(url).LastVisit, "the unknown visit's result is folded")
+	require.Equal(t, int64(1), f.inFlight(), "and closes no visit of its origin")
+}

@@ -50,6 +50,13 @@ type VisitStore interface {
 	// VisitsClose removes the records of visits whose result arrived, in
 	// any state, and returns those that existed.
 	VisitsClose(ctx context.Context, ids []string) ([]revisit.Visit, error)
+	// VisitsCloseByOrigin closes, as VisitsClose does, the visits of
+	// results that do not name them: of each result's origin, the visits
+	// sent or lost (not pending: their message may not be published yet)
+	// scheduled at or before the result's date. It takes at most
+	// revisit.MaxOriginResults results (an origin given twice counts at
+	// its latest date), in one transaction, and returns the visits closed.
+	VisitsCloseByOrigin(ctx context.Context, results []revisit.OriginResult) ([]revisit.Visit, error)
 	// VisitsCount counts visits by visit type and state, by visit type.
 	VisitsCount(ctx context.Context) ([]revisit.VisitCounts, error)
 

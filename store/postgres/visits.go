@@ -268,10 +268,44 @@ func (s *Store) VisitsForgetLost(ctx context.Context, visitType string, before t
 
 // VisitsClose removes the records of visits whose result arrived.
 func (s *Store) VisitsClose(ctx context.Context, ids []string) ([]revisit.Visit, error) {
-	rows, _ := s.pool.Query(ctx, `DELETE FROM visit_in_flight WHERE id = ANY($1) RETURNING `+visitColumns,
-		batch.MessageIDs(ids))
-	visits, err := pgx.CollectRows(rows, scanVisit)
+	visits, err := closeVisits(ctx, s.pool, "", "id = ANY($1)", batch.MessageIDs(ids))
 	return visits, translate(wrap(err, "close %d visits", len(ids)))
+}
+
+// VisitsCloseByOrigin removes the records of the sent and lost visits of
+// each result's origin scheduled at or before its date. Each origin's
+// visits are probed by URL (the hash index), with index scans only
+// (withIndexScans): the table's size swings with the visits in flight.
+func (s *Store) VisitsCloseByOrigin(ctx context.Context, results []revisit.OriginResult) ([]revisit.Visit, error) {
+	results, err := batch.OriginResults(results)
+	if err != nil || len(results) == 0 {
+		return nil, err
+	}
+	urls, types, dates := make([]string, len(results)), make([]string, len(results)), make([]time.Time, len(results))
+	for i, r := range results {
+		urls[i], types[i], dates[i] = r.Key.URL, r.Key.VisitType, r.Date
+	}
+	var visits []revisit.Visit
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		return withIndexScans(ctx, tx, func() error {
+			var err error
+			visits, err = closeVisits(ctx, tx,
+				"USING unnest($1::text[], $2::text[], $3::timestamptz[]) AS r(result_url, result_type, result_date)",
+				"url = r.result_url AND visit_type = r.result_type AND scheduled_at <= r.result_date AND state <> 'pending'",
+				urls, types, dates)
+			return err
+		})
+	})
+	return visits, translate(wrap(err, "close the visits of %d origins", len(results)))
+}
+
+// closeVisits deletes the visits meeting cond, a condition on
+// visit_in_flight and the FROM items of using (a USING clause, or
+// nothing), through q, and returns them: whatever finds a visit's result,
+// closing the visit is this.
+func closeVisits(ctx context.Context, q querier, using, cond string, args ...any) ([]revisit.Visit, error) {
+	rows, _ := q.Query(ctx, `DELETE FROM visit_in_flight `+using+` WHERE `+cond+` RETURNING `+visitColumns, args...)
+	return pgx.CollectRows(rows, scanVisit)
 }
 
 // scanVisit scans a row of visitColumns.

@@ -241,11 +241,36 @@ func (s *Store) VisitsForgetLost(ctx context.Context, visitType string, before t
 
 // VisitsClose removes the records of visits whose result arrived.
 func (s *Store) VisitsClose(ctx context.Context, ids []string) ([]revisit.Visit, error) {
+	return s.closeVisits(ctx, "close visits", `SELECT value FROM json_each(?)`, jsonArray(batch.MessageIDs(ids)))
+}
+
+// VisitsCloseByOrigin removes the records of the sent and lost visits of
+// each result's origin scheduled at or before its date: the results, a
+// JSON array of [url, visit type, date], are the outer loop, each probing
+// the index of (url, visit_type).
+func (s *Store) VisitsCloseByOrigin(ctx context.Context, results []revisit.OriginResult) ([]revisit.Visit, error) {
+	results, err := batch.OriginResults(results)
+	if err != nil || len(results) == 0 {
+		return nil, err
+	}
+	rows := make([][3]any, len(results))
+	for i, r := range results {
+		rows[i] = [3]any{r.Key.URL, r.Key.VisitType, micro(r.Date)}
+	}
+	return s.closeVisits(ctx, "close the visits of origins", `SELECT v.id FROM json_each(?) AS r
+		JOIN visit_in_flight AS v ON v.url = r.value ->> 0 AND v.visit_type = r.value ->> 1
+		WHERE v.scheduled_at <= r.value ->> 2 AND v.state <> 'pending'`, jsonArray(rows))
+}
+
+// closeVisits deletes, in one write transaction, the visits whose ids
+// query selects, and returns them: whatever finds a visit's result,
+// closing the visit is this.
+func (s *Store) closeVisits(ctx context.Context, op, ids string, args ...any) ([]revisit.Visit, error) {
 	var visits []revisit.Visit
-	err := s.write(ctx, "close visits", func(tx *sql.Tx) error {
+	err := s.write(ctx, op, func(tx *sql.Tx) error {
 		var err error
-		visits, err = scanVisits(tx.QueryContext(ctx, `DELETE FROM visit_in_flight
-			WHERE id IN (SELECT value FROM json_each(?)) RETURNING `+visitColumns, jsonArray(batch.MessageIDs(ids))))
+		visits, err = scanVisits(tx.QueryContext(ctx, `DELETE FROM visit_in_flight WHERE id IN (`+ids+`)
+			RETURNING `+visitColumns, args...))
 		return err
 	})
 	return visits, err

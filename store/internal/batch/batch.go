@@ -6,6 +6,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -225,4 +226,46 @@ func MessageIDs(ids []string) []uuid.UUID {
 		}
 	}
 	return out
+}
+
+// OriginResults validates the results of a VisitsCloseByOrigin call,
+// naming the first bad one by its index (results[3].date), refuses more
+// than revisit.MaxOriginResults, and returns one result per origin, the
+// latest, dated to the µs, sorted by key so that concurrent callers close
+// rows in one order.
+func OriginResults(results []revisit.OriginResult) ([]revisit.OriginResult, error) {
+	if len(results) > revisit.MaxOriginResults {
+		return nil, revisit.Invalidf("results", "at most %d origins a call, not %d", revisit.MaxOriginResults, len(results))
+	}
+	latest := make(map[revisit.OriginKey]time.Time, len(results))
+	for i, r := range results {
+		if err := validateOriginResult(r); err != nil {
+			return nil, indexed(err, "results", i)
+		}
+		if d, seen := latest[r.Key]; !seen || r.Date.After(d) {
+			latest[r.Key] = r.Date
+		}
+	}
+	out := make([]revisit.OriginResult, 0, len(latest))
+	for k, d := range latest {
+		out = append(out, revisit.OriginResult{Key: k, Date: revisit.Microsecond(d)})
+	}
+	slices.SortFunc(out, func(a, b revisit.OriginResult) int {
+		return cmp.Or(cmp.Compare(a.Key.URL, b.Key.URL), cmp.Compare(a.Key.VisitType, b.Key.VisitType))
+	})
+	return out, nil
+}
+
+// validateOriginResult checks a result's origin key and date.
+func validateOriginResult(r revisit.OriginResult) error {
+	if err := revisit.ValidateOriginURL(r.Key.URL); err != nil {
+		return err
+	}
+	if err := revisit.ValidateVisitType(r.Key.VisitType); err != nil {
+		return err
+	}
+	if r.Date.IsZero() {
+		return revisit.Invalidf("date", "missing")
+	}
+	return nil
 }
