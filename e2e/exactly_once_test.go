@@ -64,7 +64,7 @@ func TestKillNineEmbeddedExactlyOnce(t *testing.T) {
 
 			base := startServeProc(t, cfg)
 			visited := visitAll(t, base)
-			celerytest.WaitFor(t, 60*time.Second, "every origin visited, every visit closed", func() bool {
+			celerytest.WaitFor(t, 2*time.Minute, "every origin visited, every visit closed", func() bool {
 				return visited.urls() == len(origins) && w.inFlight() == revisit.VisitCounts{VisitType: "git"}
 			})
 			for _, n := range origins {
