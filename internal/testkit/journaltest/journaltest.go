@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -250,15 +252,18 @@ func (w Workload) Expected(t testing.TB) map[revisit.OriginKey]Outcome {
 }
 
 // Committed returns the committed offset of group on each partition of
-// Topic (absent: none).
+// Topic (absent: none, or no such group yet).
 func Committed(t testing.TB, brokers []string, group string) map[int32]int64 {
 	t.Helper()
 	adm := admin(t, brokers)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	offsets, err := adm.FetchOffsets(ctx, group)
-	require.NoError(t, err)
 	out := map[int32]int64{}
+	if errors.Is(err, kerr.GroupIDNotFound) {
+		return out
+	}
+	require.NoError(t, err)
 	offsets.Each(func(o kadm.OffsetResponse) {
 		if o.Topic == Topic && o.Err == nil {
 			out[o.Partition] = o.At
