@@ -31,7 +31,7 @@ const (
 	// (swh.scheduler.journal_client), so that both can read the journal
 	// side by side without taking each other's partitions.
 	DefaultGroup = "revisit.journal_client"
-	// DefaultBatchSize is how many messages a batch holds at most.
+	// DefaultBatchSize is how many statuses a worker writes together.
 	DefaultBatchSize = 200
 )
 
@@ -65,10 +65,13 @@ type Config struct {
 	// Reset is where a partition without committed offset starts:
 	// ResetEarliest ("" too) or ResetLatest.
 	Reset string
-	// BatchSize bounds the messages of a batch; 0 is DefaultBatchSize.
+	// BatchSize is how many statuses one worker writes together, as
+	// visit-status ingest's --batch-size; 0 is DefaultBatchSize. A poll
+	// takes up to Workers × BatchSize messages, committed together once
+	// all are written.
 	BatchSize int
-	// Workers is how many parts of a batch are written at once (each
-	// origin's statuses in one); 0 is feedback.DefaultWorkers.
+	// Workers is how many batches are written at once (each origin's
+	// statuses in one); 0 is feedback.DefaultWorkers.
 	Workers int
 	// MaxMessages, when positive, stops Run after that many messages.
 	MaxMessages int
@@ -193,7 +196,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 	c.log.Info("consuming the journal", "topic", c.cfg.Topic, "group", c.cfg.Group, "brokers", c.cfg.Brokers)
 	read := 0
 	for ctx.Err() == nil {
-		n := c.cfg.BatchSize
+		n := c.cfg.BatchSize * c.cfg.Workers
 		if c.cfg.MaxMessages > 0 {
 			if read >= c.cfg.MaxMessages {
 				break
