@@ -156,7 +156,7 @@ func TestMalformedSkipped(t *testing.T) {
 			withRaw("87a66f726967696e"), // truncated
 			withRaw("91c0"),             // an array
 			withRaw("83a66f726967696ea178a576697369740ba464617465a3616263"), // date as str
-			withRaw("81a66f726967696ea2fffe"), // non-UTF-8 origin
+			withRaw("81a66f726967696ea2fffe"),                               // non-UTF-8 origin
 			unknown, shortSnapshot, future,
 			{Origin: "x", Date: at(1), Tombstone: true},
 			last,
