@@ -216,9 +216,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 		if len(records) > 0 {
 			// The batch is finished even when ctx ends meanwhile: its
 			// offsets are committed once it is written.
-			if err := c.handle(context.WithoutCancel(ctx), ctx, records); err != nil {
-				return err
-			}
+			c.handle(context.WithoutCancel(ctx), ctx, records)
 			c.updateLag(fetches)
 			read += len(records)
 		}
@@ -230,7 +228,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 
 // handle processes a batch, retrying while the store fails, and commits
 // its offsets; it gives up without committing when stop ends.
-func (c *Consumer) handle(ctx, stop context.Context, records []*kgo.Record) error {
+func (c *Consumer) handle(ctx, stop context.Context, records []*kgo.Record) {
 	statuses := c.decode(ctx, records)
 	for wait := time.Second; ; wait = min(2*wait, 30*time.Second) {
 		err := c.process(ctx, statuses)
@@ -240,7 +238,7 @@ func (c *Consumer) handle(ctx, stop context.Context, records []*kgo.Record) erro
 		c.log.Error("writing a batch of journal statuses failed; retrying", "statuses", len(statuses), "err", err, "retry", wait)
 		select {
 		case <-stop.Done():
-			return nil
+			return
 		case <-time.After(wait):
 		}
 	}
@@ -249,7 +247,6 @@ func (c *Consumer) handle(ctx, stop context.Context, records []*kgo.Record) erro
 		// again, and ignores what was already folded.
 		c.log.Warn("committing the offsets of a processed batch failed; it will be read again", "err", err)
 	}
-	return nil
 }
 
 // process folds statuses through the visit-status pipeline and counts the

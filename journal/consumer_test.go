@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
 
 	"github.com/revisit-sched/revisit"
@@ -59,17 +58,19 @@ func (r *running) halt(t *testing.T) {
 }
 
 func (r *running) messages(outcome string) int {
-	return int(testutil.ToFloat64(r.metric("revisit_journal_messages_total", "outcome", outcome)))
+	return r.counter("revisit_journal_messages_total", "outcome", outcome)
 }
 
 func (r *running) malformed(kind string) int {
-	return int(testutil.ToFloat64(r.metric("revisit_journal_malformed_total", "kind", kind)))
+	return r.counter("revisit_journal_malformed_total", "kind", kind)
 }
 
-// metric finds one counter of the consumer's registry by a label.
-func (r *running) metric(name, label, value string) prometheus.Collector {
-	families, _ := r.reg.Gather()
-	var v float64
+// counter reads the counter name{label=value} of the consumer's registry.
+func (r *running) counter(name, label, value string) int {
+	families, err := r.reg.Gather()
+	if err != nil {
+		panic(err)
+	}
 	for _, f := range families {
 		if f.GetName() != name {
 			continue
@@ -77,12 +78,12 @@ func (r *running) metric(name, label, value string) prometheus.Collector {
 		for _, m := range f.GetMetric() {
 			for _, l := range m.GetLabel() {
 				if l.GetName() == label && l.GetValue() == value {
-					v = m.GetCounter().GetValue()
+					return int(m.GetCounter().GetValue())
 				}
 			}
 		}
 	}
-	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "x"}, func() float64 { return v })
+	return 0
 }
 
 // TestEndToEnd: statuses produced by librdkafka into four partitions, a
