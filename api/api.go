@@ -76,6 +76,12 @@ type Config struct {
 	// /readyz checks and whose shares the dashboard shows; nil when it
 	// runs elsewhere.
 	Orchestrator Orchestrator
+	// Checks are more /readyz checks by name: the roles of this process
+	// that depend on other services (the journal client's brokers).
+	Checks map[string]func(context.Context) error
+	// Journal is the journal client run by this process, whose lag the
+	// dashboard shows; nil when it runs elsewhere.
+	Journal JournalLag
 	// Metrics is the registry the roles of this process register into:
 	// served at /metrics, and read for the dashboard. Nil serves no
 	// /metrics.
@@ -131,6 +137,15 @@ type Store interface {
 }
 
 var _ Store = store.Store(nil)
+
+// JournalLag is what the dashboard reads of a journal client;
+// *journal.Consumer implements it.
+type JournalLag interface {
+	// Topic returns the topic read.
+	Topic() string
+	// Lag returns the messages left after the last batch, by partition.
+	Lag() map[int32]int64
+}
 
 // Orchestrator is what the API reads of an orchestrator;
 // *orchestrator.Orchestrator implements it.

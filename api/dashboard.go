@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -22,6 +23,16 @@ type Dashboard struct {
 	Orchestrator bool                 `json:"orchestrator"`
 	VisitTypes   []DashboardVisitType `json:"visit_types"`
 	Listers      []DashboardLister    `json:"listers"`
+	// Journal is the journal client of this process; nil when none runs
+	// here.
+	Journal *DashboardJournal `json:"journal,omitempty"`
+}
+
+// DashboardJournal is the state of the journal client: its topic and, by
+// partition it holds, the messages not yet processed.
+type DashboardJournal struct {
+	Topic string           `json:"topic"`
+	Lag   map[string]int64 `json:"lag"`
 }
 
 // DashboardVisitType is the state of one visit type.
@@ -64,6 +75,12 @@ func (s *Server) handleDashboard(w http.ResponseWriter, r *http.Request) {
 func (s *Server) dashboard(ctx context.Context) (Dashboard, error) {
 	d := Dashboard{GeneratedAt: s.now(), Orchestrator: s.cfg.Orchestrator != nil,
 		VisitTypes: []DashboardVisitType{}, Listers: []DashboardLister{}}
+	if j := s.cfg.Journal; j != nil {
+		d.Journal = &DashboardJournal{Topic: j.Topic(), Lag: map[string]int64{}}
+		for p, lag := range j.Lag() {
+			d.Journal.Lag[strconv.Itoa(int(p))] = lag
+		}
+	}
 	qs, err := s.queues(ctx)
 	if err != nil {
 		return d, err

@@ -68,6 +68,14 @@ func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+	names := make([]string, 0, len(s.cfg.Checks))
+	for name := range s.cfg.Checks {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		check(name, s.cfg.Checks[name](ctx))
+	}
 	status := http.StatusOK
 	if resp.Status != "ready" {
 		status = http.StatusServiceUnavailable

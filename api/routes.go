@@ -64,7 +64,7 @@ func (s *Server) routes() []Route {
 		{Method: "GET", Path: "/healthz", Scope: ScopePublic, Summary: "The process is up.",
 			Response: healthResponse{}, handle: s.handleHealthz},
 		{Method: "GET", Path: "/readyz", Scope: ScopePublic,
-			Summary:  "The database and broker are reachable and the orchestrator's loops are healthy (503 otherwise).",
+			Summary:  "The database, the broker and the journal's brokers are reachable and the orchestrator's loops are healthy (503 otherwise).",
 			Response: readyResponse{}, handle: s.handleReadyz},
 	}
 	if s.cfg.Metrics != nil {

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/revisit-sched/revisit/bench"
 	"github.com/revisit-sched/revisit/feedback"
+	"github.com/revisit-sched/revisit/journal"
 )
 
 func (a *app) benchCommand() *cobra.Command {
@@ -48,7 +50,8 @@ func (a *app) benchCommand() *cobra.Command {
 	}
 	b.PersistentFlags().StringVar(&cpuProfile, "cpu-profile", "",
 		"write a CPU profile of this process over the run to `file` (read it with go tool pprof)")
-	b.AddCommand(a.benchStoreCommand(), a.benchFeedbackCommand(), a.benchBrokerCommand(), a.benchOrchestratorCommand(), a.benchListenerCommand(), a.benchAPICommand(), a.benchRPCCommand())
+	b.AddCommand(a.benchStoreCommand(), a.benchFeedbackCommand(), a.benchBrokerCommand(), a.benchOrchestratorCommand(), a.benchListenerCommand(), a.benchAPICommand(), a.benchRPCCommand(),
+		a.benchJournalCommand())
 	return b
 }
 
@@ -580,4 +583,59 @@ func startCPUProfile(path string) (func() error, error) {
 		}
 		return nil
 	}, nil
+}
+
+func (a *app) benchJournalCommand() *cobra.Command {
+	var (
+		size       string
+		statuses   int
+		batches    []int
+		partitions int
+	)
+	cmd := &cobra.Command{
+		Use:   "journal",
+		Short: "Time the journal client (Kafka → visit stats) against visit-status ingest on the reference data set",
+		Long: `For each --batch size, processes --statuses visit statuses of random origins
+of the reference data set (loaded first unless a previous bench run left it
+in the store) through the pipeline of revisit visit-status ingest, then as
+many others through the journal client, read from an in-process Kafka
+cluster (kfake) where they were produced beforehand, encoded as the
+Software Heritage journal encodes them. The journal path is asked for at
+least 90 % of the ingest path's statuses a second.`,
+		Args: exactArgs(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			n, err := bench.ParseSize(size)
+			if err != nil {
+				return usageError{err}
+			}
+			if statuses <= 0 || partitions <= 0 || len(batches) == 0 || slices.Min(batches) <= 0 {
+				return usagef("--statuses, --batch and --partitions must be positive")
+			}
+			url, err := a.resolveStoreURL(cmd)
+			if err != nil {
+				return err
+			}
+			a.adviseOnServer(cmd)
+			rep, err := bench.RunJournal(cmd.Context(), bench.JournalConfig{URL: url, Origins: n, Statuses: statuses,
+				Batches: batches, Partitions: partitions, Progress: a.progressWriter()})
+			if err != nil {
+				return fmt.Errorf("bench journal: %w", err)
+			}
+			rw := a.rows(cols("statuses", "batch", "journal_per_s", "ingest_per_s", "target", "met"))
+			for _, r := range rep.Runs {
+				if err := rw.Row(rep.Statuses, r.Batch, math.Round(r.Journal), math.Round(r.Ingest),
+					fmt.Sprintf("≥ %.0f %% of ingest: %.0f %%", 100*bench.JournalRatio, 100*r.Ratio()),
+					r.Ratio() >= bench.JournalRatio); err != nil {
+					return err
+				}
+			}
+			return rw.Close()
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&size, "origins", "1M", "data set `size`: 1M, 10M, or any count")
+	f.IntVar(&statuses, "statuses", 200_000, "visit statuses through each path, for each batch size")
+	f.IntSliceVar(&batches, "batch", []int{journal.DefaultBatchSize, 1000}, "batch `sizes` to compare")
+	f.IntVar(&partitions, "partitions", 4, "partitions of the topic")
+	return cmd
 }

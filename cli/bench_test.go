@@ -88,3 +88,16 @@ func TestBenchStoreReportsGrowthOverABaseline(t *testing.T) {
 	msg = h.fails(1, append(args, "--baseline", h.file("bad.json", `{"measure": `))...)
 	require.Contains(t, msg, "bad.json")
 }
+
+func TestBenchJournal(t *testing.T) {
+	h := newHarness(t)
+	rows := h.jsonList("bench", "journal", "--origins", "500", "--statuses", "400", "--batch", "50,200", "--partitions", "2")
+	require.Len(t, rows, 2)
+	for i, batch := range []int{50, 200} {
+		require.EqualValues(t, 400, rows[i]["statuses"])
+		require.EqualValues(t, batch, rows[i]["batch"])
+		require.Positive(t, rows[i]["journal_per_s"])
+		require.Positive(t, rows[i]["ingest_per_s"])
+	}
+	require.Contains(t, h.fails(2, "bench", "journal", "--batch", "0"), "--batch")
+}

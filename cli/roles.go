@@ -185,6 +185,12 @@ func (a *app) runRoleCommand(cmd *cobra.Command, metricsAddr string,
 	if err != nil {
 		return err
 	}
+	return a.runWithMetrics(cmd.Context(), metricsAddr, reg, roles)
+}
+
+// runWithMetrics runs roles, with the metrics endpoint serving reg on
+// metricsAddr unless it is "".
+func (a *app) runWithMetrics(ctx context.Context, metricsAddr string, reg *prometheus.Registry, roles []role) error {
 	if metricsAddr != "" {
 		m, err := metricsRole(metricsAddr, reg)
 		if err != nil {
@@ -193,7 +199,7 @@ func (a *app) runRoleCommand(cmd *cobra.Command, metricsAddr string,
 		roles = append(roles, m)
 		fmt.Fprintf(a.env.Stderr, "revisit: metrics on http://%s/metrics\n", metricsAddr)
 	}
-	return runRoles(cmd.Context(), roles...)
+	return runRoles(ctx, roles...)
 }
 
 func (a *app) scheduleRecurrentCommand() *cobra.Command {

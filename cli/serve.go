@@ -47,7 +47,11 @@ const (
 	roleRPC          = "rpc"
 )
 
-var serveRoleNames = []string{roleAPI, roleOrchestrator, roleListener, roleRunner, roleFirstVisits, roleRPC}
+// defaultServeRoles run unless --roles names others; the journal role is
+// added when journal.brokers is configured.
+var defaultServeRoles = []string{roleAPI, roleOrchestrator, roleListener, roleRunner, roleFirstVisits, roleRPC}
+
+var serveRoleNames = append(slices.Clone(defaultServeRoles), roleJournal)
 
 // rpcPath is where the rpc role serves the Software Heritage RPC: its
 // clients' URL is http://host:port/swh/.
@@ -59,7 +63,7 @@ func (a *app) serveCommand() *cobra.Command {
 		roleNames []string
 	)
 	cmd := &cobra.Command{
-		Use:   "serve [--listen ADDRESS] [--roles api,orchestrator,listener,runner,firstvisits,rpc]",
+		Use:   "serve [--listen ADDRESS] [--roles api,orchestrator,listener,runner,firstvisits,rpc,journal]",
 		Short: "Run revisit: the HTTP API and dashboard, the Software Heritage RPC, the orchestrator, the task runner, the first visits and the result processing",
 		Long: `Runs the whole system in one process until interrupted (SIGINT or SIGTERM,
 then it stops gracefully):
@@ -80,6 +84,9 @@ then it stops gracefully):
                 Python RemoteScheduler (url: http://HOST:PORT/swh/); with
                 tokens, the token is the password of the URL
                 (http://user:TOKEN@HOST:PORT/swh/)
+  journal       folds the visit statuses of the Software Heritage journal
+                (Kafka) into the visit stats, as "revisit journal-client"
+                does; run by default when journal.brokers is configured
 
 With no configuration it uses the SQLite file revisit.db in the current
 directory (created and migrated) and the embedded broker. --config selects
@@ -92,11 +99,14 @@ configuration): without them anyone who reaches the port could change the
 schedule.`,
 		Args: exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			roles, err := parseRoles(roleNames)
+			c, err := a.config(cmd)
 			if err != nil {
 				return err
 			}
-			c, err := a.config(cmd)
+			if !changed(cmd.Flags(), "roles") && c.Journal.Enabled() {
+				roleNames = append(roleNames, roleJournal)
+			}
+			roles, err := parseRoles(roleNames)
 			if err != nil {
 				return err
 			}
@@ -113,7 +123,8 @@ schedule.`,
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", config.DefaultAPIListen, "the `address` to listen on (host:port; default: api.listen of the configuration)")
-	cmd.Flags().StringSliceVar(&roleNames, "roles", serveRoleNames, "the `roles` to run, comma-separated: "+strings.Join(serveRoleNames, ", "))
+	cmd.Flags().StringSliceVar(&roleNames, "roles", defaultServeRoles, "the `roles` to run, comma-separated: "+
+		strings.Join(serveRoleNames, ", ")+" (journal by default when journal.brokers is set)")
 	return cmd
 }
 
@@ -177,6 +188,15 @@ func (a *app) serve(cmd *cobra.Command, c config.Config, addr string, selected m
 			return err
 		}
 		roles = append(roles, role{name: roleFirstVisits, run: f.Run})
+	}
+	if selected[roleJournal] {
+		jc, err := a.newJournalConsumer(c, st, reg, 0)
+		if err != nil {
+			return err
+		}
+		apiCfg.Checks = map[string]func(context.Context) error{roleJournal: jc.Ready}
+		apiCfg.Journal = jc
+		roles = append(roles, role{name: roleJournal, run: jc.Run})
 	}
 	if q, ok := b.(*embedded.Broker); ok && selected[roleAPI] {
 		apiCfg.Queues = q

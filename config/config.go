@@ -89,6 +89,9 @@ type Config struct {
 	// FirstVisits configures the first visits of listers with their own
 	// queues for them.
 	FirstVisits FirstVisits `yaml:"first_visits"`
+	// Journal configures the journal client: visit results from the
+	// Software Heritage journal (Kafka).
+	Journal Journal `yaml:"journal"`
 
 	// sources records where each setting that is not a default came from.
 	sources map[string]string
@@ -120,6 +123,7 @@ func Default() Config {
 		Embedded:     defaultEmbedded(),
 		Results:      defaultResults(),
 		FirstVisits:  defaultFirstVisits(),
+		Journal:      defaultJournal(),
 	}
 }
 
@@ -296,7 +300,7 @@ func (c Config) Validate() error {
 		return err
 	}
 	for _, v := range []func() error{c.Orchestrator.validate, c.Retention.validate, c.Embedded.validate,
-		c.Results.validate, c.FirstVisits.validate} {
+		c.Results.validate, c.FirstVisits.validate, c.Journal.validate} {
 		if err := v(); err != nil {
 			return err
 		}

@@ -107,7 +107,7 @@ func TestMissingFile(t *testing.T) {
 func TestEnvironmentErrors(t *testing.T) {
 	t.Parallel()
 	_, err := Load(Sources{Environ: []string{"REVISIT_STROE=sqlite://x.db"}})
-	require.ErrorContains(t, err, "unknown environment variable REVISIT_STROE (known: REVISIT_CONFIG, REVISIT_API_LISTEN, REVISIT_BROKER, REVISIT_EMBEDDED_KEEP_DONE, REVISIT_FIRST_VISITS_INTERVAL, REVISIT_LOG_FORMAT, REVISIT_LOG_LEVEL, REVISIT_ORCHESTRATOR_GRACE_PERIOD, ")
+	require.ErrorContains(t, err, "unknown environment variable REVISIT_STROE (known: REVISIT_CONFIG, REVISIT_API_LISTEN, REVISIT_BROKER, REVISIT_EMBEDDED_KEEP_DONE, REVISIT_FIRST_VISITS_INTERVAL, REVISIT_JOURNAL_AUTO_OFFSET_RESET, REVISIT_JOURNAL_BATCH_SIZE, REVISIT_JOURNAL_GROUP_ID, REVISIT_JOURNAL_PREFIX, REVISIT_JOURNAL_SASL_MECHANISM, REVISIT_JOURNAL_SASL_PASSWORD, REVISIT_JOURNAL_SASL_USERNAME, REVISIT_JOURNAL_TLS_CA_FILE, REVISIT_JOURNAL_TLS_CERT_FILE, REVISIT_JOURNAL_TLS_ENABLED, REVISIT_JOURNAL_TLS_KEY_FILE, REVISIT_JOURNAL_TLS_SERVER_NAME, REVISIT_LOG_FORMAT, REVISIT_LOG_LEVEL, REVISIT_ORCHESTRATOR_GRACE_PERIOD, ")
 	require.ErrorContains(t, err, ", REVISIT_STORE)")
 
 	_, err = Load(Sources{Environ: []string{"REVISIT_LOG=debug"}})
@@ -132,7 +132,10 @@ func TestKeysAndEnvVars(t *testing.T) {
 		"orchestrator.lost_retention",
 		"orchestrator.lease_ttl", "orchestrator.grace_period", "api.listen",
 		"retention.older_than", "retention.interval", "retention.archive_dir", "retention.archive",
-		"embedded.keep_done", "results.max_future", "first_visits.interval"}, Keys())
+		"embedded.keep_done", "results.max_future", "first_visits.interval",
+		"journal.prefix", "journal.group_id", "journal.auto_offset_reset", "journal.batch_size", "journal.sasl.mechanism",
+		"journal.sasl.username", "journal.sasl.password", "journal.tls.enabled", "journal.tls.ca_file", "journal.tls.cert_file",
+		"journal.tls.key_file", "journal.tls.server_name"}, Keys())
 	require.Equal(t, "REVISIT_LOG_LEVEL", EnvVar("log.level"))
 	// Two keys must never share a variable.
 	seen := map[string]string{}

@@ -1,6 +1,6 @@
 // Package pytest finds, for tests, a Python interpreter with the Debian
-// packages revisit's wire formats are checked against: Celery and kombu, and
-// msgpack; and runs the tests' Python scripts with the module swhcore.py
+// packages revisit's wire formats are checked against: Celery and kombu,
+// msgpack, and confluent_kafka; and runs the tests' Python scripts with the module swhcore.py
 // beside this file (swh-core's msgpack conventions) importable.
 package pytest
 
@@ -38,6 +38,13 @@ func Celery(t testing.TB) string {
 func Msgpack(t testing.TB) string {
 	t.Helper()
 	return find(t, "msgpack", "msgpack", "python3-msgpack")
+}
+
+// Kafka returns a python3 that imports confluent_kafka (librdkafka) and
+// msgpack, found as Celery's is: an independent Kafka producer.
+func Kafka(t testing.TB) string {
+	t.Helper()
+	return find(t, "confluent_kafka, msgpack", "confluent_kafka and msgpack", "python3-confluent-kafka python3-msgpack")
 }
 
 // find returns the first interpreter that imports modules; what and deb name
