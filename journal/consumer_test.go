@@ -211,3 +211,35 @@ func TestRebalance(t *testing.T) {
 			"each final status folded once between the two")
 	})
 }
+
+// TestClosesVisitsInFlight: visits dispatched to the workers before their
+// statuses reach the journal are closed by those statuses (they carry no
+// message id: by origin and date), on both stores.
+func TestClosesVisitsInFlight(t *testing.T) {
+	teststore.Engines(t, func(t *testing.T, st store.Store) {
+		ctx := context.Background()
+		brokers := journaltest.Cluster(t, 2)
+		// The visits are dispatched now, their statuses dated a minute on.
+		now := time.Now().UTC()
+		w := journaltest.NewWorkload("inflight", 12, 0, 1, 2, now.Add(time.Minute), 3)
+		w.Record(t, st)
+		visits, err := st.VisitsDispatch(ctx, revisit.DispatchParams{Owner: "test", Grab: revisit.GrabParams{
+			VisitType: "git", Count: len(w.Origins), Policy: revisit.OldestScheduledFirst, Now: now}})
+		require.NoError(t, err)
+		require.Len(t, visits, len(w.Origins))
+		ids := make([]string, len(visits))
+		for i, v := range visits {
+			ids[i] = v.ID
+		}
+		_, err = st.VisitsSent(ctx, ids, now)
+		require.NoError(t, err)
+
+		journaltest.Produce(t, brokers, w.Statuses)
+		start(t, st, brokers, journal.DefaultGroup, 5)
+		journaltest.WaitCommitted(t, brokers, journal.DefaultGroup, time.Minute)
+		left, err := st.VisitsGet(ctx, ids)
+		require.NoError(t, err)
+		require.Empty(t, left, "every visit closed by its final status")
+		require.Equal(t, w.Expected(t), w.Outcomes(t, st))
+	})
+}
