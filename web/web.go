@@ -3,8 +3,10 @@
 // (GET /api/v1/dashboard) every few seconds and draw it: for each visit
 // type, the queue depth against its maximum, free slots, visits scheduled
 // per minute by policy (an inline SVG chart), fetched origins against the
-// configured shares, visits in flight and lost, results by outcome; and the
-// scheduler metrics of each lister. Nothing is fetched from elsewhere.
+// configured shares, visits in flight and lost, results by outcome; the
+// scheduler metrics of each lister; and, when a journal client runs in the
+// server's process, its topic and lag by partition. Nothing is fetched
+// from elsewhere.
 //
 // When the API has tokens, the page asks for one and keeps it in the
 // browser's session storage.

@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -48,14 +49,15 @@ func artifactDir(t *testing.T) string {
 }
 
 // stack is revisit serve in-process: store, embedded broker, orchestrator,
-// listener, and the API behind the dashboard.
+// listener, and the API behind the dashboard; with a journal client when
+// newStack is given one.
 type stack struct {
 	st  store.Store
 	b   *embedded.Broker
 	srv *httptest.Server
 }
 
-func newStack(t *testing.T, ctx context.Context) *stack {
+func newStack(t *testing.T, ctx context.Context, journal api.JournalLag) *stack {
 	t.Helper()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "web.db"), store.Options{})
 	require.NoError(t, err)
@@ -84,7 +86,7 @@ func newStack(t *testing.T, ctx context.Context) *stack {
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = o.Run(runCtx) })
 	wg.Go(func() { _ = lis.Run(runCtx) })
-	a := api.New(api.Config{Store: st, Broker: b, Queues: b, Orchestrator: o, Metrics: reg})
+	a := api.New(api.Config{Store: st, Broker: b, Queues: b, Orchestrator: o, Journal: journal, Metrics: reg})
 	srv := httptest.NewServer(web.Handler(a))
 	t.Cleanup(func() {
 		srv.Close()
@@ -122,6 +124,51 @@ func browser(t *testing.T) context.Context {
 	return ctx
 }
 
+// fakeJournal is a journal client whose lag the test sets.
+type fakeJournal struct {
+	mu  sync.Mutex
+	lag map[int32]int64
+}
+
+func (j *fakeJournal) Topic() string { return "swh.journal.objects.origin_visit_status" }
+
+func (j *fakeJournal) Lag() map[int32]int64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return maps.Clone(j.lag)
+}
+
+func (j *fakeJournal) setLag(lag map[int32]int64) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.lag = lag
+}
+
+// watchConsole records the errors and exceptions the page logs; the
+// returned function stops watching and returns them.
+func watchConsole(bctx context.Context) func() []string {
+	var problems []string
+	cctx, stop := context.WithCancel(bctx)
+	messages := chromedp.Console(cctx)
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		for m, err := range messages {
+			if err != nil {
+				return
+			}
+			if m.Type == chromedp.ConsoleError || m.IsException() {
+				problems = append(problems, fmt.Sprintf("%s %s:%d %s", m.Type, m.URL, m.Line+1, m.Text))
+			}
+		}
+	}()
+	return func() []string {
+		stop()
+		<-read
+		return problems
+	}
+}
+
 // text waits for the element sel and returns its text.
 func text(ctx context.Context, sel string) (string, error) {
 	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
@@ -149,29 +196,9 @@ func waitText(t *testing.T, ctx context.Context, sel, want string) {
 func TestDashboard(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	s := newStack(t, ctx)
+	s := newStack(t, ctx, nil)
 	bctx := browser(t)
-
-	var (
-		mu       sync.Mutex
-		problems []string
-	)
-	cctx, stopConsole := context.WithCancel(bctx)
-	messages := chromedp.Console(cctx)
-	read := make(chan struct{})
-	go func() {
-		defer close(read)
-		for m, err := range messages {
-			if err != nil {
-				return
-			}
-			if m.Type == chromedp.ConsoleError || m.IsException() {
-				mu.Lock()
-				problems = append(problems, fmt.Sprintf("%s %s:%d %s", m.Type, m.URL, m.Line+1, m.Text))
-				mu.Unlock()
-			}
-		}
-	}()
+	problems := watchConsole(bctx)
 	require.NoError(t, chromedp.Do(bctx, chromedp.Navigate(s.srv.URL+"/")))
 
 	git := `[data-visit-type="git"] `
@@ -208,9 +235,44 @@ func TestDashboard(t *testing.T) {
 	nodes, err := chromedp.Run(bctx, chromedp.Nodes(chromedp.CSSAll(git+"svg.chart polyline")))
 	require.NoError(t, err)
 	require.NotEmpty(t, nodes, "the chart draws a line per policy")
-	stopConsole()
-	<-read
-	mu.Lock()
-	defer mu.Unlock()
-	require.Empty(t, problems, "the page logs no error")
+	journalHidden, err := chromedp.Run(bctx, chromedp.Evaluate[bool](`document.getElementById("journal").hidden`))
+	require.NoError(t, err)
+	require.True(t, journalHidden, "no journal client runs: the journal panel stays hidden")
+	require.Empty(t, problems(), "the page logs no error")
+}
+
+func TestDashboardJournal(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	j := &fakeJournal{lag: map[int32]int64{0: 1200, 2: 5, 10: 0}}
+	s := newStack(t, ctx, j)
+	bctx := browser(t)
+	problems := watchConsole(bctx)
+	require.NoError(t, chromedp.Do(bctx, chromedp.Navigate(s.srv.URL+"/")))
+
+	waitText(t, bctx, `#journal [data-field="topic"]`, "swh.journal.objects.origin_visit_status")
+	waitText(t, bctx, `#journal [data-field="total_lag"]`, "1,205")
+	waitText(t, bctx, `#journal [data-partition="0"] [data-field="lag"]`, "1,200")
+	waitText(t, bctx, `#journal [data-partition="2"] [data-field="lag"]`, "5")
+	waitText(t, bctx, `#journal [data-partition="10"] [data-field="lag"]`, "0")
+	partitions, err := chromedp.Run(bctx, chromedp.Evaluate[[]string](
+		`[...document.querySelectorAll("#journal [data-partition]")].map((r) => r.dataset.partition)`))
+	require.NoError(t, err)
+	require.Equal(t, []string{"0", "2", "10"}, partitions, "partitions in numeric order")
+	visible, err := chromedp.Run(bctx, chromedp.Evaluate[bool](`document.getElementById("journal").checkVisibility()`))
+	require.NoError(t, err)
+	require.True(t, visible, "the journal panel shows")
+
+	png, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
+	require.NoError(t, err)
+	shot := filepath.Join(artifactDir(t), "dashboard-journal.png")
+	require.NoError(t, os.WriteFile(shot, png, 0o644))
+	t.Logf("dashboard screenshot: %s", shot)
+
+	// The client catches up: the page follows at its next refresh.
+	j.setLag(map[int32]int64{0: 7, 2: 0, 10: 0})
+	waitText(t, bctx, `#journal [data-field="total_lag"]`, "7")
+	waitText(t, bctx, `#journal [data-partition="0"] [data-field="lag"]`, "7")
+	waitText(t, bctx, `#journal [data-partition="2"] [data-field="lag"]`, "0")
+	require.Empty(t, problems(), "the page logs no error")
 }

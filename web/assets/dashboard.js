@@ -139,10 +139,26 @@ function visitType(v, orchestrator) {
   return card;
 }
 
+// journal shows the journal client's topic and lag by partition; the
+// panel stays hidden when no journal client runs in the server's process.
+function journal(j) {
+  const panel = document.getElementById("journal");
+  panel.hidden = !j;
+  if (!j) return;
+  const partitions = Object.keys(j.lag).sort((a, b) => Number(a) - Number(b));
+  const total = partitions.reduce((sum, p) => sum + j.lag[p], 0);
+  panel.querySelector("dl").replaceChildren(...field("topic", j.topic), ...field("total_lag", fmt(total)));
+  const rows = partitions.map((p) => el("tr", { "data-partition": p },
+    el("td", {}, p), el("td", { "data-field": "lag" }, fmt(j.lag[p]))));
+  if (rows.length === 0) rows.push(el("tr", {}, el("td", { colspan: 2 }, "no batch yet")));
+  panel.querySelector("tbody").replaceChildren(...rows);
+}
+
 function render(d) {
   const list = document.getElementById("visit-types");
   list.replaceChildren(...d.visit_types.map((v) => visitType(v, d.orchestrator)));
   document.getElementById("no-visit-types").hidden = d.visit_types.length > 0;
+  journal(d.journal);
   const body = document.querySelector("#listers tbody");
   body.replaceChildren(...d.listers.map((l) => el("tr", { "data-lister": l.lister, "data-visit-type": l.visit_type },
     el("td", {}, l.lister || l.lister_id), el("td", {}, l.visit_type),
