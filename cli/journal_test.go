@@ -2,7 +2,9 @@ package cli
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"net"
 	"net/http"
@@ -102,4 +104,33 @@ func getJSON(t *testing.T, url string) (int, map[string]any) {
 	var v map[string]any
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&v))
 	return resp.StatusCode, v
+}
+
+// journal.tls becomes a TLS configuration trusting ca_file, checking
+// server_name, with the client certificate; unreadable files name their key.
+func TestJournalTLS(t *testing.T) {
+	cert, pemFile := journaltest.SelfSigned(t)
+	key, err := x509.MarshalPKCS8PrivateKey(cert.PrivateKey)
+	require.NoError(t, err)
+	keyFile := filepath.Join(t.TempDir(), "key.pem")
+	require.NoError(t, os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: key}), 0o600))
+
+	c, err := journalTLS(config.JournalTLS{Enabled: true, CAFile: pemFile, CertFile: pemFile, KeyFile: keyFile, ServerName: "kafka.example"})
+	require.NoError(t, err)
+	require.Equal(t, "kafka.example", c.ServerName)
+	_, err = cert.Leaf.Verify(x509.VerifyOptions{Roots: c.RootCAs, DNSName: "localhost"})
+	require.NoError(t, err, "ca_file is trusted")
+	require.Len(t, c.Certificates, 1)
+	require.Equal(t, cert.Certificate, c.Certificates[0].Certificate)
+
+	c, err = journalTLS(config.JournalTLS{Enabled: true})
+	require.NoError(t, err)
+	require.Nil(t, c.RootCAs, "no ca_file: the system's authorities")
+
+	_, err = journalTLS(config.JournalTLS{Enabled: true, CAFile: keyFile})
+	require.ErrorContains(t, err, "journal.tls.ca_file: "+keyFile+" holds no PEM certificate")
+	_, err = journalTLS(config.JournalTLS{Enabled: true, CAFile: filepath.Join(t.TempDir(), "none.pem")})
+	require.ErrorContains(t, err, "journal.tls.ca_file: ")
+	_, err = journalTLS(config.JournalTLS{Enabled: true, CertFile: pemFile, KeyFile: pemFile})
+	require.ErrorContains(t, err, "journal.tls.cert_file: ")
 }

@@ -35,10 +35,12 @@ import (
 const Topic = "swh.journal.objects.origin_visit_status"
 
 // Cluster starts a one-broker cluster with Topic in partitions partitions,
-// closed at cleanup, and returns its addresses.
-func Cluster(t testing.TB, partitions int) []string {
+// configured further by opts (kfake.EnableSASL, kfake.TLS…), closed at
+// cleanup, and returns its addresses.
+func Cluster(t testing.TB, partitions int, opts ...kfake.Opt) []string {
 	t.Helper()
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(int32(partitions), Topic))
+	opts = append([]kfake.Opt{kfake.NumBrokers(1), kfake.SeedTopics(int32(partitions), Topic)}, opts...)
+	c, err := kfake.NewCluster(opts...)
 	require.NoError(t, err)
 	t.Cleanup(c.Close)
 	return c.ListenAddrs()
@@ -96,17 +98,52 @@ func snapshotBytes(h string) []byte {
 // Produce sends statuses to Topic through produce.py, in order.
 func Produce(t testing.TB, brokers []string, statuses []Status) {
 	t.Helper()
+	ProduceWith(t, brokers, statuses, nil)
+}
+
+// ProduceWith is Produce with more librdkafka settings, such as
+// security.protocol and sasl.username, to reach a cluster that asks for a
+// login or TLS.
+func ProduceWith(t testing.TB, brokers []string, statuses []Status, settings map[string]string) {
+	t.Helper()
 	py := pytest.Kafka(t)
 	var in bytes.Buffer
 	enc := json.NewEncoder(&in)
 	for _, s := range statuses {
 		require.NoError(t, enc.Encode(s))
 	}
+	extra, err := json.Marshal(settings)
+	require.NoError(t, err)
 	_, self, _, _ := runtime.Caller(0)
-	cmd := pytest.Command(py, filepath.Join(filepath.Dir(self), "produce.py"), brokers[0], Topic)
+	cmd := pytest.Command(py, filepath.Join(filepath.Dir(self), "produce.py"), brokers[0], Topic, string(extra))
 	cmd.Stdin = &in
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "produce.py: %s", out)
+}
+
+// ProduceCopied sends statuses to Topic (in partitions partitions) with a
+// franz-go client configured by opts, such as a SASL login: produce.py
+// encodes them into a scratch cluster, whose records are copied, each to
+// its partition, in order. It reaches clusters librdkafka cannot: kfake
+// serves SaslHandshake from version 1 only, and librdkafka needs version 0
+// before a SCRAM login.
+func ProduceCopied(t testing.TB, brokers []string, partitions int, statuses []Status, opts ...kgo.Opt) {
+	t.Helper()
+	scratch := Cluster(t, partitions)
+	Produce(t, scratch, statuses)
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(brokers...),
+		kgo.RecordPartitioner(kgo.ManualPartitioner())}, opts...)...)
+	require.NoError(t, err)
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for p, records := range Records(t, scratch) {
+		copies := make([]*kgo.Record, len(records))
+		for i, r := range records {
+			copies[i] = &kgo.Record{Topic: Topic, Partition: p, Key: r.Key, Value: r.Value}
+		}
+		require.NoError(t, cl.ProduceSync(ctx, copies...).FirstErr(), "partition %d", p)
+	}
 }
 
 // Workload is a set of statuses to produce and the listed origins they are

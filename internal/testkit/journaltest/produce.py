@@ -1,6 +1,9 @@
 """Produce journal messages into Kafka as swh.journal's writer encodes them.
 
-Usage: produce.py BOOTSTRAP TOPIC < statuses.jsonl
+Usage: produce.py BOOTSTRAP TOPIC [SETTINGS] < statuses.jsonl
+
+SETTINGS is a JSON object of more librdkafka settings (security.protocol,
+sasl.username, ssl.ca.location…), or null.
 
 Each input line is {"origin", "visit", "date" (ISO 8601 with zone),
 "status", "snapshot" (hex or null), "type" (or null)}, with optionally
@@ -36,7 +39,10 @@ def value_bytes(s, date):
 
 def main():
     bootstrap, topic = sys.argv[1], sys.argv[2]
-    p = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5})
+    settings = {"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5}
+    if len(sys.argv) > 3:
+        settings.update(json.loads(sys.argv[3]) or {})
+    p = Producer(settings)
     failures = []
 
     def delivered(err, _msg):
