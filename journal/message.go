@@ -79,7 +79,7 @@ func DecodeValue(b []byte) (Message, error) {
 	}
 	m, ok := v.(swhwire.Map)
 	if !ok {
-		return Message{}, malformed(KindShape, "the value is a %s, not a map", typeName(v))
+		return Message{}, malformed(KindShape, "the value is a %s, not a map", swhwire.Kind(v))
 	}
 	var msg Message
 	if msg.Origin, err = field[string](m, "origin", "str"); err != nil {
@@ -121,7 +121,7 @@ func DecodeKey(b []byte) (Key, error) {
 	}
 	m, ok := v.(swhwire.Map)
 	if !ok {
-		return Key{}, malformed(KindShape, "the key is a %s, not a map", typeName(v))
+		return Key{}, malformed(KindShape, "the key is a %s, not a map", swhwire.Kind(v))
 	}
 	var k Key
 	for _, f := range []struct {
@@ -145,7 +145,7 @@ func field[T any](m swhwire.Map, name, what string) (T, error) {
 	}
 	t, ok := v.(T)
 	if !ok {
-		return zero, malformed(KindShape, "%s: want %s, got %s", name, what, typeName(v))
+		return zero, malformed(KindShape, "%s: want %s, got %s", name, what, swhwire.Kind(v))
 	}
 	return t, nil
 }
@@ -168,32 +168,7 @@ func visitNumber(m swhwire.Map) (int64, error) {
 	if n, ok := v.(int64); ok {
 		return n, nil
 	}
-	return 0, malformed(KindShape, "visit: want an int of 64 bits, got %s", typeName(v))
-}
-
-// typeName names the msgpack type of a decoded value.
-func typeName(v any) string {
-	switch v.(type) {
-	case nil:
-		return "nil"
-	case bool:
-		return "bool"
-	case int64, uint64:
-		return "int"
-	case float32, float64:
-		return "float"
-	case string:
-		return "str"
-	case []byte:
-		return "bin"
-	case []any:
-		return "array"
-	case swhwire.Map:
-		return "map"
-	case time.Time:
-		return "timestamp"
-	}
-	return fmt.Sprintf("%T", v)
+	return 0, malformed(KindShape, "visit: want an int of 64 bits, got %s", swhwire.Kind(v))
 }
 
 // KindOf returns the kind of a malformed-message error, "" for other

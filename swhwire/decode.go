@@ -288,7 +288,7 @@ func (d *decoder) key(depth int) (any, error) {
 	}
 	switch k.(type) {
 	case []any, Map:
-		return nil, d.fail("map key is a %s, which Python cannot hash", kind(k))
+		return nil, d.fail("map key is a %s, which Python cannot hash", Kind(k))
 	}
 	return k, nil
 }
@@ -342,11 +342,19 @@ func timestamp(b []byte) (time.Time, error) {
 	return wireTime(time.Unix(sec, int64(ns))), nil
 }
 
-// kind names v's wire type for error messages.
-func kind(v any) string {
+// Kind names the msgpack type of a decoded value, for error messages:
+// nil, bool, int, float, str, bin, array, map, timestamp, or the Go type
+// of an envelope's value.
+func Kind(v any) string {
 	switch v.(type) {
 	case nil:
 		return "nil"
+	case bool:
+		return "bool"
+	case int64, uint64, *big.Int:
+		return "int"
+	case float32, float64:
+		return "float"
 	case string:
 		return "str"
 	case []byte:
@@ -355,8 +363,8 @@ func kind(v any) string {
 		return "array"
 	case Map:
 		return "map"
-	case int64, uint64, *big.Int:
-		return "int"
+	case time.Time:
+		return "timestamp"
 	}
 	return fmt.Sprintf("%T", v)
 }

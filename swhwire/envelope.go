@@ -106,7 +106,7 @@ func (e Exception) Body() Map {
 func ParseException(v any) (Exception, error) {
 	m, ok := v.(Map)
 	if !ok {
-		return Exception{}, fmt.Errorf("exception is a %s, want a map", kind(v))
+		return Exception{}, fmt.Errorf("exception is a %s, want a map", Kind(v))
 	}
 	var e Exception
 	var err error
@@ -129,7 +129,7 @@ func ParseException(v any) (Exception, error) {
 	for i, l := range tb {
 		s, ok := l.(string)
 		if !ok {
-			return Exception{}, fmt.Errorf("exception traceback[%d] is a %s, want a str", i, kind(l))
+			return Exception{}, fmt.Errorf("exception traceback[%d] is a %s, want a str", i, Kind(l))
 		}
 		e.Traceback = append(e.Traceback, s)
 	}
@@ -148,7 +148,7 @@ func field[T any](m Map, what, name string, required bool) (T, error) {
 	}
 	t, ok := v.(T)
 	if !ok {
-		return zero, fmt.Errorf("%s %q is a %s, want a %s", what, name, kind(v), kind(zero))
+		return zero, fmt.Errorf("%s %q is a %s, want a %s", what, name, Kind(v), Kind(zero))
 	}
 	return t, nil
 }
@@ -194,7 +194,7 @@ func unwrapEnvelope(m Map) (any, error) {
 func decodeUUID(d any) (any, error) {
 	s, ok := d.(string)
 	if !ok {
-		return nil, fmt.Errorf("payload is a %s, want a str", kind(d))
+		return nil, fmt.Errorf("payload is a %s, want a str", Kind(d))
 	}
 	return uuid.Parse(s)
 }
@@ -205,7 +205,7 @@ var timedeltaKeys = map[string]int{"days": 0, "seconds": 1, "microseconds": 2}
 func decodeTimedelta(d any) (any, error) {
 	m, ok := d.(Map)
 	if !ok {
-		return nil, fmt.Errorf("payload is a %s, want a map", kind(d))
+		return nil, fmt.Errorf("payload is a %s, want a map", Kind(d))
 	}
 	var parts [3]int64
 	for _, p := range m {
@@ -226,7 +226,7 @@ func decodeTimedelta(d any) (any, error) {
 func decodePagedResult(d any) (any, error) {
 	m, ok := d.(Map)
 	if !ok {
-		return nil, fmt.Errorf("payload is a %s, want a map", kind(d))
+		return nil, fmt.Errorf("payload is a %s, want a map", Kind(d))
 	}
 	var pr PagedResult
 	for _, p := range m {
@@ -247,7 +247,7 @@ func decodePagedResult(d any) (any, error) {
 func decodeModel(d any) (any, error) {
 	m, ok := d.(Map)
 	if !ok {
-		return nil, fmt.Errorf("payload is a %s, want a map", kind(d))
+		return nil, fmt.Errorf("payload is a %s, want a map", Kind(d))
 	}
 	typ, err := field[string](m, "model", "__type__", true)
 	if err != nil {
@@ -277,7 +277,7 @@ func decodeLastVisitStatus(d any) (any, error) {
 func decodeISODatetime(d any) (any, error) {
 	s, ok := d.(string)
 	if !ok {
-		return nil, fmt.Errorf("payload is a %s, want a str", kind(d))
+		return nil, fmt.Errorf("payload is a %s, want a str", Kind(d))
 	}
 	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999"} {
 		if t, err := time.Parse(layout, s); err == nil {

@@ -145,7 +145,7 @@ func jsonKey(k any) (string, error) {
 	case int64, uint64, int, *big.Int:
 		return fmt.Sprint(k), nil
 	}
-	return "", fmt.Errorf("swhwire: a dict key of type %s has no JSON form", kind(k))
+	return "", fmt.Errorf("swhwire: a dict key of type %s has no JSON form", Kind(k))
 }
 
 // isoformat is Python's datetime.isoformat() of a UTC datetime.
@@ -355,7 +355,7 @@ func b85Decode(s string) ([]byte, error) {
 func decodeB85(d any) (any, error) {
 	s, ok := d.(string)
 	if !ok {
-		return nil, fmt.Errorf("payload is a %s, want a str", kind(d))
+		return nil, fmt.Errorf("payload is a %s, want a str", Kind(d))
 	}
 	return b85Decode(s)
 }
