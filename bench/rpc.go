@@ -254,29 +254,8 @@ func listedOriginRequest(o revisit.ListedOrigin) swhwire.Model {
 	}
 	return swhwire.Model{Type: "ListedOrigin", Fields: swhwire.Map{
 		{Key: "lister_id", Value: o.ListerID}, {Key: "url", Value: o.URL}, {Key: "visit_type", Value: o.VisitType},
-		{Key: "extra_loader_arguments", Value: args}, {Key: "last_update", Value: timeOrNil(o.LastUpdate)},
-		{Key: "is_fork", Value: boolOrNil(o.IsFork)}, {Key: "forked_from_url", Value: strOrNil(o.ForkedFromURL)},
+		{Key: "extra_loader_arguments", Value: args}, {Key: "last_update", Value: swhwire.Optional(o.LastUpdate)},
+		{Key: "is_fork", Value: swhwire.Optional(o.IsFork)}, {Key: "forked_from_url", Value: swhwire.Optional(o.ForkedFromURL)},
 		{Key: "enabled", Value: o.Enabled}, {Key: "first_seen", Value: nil}, {Key: "last_seen", Value: nil},
 	}}
-}
-
-func timeOrNil(t *time.Time) any {
-	if t == nil {
-		return nil
-	}
-	return *t
-}
-
-func boolOrNil(b *bool) any {
-	if b == nil {
-		return nil
-	}
-	return *b
-}
-
-func strOrNil(s *string) any {
-	if s == nil {
-		return nil
-	}
-	return *s
 }

@@ -99,7 +99,7 @@ func archiveRow(t revisit.Task, r revisit.TaskRun) swhwire.Map {
 		"task_id", t.ID, "task_policy", string(t.Policy), "task_status", string(t.Status), "task_run_id", r.ID,
 		"arguments", pairs("args", args, "kwargs", pythonJSON(t.Arguments.Kwargs)),
 		"type", t.Type, "backend_id", r.BackendID, "metadata", objectOrEmpty(r.Metadata),
-		"scheduled", timeOrNil(r.Scheduled), "started", timeOrNil(r.Started), "ended", timeOrNil(r.Ended),
+		"scheduled", swhwire.Optional(r.Scheduled), "started", swhwire.Optional(r.Started), "ended", swhwire.Optional(r.Ended),
 		"task_run_status", string(r.Status),
 	)
 }

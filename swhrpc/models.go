@@ -27,22 +27,6 @@ func modelFields(path, typ string, v any) (*record, error) {
 	return newRecord(path+".", "field", m.Fields)
 }
 
-// timeOrNil is t on the wire, nil for nil.
-func timeOrNil(t *time.Time) any {
-	if t == nil {
-		return nil
-	}
-	return *t
-}
-
-// strOrNil is s on the wire, nil for nil.
-func strOrNil(s *string) any {
-	if s == nil {
-		return nil
-	}
-	return *s
-}
-
 // durationOrNil is a duration on the wire: a timedelta, nil when unset (0).
 func durationOrNil(d time.Duration) any {
 	if d == 0 {
@@ -82,9 +66,9 @@ func listerModel(l revisit.Lister) (swhwire.Model, error) {
 	}
 	return swhwire.Model{Type: "Lister", Fields: pairs(
 		"name", l.Name, "instance_name", l.InstanceName, "id", l.ID, "current_state", state,
-		"created", l.Created, "updated", l.Updated, "last_listing_finished_at", timeOrNil(l.LastListingFinishedAt),
-		"first_visits_queue_prefix", strOrNil(l.FirstVisitsQueuePrefix),
-		"first_visits_scheduled_at", timeOrNil(l.FirstVisitsScheduledAt),
+		"created", l.Created, "updated", l.Updated, "last_listing_finished_at", swhwire.Optional(l.LastListingFinishedAt),
+		"first_visits_queue_prefix", swhwire.Optional(l.FirstVisitsQueuePrefix),
+		"first_visits_scheduled_at", swhwire.Optional(l.FirstVisitsScheduledAt),
 	)}, nil
 }
 
@@ -127,14 +111,10 @@ func asInstanceName(field string, v any) (string, error) {
 }
 
 func listedOriginModel(o revisit.ListedOrigin) swhwire.Model {
-	var isFork any
-	if o.IsFork != nil {
-		isFork = *o.IsFork
-	}
 	return swhwire.Model{Type: "ListedOrigin", Fields: pairs(
 		"lister_id", o.ListerID, "url", o.URL, "visit_type", o.VisitType,
 		"extra_loader_arguments", objectOrEmpty(o.ExtraLoaderArguments),
-		"last_update", timeOrNil(o.LastUpdate), "is_fork", isFork, "forked_from_url", strOrNil(o.ForkedFromURL),
+		"last_update", swhwire.Optional(o.LastUpdate), "is_fork", swhwire.Optional(o.IsFork), "forked_from_url", swhwire.Optional(o.ForkedFromURL),
 		"enabled", o.Enabled, "first_seen", o.FirstSeen, "last_seen", o.LastSeen,
 	)}
 }
@@ -162,20 +142,17 @@ func readListedOrigin(path string, v any) (revisit.ListedOrigin, error) {
 }
 
 func visitStatsModel(s revisit.VisitStats) swhwire.Model {
-	var status, position, snapshot any
+	var status, snapshot any
 	if s.LastVisitStatus != nil {
 		status = swhwire.LastVisitStatus(*s.LastVisitStatus)
-	}
-	if s.NextVisitQueuePosition != nil {
-		position = *s.NextVisitQueuePosition
 	}
 	if s.LastSnapshot != nil {
 		snapshot = s.LastSnapshot
 	}
 	return swhwire.Model{Type: "OriginVisitStats", Fields: pairs(
-		"url", s.URL, "visit_type", s.VisitType, "last_successful", timeOrNil(s.LastSuccessful),
-		"last_visit", timeOrNil(s.LastVisit), "last_visit_status", status, "last_scheduled", timeOrNil(s.LastScheduled),
-		"last_snapshot", snapshot, "next_visit_queue_position", position,
+		"url", s.URL, "visit_type", s.VisitType, "last_successful", swhwire.Optional(s.LastSuccessful),
+		"last_visit", swhwire.Optional(s.LastVisit), "last_visit_status", status, "last_scheduled", swhwire.Optional(s.LastScheduled),
+		"last_snapshot", snapshot, "next_visit_queue_position", swhwire.Optional(s.NextVisitQueuePosition),
 		"next_position_offset", int64(s.NextPositionOffset), "successive_visits", int64(s.SuccessiveVisits),
 	)}
 }
@@ -370,8 +347,8 @@ func readTaskArguments(path string, v any) (revisit.TaskArguments, error) {
 
 func taskRunModel(r revisit.TaskRun) swhwire.Model {
 	return swhwire.Model{Type: "TaskRun", Fields: pairs(
-		"task", r.TaskID, "id", r.ID, "backend_id", r.BackendID, "scheduled", timeOrNil(r.Scheduled),
-		"started", timeOrNil(r.Started), "ended", timeOrNil(r.Ended), "metadata", objectOrEmpty(r.Metadata),
+		"task", r.TaskID, "id", r.ID, "backend_id", r.BackendID, "scheduled", swhwire.Optional(r.Scheduled),
+		"started", swhwire.Optional(r.Started), "ended", swhwire.Optional(r.Ended), "metadata", objectOrEmpty(r.Metadata),
 		"status", string(r.Status),
 	)}
 }

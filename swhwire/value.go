@@ -51,3 +51,11 @@ var (
 func wireTime(t time.Time) time.Time {
 	return t.UTC().Truncate(time.Microsecond)
 }
+
+// Optional is *p as a value, or nil for a nil p: Python's Optional fields.
+func Optional[T any](p *T) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
