@@ -93,14 +93,22 @@ func take(t *testing.T, b *embedded.Broker, queue string) []string {
 	return urls
 }
 
+// newScheduler is a scheduler over st publishing into the embedded broker
+// it returns.
+func newScheduler(t *testing.T, st store.Store) (*firstvisits.Scheduler, *embedded.Broker) {
+	t.Helper()
+	b := embedded.New(st, embedded.Config{})
+	t.Cleanup(func() { b.Close() })
+	s, err := firstvisits.New(st, b, firstvisits.Config{Owner: "test"})
+	require.NoError(t, err)
+	return s, b
+}
+
 func TestOnePassSendsTheFirstVisitsOfFinishedListings(t *testing.T) {
 	teststore.Engines(t, func(t *testing.T, st store.Store) {
 		ctx := context.Background()
 		w := newWorld(t, st, 100, 3)
-		b := embedded.New(st, embedded.Config{})
-		defer b.Close()
-		s, err := firstvisits.New(st, b, firstvisits.Config{Owner: "test"})
-		require.NoError(t, err)
+		s, b := newScheduler(t, st)
 
 		pass, err := s.Once(ctx)
 		require.NoError(t, err)
@@ -158,10 +166,7 @@ func TestTheQueueBoundsEachPass(t *testing.T) {
 	teststore.Engines(t, func(t *testing.T, st store.Store) {
 		ctx := context.Background()
 		w := newWorld(t, st, 2, 3)
-		b := embedded.New(st, embedded.Config{})
-		defer b.Close()
-		s, err := firstvisits.New(st, b, firstvisits.Config{Owner: "test"})
-		require.NoError(t, err)
+		s, b := newScheduler(t, st)
 		queue := "add_forge_now:" + gitTask
 
 		pass, err := s.Once(ctx)
@@ -191,10 +196,7 @@ func TestAVisitTypeWithoutTaskTypeKeepsTheListerDue(t *testing.T) {
 		_, err := st.ListedOriginsRecord(ctx, []revisit.ListedOrigin{{ListerID: w.fresh.ID,
 			URL: "https://fresh.example/hg", VisitType: "hg", Enabled: true}})
 		require.NoError(t, err)
-		b := embedded.New(st, embedded.Config{})
-		defer b.Close()
-		s, err := firstvisits.New(st, b, firstvisits.Config{Owner: "test"})
-		require.NoError(t, err)
+		s, _ := newScheduler(t, st)
 		pass, err := s.Once(ctx)
 		require.NoError(t, err)
 		require.Len(t, pass.Sent, 2)
