@@ -47,6 +47,12 @@ func Kafka(t testing.TB) string {
 	return find(t, "confluent_kafka, msgpack", "confluent_kafka and msgpack", "python3-confluent-kafka python3-msgpack")
 }
 
+// Plain returns a python3 with its standard library, found as Celery's is.
+func Plain(t testing.TB) string {
+	t.Helper()
+	return find(t, "hashlib, datetime", "its standard library", "python3")
+}
+
 // find returns the first interpreter that imports modules; what and deb name
 // them in the message of the skip or failure.
 func find(t testing.TB, modules, what, deb string) string {

@@ -1,0 +1,90 @@
+package world
+
+import (
+	"bufio"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/revisit-sched/revisit/internal/testkit/pytest"
+)
+
+// TestSameWorldAsUpstreamsModel checks the model against an independent
+// Python rendering of Software Heritage's: intervals, last updates,
+// snapshot ids and first-visit run times.
+func TestSameWorldAsUpstreamsModel(t *testing.T) {
+	py := pytest.Plain(t)
+	now := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
+	var urls []string
+	for i := 1; i <= 300; i++ {
+		urls = append(urls, fmt.Sprintf("https://example.com/%06d.git", i))
+	}
+	cmd := pytest.Command(py, "testdata/model.py", fmt.Sprint(now.Unix()))
+	cmd.Stdin = strings.NewReader(strings.Join(urls, "\n") + "\n")
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	sc := bufio.NewScanner(strings.NewReader(string(out)))
+	partial := 0
+	for i := 0; sc.Scan(); i++ {
+		var want struct {
+			URL        string  `json:"url"`
+			Interval   float64 `json:"interval"`
+			LastUpdate float64 `json:"last_update"`
+			Snapshot   string  `json:"snapshot"`
+			RunTime    float64 `json:"run_time"`
+		}
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &want))
+		o := NewOrigin(urls[i], "git")
+		require.Equal(t, want.URL, o.URL)
+		require.InDelta(t, want.Interval, o.Interval, want.Interval*1e-12, o.URL)
+		require.InDelta(t, want.LastUpdate, float64(o.LastUpdate(now).UnixMicro())/1e6, 1e-5, o.URL)
+		v := o.Visit(now, time.Time{})
+		if want.RunTime > 7200 {
+			partial++
+			require.Equal(t, Visit{Duration: MaxRunTime}, v, o.URL)
+			continue
+		}
+		require.True(t, v.Full, o.URL)
+		require.Equal(t, want.Snapshot, hex.EncodeToString(v.Snapshot), o.URL)
+		require.InDelta(t, want.RunTime, v.Duration.Seconds(), 1e-6, o.URL)
+	}
+	require.NoError(t, sc.Err())
+	require.Positive(t, partial, "some origins change too often for a first visit to finish")
+	require.Less(t, partial, 300)
+}
+
+// TestIntervalsAreLogUniform checks the spread of commit intervals over
+// many origins: a third of the decades below one hour hold about a third
+// of the origins.
+func TestIntervalsAreLogUniform(t *testing.T) {
+	const n = 20_000
+	below := 0
+	for i := range n {
+		o := NewOrigin(fmt.Sprintf("https://example.com/%06d.git", i), "git")
+		require.GreaterOrEqual(t, o.Interval, 1.0)
+		require.Less(t, o.Interval, MaxInterval.Seconds())
+		if o.Interval < 3600 {
+			below++
+		}
+	}
+	want := math.Log(3600) / math.Log(MaxInterval.Seconds())
+	require.InDelta(t, want, float64(below)/n, 0.02)
+}
+
+func TestVisitsFetchTheCommitsSinceThePreviousAttempt(t *testing.T) {
+	o := Origin{URL: "https://example.com/x.git", VisitType: "git", Interval: 60}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	v := o.Visit(now, now.Add(-time.Hour))
+	require.True(t, v.Full)
+	require.Equal(t, MinRunTime+60*PerCommit, v.Duration)
+	require.Equal(t, o.Snapshot(now), v.Snapshot)
+	require.NotEqual(t, o.Snapshot(now), o.Snapshot(now.Add(time.Minute)), "a new commit, a new snapshot")
+	require.Equal(t, o.Snapshot(now), o.Snapshot(now.Add(59*time.Second)))
+	require.Equal(t, now.Add(-time.Duration(math.Mod(now.Sub(Epoch).Seconds(), 60))*time.Second), o.LastUpdate(now))
+}
