@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"time"
 
 	"github.com/revisit-sched/revisit"
@@ -41,10 +40,11 @@ type loop struct {
 // publication is a round's batch being published in the background, so
 // that the broker's work overlaps the store's work of the next round.
 type publication struct {
-	done  chan struct{}
-	count int // messages: not in the queue's depth until confirmed
-	start time.Time
-	attrs []any // the round's log fields
+	done   chan struct{}
+	count  int // messages: not in the queue's depth until confirmed
+	visits []revisit.Visit
+	start  time.Time
+	attrs  []any // the round's log fields
 
 	// Set before done closes.
 	confirmed, failed int
@@ -84,7 +84,7 @@ func (l *loop) run(stop, hard context.Context, healthy func()) error {
 	return l.leased.Run(stop, hard, healthy)
 }
 
-func (l *loop) jitter() time.Duration { return supervise.Jitter(l.o.cfg.RoundJitter) }
+func (l *loop) jitter() time.Duration { return l.o.jitter() }
 
 // acquired tells who holds the visit type's lease after an attempt to take
 // or renew it.
@@ -276,7 +276,7 @@ func (l *loop) round(ctx context.Context) (leased.Rest, error) {
 		l.log.Info("round", "queue", queue, "depth", depth, "free", free, "published", 0)
 		return l.forOrigins(cfg.NoOriginsBackoff + l.jitter()), nil
 	}
-	rand.Shuffle(len(visits), func(i, j int) { visits[i], visits[j] = visits[j], visits[i] })
+	l.o.shuffle(visits)
 	msgs, err := l.msgs.Build(ctx, tt.BackendName, visits)
 	if err != nil {
 		l.release(visits, "messages not built")
@@ -291,7 +291,7 @@ func (l *loop) round(ctx context.Context) (leased.Rest, error) {
 	for i, s := range shares {
 		attrs = append(attrs, string(s.Policy), fetched[i])
 	}
-	p := &publication{done: make(chan struct{}), count: len(msgs), start: start, attrs: attrs}
+	p := &publication{done: make(chan struct{}), count: len(msgs), visits: visits, start: start, attrs: attrs}
 	l.publishing = p
 	l.o.live.Publishing(queue, len(msgs))
 	go func() {

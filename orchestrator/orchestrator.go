@@ -12,7 +12,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -92,6 +94,9 @@ type Config struct {
 	// (store.Options.Clock): when visits are sent, and which are lost;
 	// nil is time.Now. Durations and waits use the real time.
 	Clock revisit.Clock
+	// Rand draws the rounds' jitter and the order of their messages; nil
+	// is the process's random source. A simulation seeds it.
+	Rand *rand.Rand
 }
 
 // withDefaults returns c with zero fields set to their defaults.
@@ -215,6 +220,8 @@ type Orchestrator struct {
 	// live measures the queues for the gauges and the API; the loops add
 	// the messages they publish.
 	live *livequeue.Live
+	// randMu serialises the loops' draws from cfg.Rand.
+	randMu sync.Mutex
 }
 
 // Health is the state of one visit type's loop: unhealthy after
@@ -257,6 +264,29 @@ func (o *Orchestrator) Shares(visitType string) []Share {
 		return s
 	}
 	return DefaultShares(visitType)
+}
+
+// jitter returns a random wait below the round jitter.
+func (o *Orchestrator) jitter() time.Duration {
+	if o.cfg.Rand == nil || o.cfg.RoundJitter <= 0 {
+		return supervise.Jitter(o.cfg.RoundJitter)
+	}
+	o.randMu.Lock()
+	defer o.randMu.Unlock()
+	return time.Duration(o.cfg.Rand.Int64N(int64(o.cfg.RoundJitter)))
+}
+
+// shuffle puts the visits of a round in a random order, so that no
+// lister's origins come to the workers in one block.
+func (o *Orchestrator) shuffle(visits []revisit.Visit) {
+	swap := func(i, j int) { visits[i], visits[j] = visits[j], visits[i] }
+	if o.cfg.Rand == nil {
+		rand.Shuffle(len(visits), swap)
+		return
+	}
+	o.randMu.Lock()
+	defer o.randMu.Unlock()
+	o.cfg.Rand.Shuffle(len(visits), swap)
 }
 
 // timeout returns the visit timeout of a visit type.
