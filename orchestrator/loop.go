@@ -150,9 +150,11 @@ func (l *loop) taken(queue string) <-chan struct{} {
 // for a round; a queue that cannot be measured has none.
 func (l *loop) hasRoom(ctx context.Context) bool {
 	q, err := l.queue(ctx)
-	if err != nil {
-		return false
-	}
+	return err == nil && l.roomIn(ctx, q)
+}
+
+// roomIn measures queue q and reports whether it has room for a round.
+func (l *loop) roomIn(ctx context.Context, q queueOf) bool {
 	depth, err := l.o.broker.Depth(ctx, q.name)
 	return err == nil && l.roomFor(int64(q.maxLen)-depth, q.maxLen)
 }

@@ -19,6 +19,8 @@ import (
 type Stepper struct {
 	l      *loop
 	cancel func()
+	// queue is the visit type's queue as the last round read it.
+	queue queueOf
 }
 
 // Step is what a round did and how long until the next.
@@ -78,6 +80,11 @@ func (s *Stepper) Round(ctx context.Context) (Step, error) {
 		return Step{}, err
 	}
 	l := s.l
+	q, err := l.queue(ctx)
+	if err != nil {
+		return Step{}, err
+	}
+	s.queue = q
 	rest, err := l.round(ctx)
 	var visits []revisit.Visit
 	if l.publishing != nil {
@@ -93,8 +100,11 @@ func (s *Stepper) Round(ctx context.Context) (Step, error) {
 		Poll: rest.ReadyEvery, Woken: rest.Wake}, nil
 }
 
-// HasRoom measures the queue and reports whether it has room for a round.
-func (s *Stepper) HasRoom(ctx context.Context) bool { return s.l.hasRoom(ctx) }
+// HasRoom measures the queue and reports whether it has room for a
+// round; the queue's length limit is the one the last round read.
+func (s *Stepper) HasRoom(ctx context.Context) bool {
+	return s.l.roomIn(ctx, s.queue)
+}
 
 // Close releases the lease.
 func (s *Stepper) Close(ctx context.Context) error {

@@ -1,0 +1,188 @@
+package simulate
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/orchestrator"
+)
+
+// Config is the world a simulation runs and how it runs it; zero fields
+// take the defaults of Defaults.
+type Config struct {
+	// Origins is how many origins the world has at the start, spread
+	// evenly over the visit types.
+	Origins int
+	// Duration is the simulated time.
+	Duration time.Duration
+	// VisitTypes are the visit types of the world's origins.
+	VisitTypes []string
+	// Workers is how many workers visit each visit type's origins; a
+	// visit type absent takes DefaultWorkers.
+	Workers map[string]int
+	// QueueCapacity is each visit type's queue length (the load task
+	// type's max_queue_length).
+	QueueCapacity int
+	// ListerRate is how many new origins the lister finds an hour, in all.
+	ListerRate float64
+	// ListerEvery is how often the lister runs: it records the origins it
+	// found since its previous run.
+	ListerEvery time.Duration
+	// SteadyListing makes the lister find exactly ListerRate origins an
+	// hour instead of a Poisson-distributed number.
+	SteadyListing bool
+	// Relist is how often the lister lists the known origins again with
+	// their last update (the origins whose last update changed).
+	Relist time.Duration
+	// FoldBatch is how many results are folded at once; FoldWait, how
+	// long a result waits for its batch to fill.
+	FoldBatch int
+	FoldWait  time.Duration
+	// SampleEvery is how often the world is measured.
+	SampleEvery time.Duration
+	// LossRate is the fraction of visits whose worker never answers.
+	LossRate float64
+	// Seed seeds every random choice.
+	Seed uint64
+	// Start is the simulated time at the start.
+	Start time.Time
+	// Store is the URL of the store to run on, which must be empty; ""
+	// is a SQLite file in a temporary directory.
+	Store string
+}
+
+// DefaultWorkers is how many workers a visit type has unless told.
+const DefaultWorkers = 48
+
+// Defaults are the values of the fields of Config left zero.
+var Defaults = Config{
+	Origins: 10_000, Duration: 7 * 24 * time.Hour, VisitTypes: []string{"git"},
+	QueueCapacity: 10_000, ListerRate: 100, ListerEvery: time.Hour, Relist: 24 * time.Hour,
+	FoldBatch: 100, FoldWait: 10 * time.Second, SampleEvery: time.Hour, Seed: 1,
+	Start: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
+}
+
+// Upstream returns the settings of Software Heritage's simulator (one
+// visit type, 48 workers, queues of 10,000, rounds of at least 1,000
+// every 10 s, 100 new origins an hour listed with every known origin,
+// results folded by 100) for the world of cfg, and the orchestrator
+// settings that go with them, so that both simulators run the same
+// world.
+func Upstream(cfg Config, o orchestrator.Config) (Config, orchestrator.Config) {
+	cfg.VisitTypes = []string{"git"}
+	cfg.Workers = map[string]int{"git": DefaultWorkers}
+	cfg.QueueCapacity, cfg.ListerRate, cfg.ListerEvery, cfg.Relist = 10_000, 100, time.Hour, time.Hour
+	cfg.FoldBatch, cfg.SteadyListing = 100, true
+	o.MaxPerRound, o.MinFreeRatio = 10_000, 0.1
+	o.QueueFullBackoff, o.QueuePollInterval, o.NoOriginsBackoff, o.RoundJitter = 10*time.Second, 10*time.Second,
+		10*time.Second, 0
+	return cfg, o
+}
+
+// withDefaults returns c with its zero fields set.
+func (c Config) withDefaults() Config {
+	d := Defaults
+	set := func(v *int, def int) {
+		if *v == 0 {
+			*v = def
+		}
+	}
+	setD := func(v *time.Duration, def time.Duration) {
+		if *v == 0 {
+			*v = def
+		}
+	}
+	set(&c.Origins, d.Origins)
+	set(&c.QueueCapacity, d.QueueCapacity)
+	set(&c.FoldBatch, d.FoldBatch)
+	setD(&c.Duration, d.Duration)
+	setD(&c.ListerEvery, d.ListerEvery)
+	setD(&c.Relist, d.Relist)
+	setD(&c.FoldWait, d.FoldWait)
+	setD(&c.SampleEvery, d.SampleEvery)
+	if len(c.VisitTypes) == 0 {
+		c.VisitTypes = d.VisitTypes
+	}
+	if c.ListerRate == 0 {
+		c.ListerRate = d.ListerRate
+	}
+	if c.Seed == 0 {
+		c.Seed = d.Seed
+	}
+	if c.Start.IsZero() {
+		c.Start = d.Start
+	}
+	return c
+}
+
+// Validate checks the configuration; errors name the option.
+func (c Config) Validate() error {
+	switch {
+	case c.Origins < 0:
+		return fmt.Errorf("origins: %d is negative", c.Origins)
+	case c.Duration < 0:
+		return fmt.Errorf("duration: %s is negative", c.Duration)
+	case c.QueueCapacity < 0:
+		return fmt.Errorf("queue capacity: %d is negative", c.QueueCapacity)
+	case c.ListerRate < 0:
+		return fmt.Errorf("lister rate: %g origins an hour is negative", c.ListerRate)
+	case c.FoldBatch < 0:
+		return fmt.Errorf("fold batch: %d is negative", c.FoldBatch)
+	case c.LossRate < 0 || c.LossRate > 1:
+		return fmt.Errorf("loss rate: %g is not between 0 and 1", c.LossRate)
+	}
+	for name, d := range map[string]time.Duration{"lister interval": c.ListerEvery, "relist interval": c.Relist,
+		"fold wait": c.FoldWait, "sample interval": c.SampleEvery} {
+		if d < 0 {
+			return fmt.Errorf("%s: %s is negative", name, d)
+		}
+	}
+	for i, vt := range c.VisitTypes {
+		if err := revisit.ValidateVisitType(vt); err != nil {
+			return fmt.Errorf("visit types: %w", err)
+		}
+		if slices.Contains(c.VisitTypes[:i], vt) {
+			return fmt.Errorf("visit types: %s is named twice", vt)
+		}
+	}
+	for vt, n := range c.Workers {
+		if !slices.Contains(c.VisitTypes, vt) && len(c.VisitTypes) > 0 {
+			return fmt.Errorf("workers: %s is not a simulated visit type (%v)", vt, c.VisitTypes)
+		}
+		if n < 1 {
+			return fmt.Errorf("workers of %s: %d, want at least 1", vt, n)
+		}
+	}
+	return nil
+}
+
+// workers returns how many workers visit a visit type.
+func (c Config) workers(vt string) int {
+	if n, ok := c.Workers[vt]; ok {
+		return n
+	}
+	return DefaultWorkers
+}
+
+// settings describes c and the orchestrator's shares for the report.
+func (c Config) settings(o *orchestrator.Orchestrator, oc orchestrator.Config) []string {
+	s := []string{
+		fmt.Sprintf("origins at the start: %d", c.Origins),
+		fmt.Sprintf("simulated time: %s, from %s", c.Duration, c.Start.Format(time.RFC3339)),
+		fmt.Sprintf("new origins: %g an hour, listed every %s; known origins listed again every %s",
+			c.ListerRate, c.ListerEvery, c.Relist),
+		fmt.Sprintf("queue capacity: %d; results folded by %d (or after %s)", c.QueueCapacity, c.FoldBatch, c.FoldWait),
+		fmt.Sprintf("visits lost: %g%%; visit timeout %s", c.LossRate*100, oc.VisitTimeout),
+		fmt.Sprintf("seed: %d", c.Seed),
+	}
+	for _, vt := range c.VisitTypes {
+		line := fmt.Sprintf("%s: %d workers; policies", vt, c.workers(vt))
+		for _, sh := range o.Shares(vt) {
+			line += fmt.Sprintf(" %s %d", sh.Policy, sh.Weight)
+		}
+		s = append(s, line)
+	}
+	return s
+}

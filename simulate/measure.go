@@ -1,0 +1,104 @@
+package simulate
+
+import (
+	"math"
+	"slices"
+	"time"
+)
+
+// runtimeBounds are the buckets of the histogram of eventful visits'
+// durations.
+var runtimeBounds = []time.Duration{time.Second, 10 * time.Second, time.Minute, 10 * time.Minute,
+	time.Hour, 2 * time.Hour}
+
+// add counts d in its bucket.
+func (h *Histogram) add(d time.Duration) {
+	i, _ := slices.BinarySearch(h.Bounds, d)
+	h.Counts[i]++
+}
+
+// quantiles returns the 50th, 90th and 99th percentiles of ds (nearest
+// rank); it sorts ds.
+func quantiles(ds []time.Duration) Quantiles {
+	if len(ds) == 0 {
+		return Quantiles{}
+	}
+	slices.Sort(ds)
+	at := func(p float64) time.Duration {
+		return ds[max(0, int(math.Ceil(p*float64(len(ds))))-1)]
+	}
+	return Quantiles{P50: at(0.5), P90: at(0.9), P99: at(0.99)}
+}
+
+// sample measures the world now and appends it to the result.
+func (r *run) sample() error {
+	now := r.sim.Now()
+	ms, err := r.st.MetricsUpdate(r.ctx, nil, now)
+	if err != nil {
+		return err
+	}
+	s := Sample{Time: now, Visits: r.res.Counters.Total, ByType: make([]TypeSample, len(r.types))}
+	for _, m := range ms {
+		s.Known += m.OriginsKnown
+		s.Enabled += m.OriginsEnabled
+		s.NeverVisited += m.OriginsNeverVisited
+		s.PendingChanges += m.OriginsWithPendingChanges
+	}
+	var since time.Duration
+	if n := len(r.res.Samples); n > 0 {
+		since = now.Sub(r.res.Samples[n-1].Time)
+	}
+	lags := make([][]time.Duration, len(r.types))
+	pos := make(map[*visitType]int, len(r.types))
+	for i, vt := range r.types {
+		pos[vt] = i
+	}
+	for _, o := range r.origins {
+		if o.succeeded.IsZero() {
+			continue
+		}
+		i := pos[o.typ]
+		lags[i] = append(lags[i], max(0, o.LastUpdate(now).Sub(o.succeeded)))
+	}
+	for i, vt := range r.types {
+		r.busy(vt, 0)
+		ts := TypeSample{QueueDepth: vt.queue.Len(), Visited: len(lags[i]), Freshness: quantiles(lags[i])}
+		if since > 0 {
+			ts.Utilization = float64(vt.busyTime-vt.lastBusy) / float64(time.Duration(vt.workers)*since)
+		}
+		vt.lastBusy = vt.busyTime
+		s.ByType[i] = ts
+	}
+	r.res.Samples = append(r.res.Samples, s)
+	return nil
+}
+
+// finish fills the figures of the whole run.
+func (r *run) finish() {
+	r.res.Events = r.sim.Processed()
+	for _, vt := range r.types {
+		var weights, total int64
+		for i, sh := range vt.shares {
+			weights += int64(sh.Weight)
+			total += vt.visits[i]
+		}
+		for i, sh := range vt.shares {
+			p := PolicyFigures{VisitType: vt.name, Policy: sh.Policy, Weight: sh.Weight, Visits: vt.visits[i],
+				Eventful: vt.eventful[i]}
+			if weights > 0 {
+				p.Configured = float64(sh.Weight) / float64(weights)
+			}
+			if total > 0 {
+				p.Share = float64(vt.visits[i]) / float64(total)
+			}
+			r.res.Policies = append(r.res.Policies, p)
+		}
+		l := Latency{VisitType: vt.name, Visited: len(vt.latency), Quantiles: quantiles(vt.latency)}
+		for _, o := range r.origins {
+			if o.new && o.typ == vt {
+				l.New++
+			}
+		}
+		r.res.FirstVisits = append(r.res.FirstVisits, l)
+	}
+}
