@@ -110,8 +110,9 @@ func (f *figures) charts() ([]*chart, error) {
 	return append(all, runtimes...), err
 }
 
-// sampleValue is kind k of a quantity at a sample of a run.
-type sampleValue func(s simulate.Sample, k int) float64
+// sampleValue is kind k of a quantity at a sample of a run, and whether
+// the sample has it.
+type sampleValue func(s simulate.Sample, k int) (float64, bool)
 
 // lines adds to ch a line for each run and kind (a quantile, a count);
 // value gives the run's values, or nil where the run lacks the quantity.
@@ -123,9 +124,11 @@ func (f *figures) lines(ch *chart, kinds []string, value func(r simulate.Result)
 			continue
 		}
 		for k, kind := range kinds {
-			xys := make(plotter.XYs, len(r.Samples))
-			for j, s := range r.Samples {
-				xys[j] = plotter.XY{X: unix(s.Time), Y: v(s, k)}
+			xys := make(plotter.XYs, 0, len(r.Samples))
+			for _, s := range r.Samples {
+				if y, ok := v(s, k); ok {
+					xys = append(xys, plotter.XY{X: unix(s.Time), Y: y})
+				}
 			}
 			if err := ch.line(f.label(r, kind), xys, f.colour(i, k), dashes[k%len(dashes)]); err != nil {
 				return err
@@ -137,13 +140,13 @@ func (f *figures) lines(ch *chart, kinds []string, value func(r simulate.Result)
 
 // ofType gives the values of the visit type vt in the samples of a run,
 // or nil where the run has no vt.
-func ofType(vt string, value func(ts simulate.TypeSample, k int) float64) func(r simulate.Result) sampleValue {
+func ofType(vt string, value func(ts simulate.TypeSample, k int) (float64, bool)) func(r simulate.Result) sampleValue {
 	return func(r simulate.Result) sampleValue {
 		i := slices.Index(r.VisitTypes, vt)
 		if i < 0 {
 			return nil
 		}
-		return func(s simulate.Sample, k int) float64 { return value(s.ByType[i], k) }
+		return func(s simulate.Sample, k int) (float64, bool) { return value(s.ByType[i], k) }
 	}
 }
 
@@ -154,8 +157,8 @@ func (f *figures) origins() (*chart, error) {
 	ch.grid(true, true)
 	err := f.lines(ch, []string{"known", "never visited", "pending changes"},
 		func(simulate.Result) sampleValue {
-			return func(s simulate.Sample, k int) float64 {
-				return float64([]int64{s.Known, s.NeverVisited, s.PendingChanges}[k])
+			return func(s simulate.Sample, k int) (float64, bool) {
+				return float64([]int64{s.Known, s.NeverVisited, s.PendingChanges}[k]), true
 			}
 		})
 	return ch, err
@@ -175,12 +178,13 @@ func (f *figures) freshness(t int) (*chart, error) {
 	ch := newChart("freshness-"+f.slugs[t], vt+" freshness", "simulated time (UTC)",
 		"lag behind the last change ("+u.name+")",
 		"How far the last successful visit of each visited "+vt+" origin lags behind the origin's last change: "+
-			"the median (p50), p90 and p99 over the visited origins, every sample. 0 means every visit saw the last change."+
+			"the median (p50), p90 and p99 over the visited origins, every sample once one is visited. "+
+			"0 means the visits saw the last change."+
 			f.runsCaption())
 	ch.grid(true, true)
-	err := f.lines(ch, []string{"p50", "p90", "p99"}, ofType(vt, func(ts simulate.TypeSample, k int) float64 {
+	err := f.lines(ch, []string{"p50", "p90", "p99"}, ofType(vt, func(ts simulate.TypeSample, k int) (float64, bool) {
 		q := ts.Freshness
-		return u.of([]time.Duration{q.P50, q.P90, q.P99}[k])
+		return u.of([]time.Duration{q.P50, q.P90, q.P99}[k]), ts.Visited > 0
 	}))
 	ch.plot.Y.Min = 0
 	return ch, err
@@ -191,8 +195,8 @@ func (f *figures) queueDepth(t int) (*chart, error) {
 	ch := newChart("queue-depth-"+f.slugs[t], vt+" queue depth", "simulated time (UTC)", "messages waiting",
 		"Visits of "+vt+" origins waiting in the visit type's queue for a worker, every sample."+f.runsCaption())
 	ch.grid(true, true)
-	err := f.lines(ch, []string{""}, ofType(vt, func(ts simulate.TypeSample, _ int) float64 {
-		return float64(ts.QueueDepth)
+	err := f.lines(ch, []string{""}, ofType(vt, func(ts simulate.TypeSample, _ int) (float64, bool) {
+		return float64(ts.QueueDepth), true
 	}))
 	ch.plot.Y.Min = 0
 	return ch, err
@@ -203,8 +207,8 @@ func (f *figures) utilization(t int) (*chart, error) {
 	ch := newChart("utilization-"+f.slugs[t], vt+" worker utilization", "simulated time (UTC)", "workers busy (%)",
 		"Share of the "+vt+" workers' time spent visiting since the previous sample."+f.runsCaption())
 	ch.grid(true, true)
-	err := f.lines(ch, []string{""}, ofType(vt, func(ts simulate.TypeSample, _ int) float64 {
-		return 100 * ts.Utilization
+	err := f.lines(ch, []string{""}, ofType(vt, func(ts simulate.TypeSample, _ int) (float64, bool) {
+		return 100 * ts.Utilization, true
 	}))
 	ch.plot.Y.Min, ch.plot.Y.Max = 0, 100
 	return ch, err
