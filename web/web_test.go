@@ -6,7 +6,6 @@ import (
 	"maps"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -22,6 +21,7 @@ import (
 	"github.com/revisit-sched/revisit/api"
 	"github.com/revisit-sched/revisit/broker/embedded"
 	"github.com/revisit-sched/revisit/celery"
+	"github.com/revisit-sched/revisit/internal/testkit/browser"
 	"github.com/revisit-sched/revisit/listener"
 	"github.com/revisit-sched/revisit/orchestrator"
 	"github.com/revisit-sched/revisit/store"
@@ -33,10 +33,7 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-const (
-	chromium = "/usr/bin/chromium"
-	queue    = "swh.loader.git.tasks.UpdateGitRepository"
-)
+const queue = "swh.loader.git.tasks.UpdateGitRepository"
 
 // artifactDir is where screenshots go: $REVISIT_ARTIFACTS, else a
 // temporary directory of the test.
@@ -98,32 +95,6 @@ func newStack(t *testing.T, ctx context.Context, journal api.JournalLag) *stack 
 	return &stack{st: st, b: b, srv: srv}
 }
 
-// browser starts headless Chromium; it skips the test when Chromium is
-// missing, unless CI is set.
-func browser(t *testing.T) context.Context {
-	t.Helper()
-	if _, err := exec.LookPath(chromium); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("Chromium (%s) is missing: apt-get install chromium", chromium)
-		}
-		t.Skipf("Chromium (%s) is missing: apt-get install chromium", chromium)
-	}
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromium), chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("headless", true), chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-quic", true), chromedp.Flag("no-first-run", true),
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.WindowSize(1280, 1000),
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(actx)
-	t.Cleanup(func() {
-		cancel()
-		cancelAlloc()
-	})
-	return ctx
-}
-
 // fakeJournal is a journal client whose lag the test sets.
 type fakeJournal struct {
 	mu  sync.Mutex
@@ -142,31 +113,6 @@ func (j *fakeJournal) setLag(lag map[int32]int64) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.lag = lag
-}
-
-// watchConsole records the errors and exceptions the page logs; the
-// returned function stops watching and returns them.
-func watchConsole(bctx context.Context) func() []string {
-	var problems []string
-	cctx, stop := context.WithCancel(bctx)
-	messages := chromedp.Console(cctx)
-	read := make(chan struct{})
-	go func() {
-		defer close(read)
-		for m, err := range messages {
-			if err != nil {
-				return
-			}
-			if m.Type == chromedp.ConsoleError || m.IsException() {
-				problems = append(problems, fmt.Sprintf("%s %s:%d %s", m.Type, m.URL, m.Line+1, m.Text))
-			}
-		}
-	}()
-	return func() []string {
-		stop()
-		<-read
-		return problems
-	}
 }
 
 // text waits for the element sel and returns its text.
@@ -197,8 +143,8 @@ func TestDashboard(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	s := newStack(t, ctx, nil)
-	bctx := browser(t)
-	problems := watchConsole(bctx)
+	bctx := browser.New(t)
+	problems := browser.Errors(t, bctx)
 	require.NoError(t, chromedp.Do(bctx, chromedp.Navigate(s.srv.URL+"/")))
 
 	git := `[data-visit-type="git"] `
@@ -246,8 +192,8 @@ func TestDashboardJournal(t *testing.T) {
 	defer cancel()
 	j := &fakeJournal{lag: map[int32]int64{0: 1200, 2: 5, 10: 0}}
 	s := newStack(t, ctx, j)
-	bctx := browser(t)
-	problems := watchConsole(bctx)
+	bctx := browser.New(t)
+	problems := browser.Errors(t, bctx)
 	require.NoError(t, chromedp.Do(bctx, chromedp.Navigate(s.srv.URL+"/")))
 
 	waitText(t, bctx, `#journal [data-field="topic"]`, "swh.journal.objects.origin_visit_status")
