@@ -196,6 +196,7 @@ and flags, each overriding the one before.`,
 		a.runnerCommand(),
 		a.firstVisitsCommand(),
 		a.benchCommand(),
+		a.simulateCommand(),
 	)
 	refuseUnknownSubcommands(root)
 	return root

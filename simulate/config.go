@@ -25,7 +25,8 @@ type Config struct {
 	// QueueCapacity is each visit type's queue length (the load task
 	// type's max_queue_length).
 	QueueCapacity int
-	// ListerRate is how many new origins the lister finds an hour, in all.
+	// ListerRate is how many new origins the lister finds an hour, in all;
+	// 0: none.
 	ListerRate float64
 	// ListerEvery is how often the lister runs: it records the origins it
 	// found since its previous run.
@@ -56,11 +57,13 @@ type Config struct {
 // DefaultWorkers is how many workers a visit type has unless told.
 const DefaultWorkers = 48
 
-// Defaults are the values of the fields of Config left zero.
+// Defaults are the values of the fields of Config left zero, but
+// ListerRate, whose zero is no new origin: Defaults.ListerRate is the
+// command line's default.
 var Defaults = Config{
 	Origins: 10_000, Duration: 7 * 24 * time.Hour, VisitTypes: []string{"git"},
-	QueueCapacity: 10_000, ListerRate: 100, ListerEvery: time.Hour, Relist: 24 * time.Hour,
-	FoldBatch: 100, FoldWait: 10 * time.Second, SampleEvery: time.Hour, Seed: 1,
+	QueueCapacity: 1_000, ListerRate: 100, ListerEvery: time.Hour, Relist: 24 * time.Hour,
+	FoldBatch: 100, FoldWait: time.Minute, SampleEvery: time.Hour, Seed: 1,
 	Start: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
 }
 
@@ -76,8 +79,10 @@ func Upstream(cfg Config, o orchestrator.Config) (Config, orchestrator.Config) {
 	cfg.QueueCapacity, cfg.ListerRate, cfg.ListerEvery, cfg.Relist = 10_000, 100, time.Hour, time.Hour
 	cfg.FoldBatch, cfg.SteadyListing = 100, true
 	o.MaxPerRound, o.MinFreeRatio = 10_000, 0.1
+	// A jitter of 1 ns always draws 0: upstream has none (0 would take the
+	// default).
 	o.QueueFullBackoff, o.QueuePollInterval, o.NoOriginsBackoff, o.RoundJitter = 10*time.Second, 10*time.Second,
-		10*time.Second, 0
+		10*time.Second, time.Nanosecond
 	return cfg, o
 }
 
@@ -104,9 +109,6 @@ func (c Config) withDefaults() Config {
 	setD(&c.SampleEvery, d.SampleEvery)
 	if len(c.VisitTypes) == 0 {
 		c.VisitTypes = d.VisitTypes
-	}
-	if c.ListerRate == 0 {
-		c.ListerRate = d.ListerRate
 	}
 	if c.Seed == 0 {
 		c.Seed = d.Seed

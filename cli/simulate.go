@@ -1,0 +1,212 @@
+package cli
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/config"
+	"github.com/revisit-sched/revisit/orchestrator"
+	"github.com/revisit-sched/revisit/simulate"
+	"github.com/revisit-sched/revisit/simulate/report"
+)
+
+func (a *app) simulateCommand() *cobra.Command {
+	var (
+		cfg        simulate.Config
+		days       float64
+		visitTypes []string
+		workers    []string
+		listerRate string
+		policy     string
+		compare    []string
+		out        string
+		upstream   bool
+		start      string
+	)
+	cmd := &cobra.Command{
+		Use:   "simulate [flags]",
+		Short: "Simulate the scheduling of a world of origins to compare policies before changing them",
+		Long: `Runs revisit's own store, orchestrator rounds and fold of results on a
+simulated world with a simulated clock: origins whose commits come at a
+steady pace derived from their URL (the model of Software Heritage's
+simulator), a lister that finds new ones, and workers that visit them. A
+day of simulated time takes seconds.
+
+The scheduling policy is the configuration's (--config FILE, its
+orchestrator section: scheduling_policy and the thresholds and waits), or
+one policy for every visit type (--policy), else the built-in weights.
+--compare FILE runs the configuration of each FILE too, on the same world
+and seed, and puts them side by side in one report.
+
+The store is a temporary SQLite file, or --store URL, which must be empty
+(a single configuration then).
+
+Writes into --out: metrics.csv (Software Heritage's simulator's columns),
+samples.csv, summary.txt, plots/ (SVG and PNG) and report.html; with
+several configurations, one directory of CSVs each. The same seed gives the
+same files.
+
+--upstream runs Software Heritage's simulator's settings: one visit type
+(git), 48 workers, a queue of 10,000, rounds of at least 1,000 every 10 s,
+100 new origins an hour listed with every known origin, results folded by
+100.`,
+		Example: `  revisit simulate --origins 100000 --days 30 --visit-types git,hg,svn,pypi
+  revisit simulate --policy never_visited_oldest_update_first --days 2
+  revisit simulate --config prod.yaml --compare more-lag.yaml --out what-if`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f := cmd.Flags()
+			if f.Changed("days") {
+				if days <= 0 {
+					return usagef("--days: %g, want a positive number of days", days)
+				}
+				cfg.Duration = time.Duration(days * float64(24*time.Hour))
+			}
+			cfg.VisitTypes = visitTypes
+			var err error
+			if cfg.Workers, err = parseWorkers(workers, visitTypes); err != nil {
+				return usageError{err}
+			}
+			if cfg.ListerRate, err = parseRate(listerRate); err != nil {
+				return usagef("--lister-rate: %v", err)
+			}
+			if start != "" {
+				if cfg.Start, err = time.Parse(time.RFC3339, start); err != nil {
+					return usagef("--start: %q is not a time such as 2026-01-01T00:00:00Z", start)
+				}
+			}
+			cfg.Store = a.storeURL
+			scenarios, err := a.scenarios(cmd, policy, compare)
+			if err != nil {
+				return err
+			}
+			if cfg.Store != "" && len(scenarios) > 1 {
+				return usagef("--store runs one configuration: compare on the temporary store")
+			}
+			if upstream {
+				for i := range scenarios {
+					cfg, scenarios[i].Orchestrator = simulate.Upstream(cfg, scenarios[i].Orchestrator)
+				}
+			}
+			var results []simulate.Result
+			for _, sc := range scenarios {
+				began := time.Now()
+				res, err := simulate.Run(cmd.Context(), cfg, sc)
+				if err != nil {
+					return fmt.Errorf("simulating %s: %w", sc.Name, err)
+				}
+				wall := time.Since(began)
+				c := res.Counters
+				fmt.Fprintf(a.env.Stdout, "%s: %s simulated in %s (%d events, %.0f events/s)\n"+
+					"  visits %d: eventful %d, uneventful %d, very long %d\n",
+					sc.Name, res.End.Sub(res.Start), wall.Round(10*time.Millisecond), res.Events,
+					float64(res.Events)/wall.Seconds(), c.Total, c.Eventful, c.Uneventful, c.VeryLong)
+				results = append(results, res)
+			}
+			if err := report.Write(out, results); err != nil {
+				return err
+			}
+			fmt.Fprintf(a.env.Stdout, "report: %s\n", filepath.Join(out, "report.html"))
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	d := simulate.Defaults
+	f.IntVar(&cfg.Origins, "origins", d.Origins, "origins at the start, spread evenly over the visit types")
+	f.Float64Var(&days, "days", d.Duration.Hours()/24, "simulated `days`")
+	f.StringSliceVar(&visitTypes, "visit-types", d.VisitTypes, "visit types of the origins, comma-separated")
+	f.StringArrayVar(&workers, "workers", nil, "workers of a visit type, `VT=N` (repeatable), or N for every visit type (default 48)")
+	f.IntVar(&cfg.QueueCapacity, "queue-capacity", d.QueueCapacity, "length of each visit type's queue")
+	f.StringVar(&listerRate, "lister-rate", fmt.Sprintf("%g/h", d.ListerRate), "new origins the lister finds, `N/h` or N/d")
+	f.DurationVar(&cfg.ListerEvery, "lister-every", d.ListerEvery, "how often the lister records the origins it found")
+	f.DurationVar(&cfg.Relist, "relist-every", d.Relist, "how often the lister lists the known origins again with their last update")
+	f.IntVar(&cfg.FoldBatch, "fold-batch", d.FoldBatch, "results folded at once")
+	f.DurationVar(&cfg.FoldWait, "fold-wait", d.FoldWait, "the longest a result waits for its batch")
+	f.Float64Var(&cfg.LossRate, "loss-rate", 0, "fraction of visits whose worker never answers (0 to 1)")
+	f.StringVar(&policy, "policy", "", "one `policy` for every visit type, instead of the configuration's")
+	f.StringArrayVar(&compare, "compare", nil, "also simulate the configuration of this `file` (repeatable)")
+	f.Uint64Var(&cfg.Seed, "seed", d.Seed, "seed of every random choice")
+	f.StringVar(&start, "start", d.Start.Format(time.RFC3339), "simulated `time` at the start")
+	f.StringVar(&out, "out", "simulation", "`directory` of the report")
+	f.BoolVar(&upstream, "upstream", false, "Software Heritage's simulator's settings, to compare both on the same world")
+	return cmd
+}
+
+// scenarios returns the configurations to simulate: the configuration's
+// (or one policy), then each file to compare.
+func (a *app) scenarios(cmd *cobra.Command, policy string, compare []string) ([]simulate.Scenario, error) {
+	c, err := a.config(cmd)
+	if err != nil {
+		return nil, err
+	}
+	base := simulate.Scenario{Name: "built-in weights", Orchestrator: orchestratorConfig(c)}
+	if a.configFile != "" {
+		base.Name = fileName(a.configFile)
+	}
+	if policy != "" {
+		p, err := revisit.ParsePolicy(policy)
+		if err != nil {
+			return nil, usagef("--policy: %v", err)
+		}
+		base.Name = string(p)
+		base.Orchestrator.Shares = map[string][]orchestrator.Share{"default": {{Policy: p, Weight: 1}}}
+	}
+	scenarios := []simulate.Scenario{base}
+	for _, file := range compare {
+		c, err := config.Load(config.Sources{File: file})
+		if err != nil {
+			return nil, fmt.Errorf("--compare %s: %w", file, err)
+		}
+		scenarios = append(scenarios, simulate.Scenario{Name: fileName(file), Orchestrator: orchestratorConfig(c)})
+	}
+	return scenarios, nil
+}
+
+// fileName is a file's base name without its extension.
+func fileName(path string) string {
+	base := filepath.Base(path)
+	return strings.TrimSuffix(base, filepath.Ext(base))
+}
+
+// parseWorkers reads --workers: VT=N, or N for every visit type.
+func parseWorkers(specs, visitTypes []string) (map[string]int, error) {
+	if len(specs) == 0 {
+		return nil, nil
+	}
+	out := map[string]int{}
+	for _, s := range specs {
+		vt, n, named := strings.Cut(s, "=")
+		if !named {
+			n = vt
+		}
+		count, err := strconv.Atoi(n)
+		if err != nil || count < 1 {
+			return nil, fmt.Errorf("--workers %q: want VT=N or N, N a positive number of workers", s)
+		}
+		if !named {
+			for _, vt := range visitTypes {
+				out[vt] = count
+			}
+			continue
+		}
+		out[vt] = count
+	}
+	return out, nil
+}
+
+// parseRate reads a number of origins an hour: N, N/h or N/d.
+func parseRate(s string) (float64, error) {
+	num, unit, _ := strings.Cut(s, "/")
+	per := map[string]float64{"": 1, "h": 1, "d": 24}[unit]
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil || per == 0 || v < 0 {
+		return 0, fmt.Errorf("%q is not a rate such as 100/h or 2400/d", s)
+	}
+	return v / per, nil
+}
