@@ -45,4 +45,3 @@ func (b *simBroker) Events(ctx context.Context, _ func(context.Context, []celery
 func (b *simBroker) Malformed() broker.MalformedCounts { return broker.MalformedCounts{} }
 
 func (b *simBroker) Close() error { return nil }
-
