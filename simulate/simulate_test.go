@@ -20,8 +20,7 @@ import (
 
 // config returns the configuration of a world of n git origins simulated
 // for d, with the origins' last updates listed again every hour and no new
-// origin: the lister's first run would come after the end (a ListerRate of
-// 0 would take the default rate). Tests change the fields they exercise.
+// origin. Tests change the fields they exercise.
 func config(n int, d time.Duration) simulate.Config {
 	return simulate.Config{
 		Origins:       n,
@@ -29,7 +28,6 @@ func config(n int, d time.Duration) simulate.Config {
 		VisitTypes:    []string{"git"},
 		Workers:       map[string]int{"git": 32},
 		QueueCapacity: 1000,
-		ListerEvery:   d + time.Hour,
 		Relist:        time.Hour,
 		Seed:          1,
 	}
