@@ -52,6 +52,11 @@ type Config struct {
 	// Store is the URL of the store to run on, which must be empty; ""
 	// is a SQLite file in a temporary directory.
 	Store string
+	// CheckMetrics has every sample compare the scheduler metrics that
+	// the simulation keeps with those the store computes
+	// (MetricsUpdate), and fail on a difference; otherwise the store
+	// computes them at the end only.
+	CheckMetrics bool
 }
 
 // DefaultWorkers is how many workers a visit type has unless told.

@@ -1,6 +1,7 @@
 package simulate
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"time"
@@ -30,19 +31,16 @@ func quantiles(ds []time.Duration) Quantiles {
 	return Quantiles{P50: at(0.5), P90: at(0.9), P99: at(0.99)}
 }
 
-// sample measures the world now and appends it to the result.
+// sample measures the world now, once the results waiting are folded,
+// and appends it to the result.
 func (r *run) sample() error {
 	now := r.sim.Now()
-	ms, err := r.st.MetricsUpdate(r.ctx, nil, now)
-	if err != nil {
-		return err
-	}
 	s := Sample{Time: now, Visits: r.res.Counters.Total, ByType: make([]TypeSample, len(r.types))}
-	for _, m := range ms {
-		s.Known += m.OriginsKnown
-		s.Enabled += m.OriginsEnabled
-		s.NeverVisited += m.OriginsNeverVisited
-		s.PendingChanges += m.OriginsWithPendingChanges
+	s.Known, s.Enabled, s.NeverVisited, s.PendingChanges = r.metrics()
+	if r.cfg.CheckMetrics || now.Equal(r.res.End) {
+		if err := r.checkMetrics(s); err != nil {
+			return err
+		}
 	}
 	var since time.Duration
 	if n := len(r.res.Samples); n > 0 {
@@ -101,4 +99,49 @@ func (r *run) finish() {
 		}
 		r.res.FirstVisits = append(r.res.FirstVisits, l)
 	}
+}
+
+// metrics returns the scheduler metrics (revisit.SchedulerMetrics) of
+// the world summed over visit types, as the store would compute them: the
+// simulation mirrors what the store holds of each origin (its listed last
+// update, whether it is enabled, its last successful visit folded).
+func (r *run) metrics() (known, enabled, never, pending int64) {
+	for _, o := range r.origins {
+		known++
+		if !o.enabled {
+			continue
+		}
+		enabled++
+		switch {
+		case o.successful.IsZero():
+			never++
+		case o.listedUpdate.After(o.successful):
+			pending++
+		}
+	}
+	return known, enabled, never, pending
+}
+
+// checkMetrics has the store compute the scheduler metrics now and
+// compares them with those of s.
+func (r *run) checkMetrics(s Sample) error {
+	ms, err := r.st.MetricsUpdate(r.ctx, nil, s.Time)
+	if err != nil {
+		return err
+	}
+	var got Sample
+	for _, m := range ms {
+		got.Known += m.OriginsKnown
+		got.Enabled += m.OriginsEnabled
+		got.NeverVisited += m.OriginsNeverVisited
+		got.PendingChanges += m.OriginsWithPendingChanges
+	}
+	if got.Known != s.Known || got.Enabled != s.Enabled || got.NeverVisited != s.NeverVisited ||
+		got.PendingChanges != s.PendingChanges {
+		return fmt.Errorf("at %s the store's scheduler metrics (known %d, enabled %d, never visited %d, "+
+			"pending changes %d) differ from the simulation's (%d, %d, %d, %d)", s.Time.Format(time.RFC3339),
+			got.Known, got.Enabled, got.NeverVisited, got.PendingChanges,
+			s.Known, s.Enabled, s.NeverVisited, s.PendingChanges)
+	}
+	return nil
 }

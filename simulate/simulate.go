@@ -102,6 +102,10 @@ type origin struct {
 	attempted time.Time
 	// succeeded is the date of its last full visit's result; zero if none.
 	succeeded time.Time
+	// enabled and successful mirror the store's listed origin: whether
+	// it is enabled, and the last successful visit the store folded.
+	enabled    bool
+	successful time.Time
 	// snapshot is what its last full visit found.
 	snapshot []byte
 	// new marks origins listed after the start; visited, those whose
@@ -238,9 +242,7 @@ func (r *run) run(ctx context.Context) (Result, error) {
 			t = end
 		}
 		r.sim.Run(t)
-		if t.Equal(end) {
-			r.fold()
-		}
+		r.fold()
 		if r.err == nil {
 			r.fail(r.sample())
 		}
@@ -264,7 +266,7 @@ func (r *run) listNew(n int, isNew bool) error {
 		i := len(r.origins)
 		vt := r.types[i%len(r.types)]
 		url := originURL(i+1, vt.name)
-		o := &origin{Origin: world.NewOrigin(url, vt.name), typ: vt, listed: now, new: isNew}
+		o := &origin{Origin: world.NewOrigin(url, vt.name), typ: vt, listed: now, new: isNew, enabled: true}
 		o.listedUpdate = o.LastUpdate(now)
 		r.index[url] = int32(i)
 		r.origins = append(r.origins, o)
@@ -329,7 +331,7 @@ func (r *run) relist() {
 	var batch []revisit.ListedOrigin
 	for _, o := range r.origins {
 		if u := o.LastUpdate(now); !u.Equal(o.listedUpdate) {
-			o.listedUpdate = u
+			o.listedUpdate, o.enabled = u, true
 			batch = append(batch, r.listed(o))
 		}
 	}
@@ -511,10 +513,18 @@ func (r *run) fold() {
 	if r.err != nil || len(r.results) == 0 {
 		return
 	}
-	_, err := feedback.Process(r.ctx, r.st, r.results, r.rand.Float64, feedback.Horizon{Clock: r.sim.Now})
+	res, err := feedback.Process(r.ctx, r.st, r.results, r.rand.Float64, feedback.Horizon{Clock: r.sim.Now})
 	if err != nil {
 		r.fail(fmt.Errorf("folding %d results: %w", len(r.results), err))
 		return
+	}
+	for _, st := range res.Stats {
+		if st.LastSuccessful != nil {
+			r.origins[r.index[st.URL]].successful = *st.LastSuccessful
+		}
+	}
+	for _, k := range res.Disable {
+		r.origins[r.index[k.URL]].enabled = false
 	}
 	r.results = r.results[:0]
 	r.poke()

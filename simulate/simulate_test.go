@@ -212,3 +212,25 @@ func TestStoreWithOriginsIsRefused(t *testing.T) {
 	_, err = simulate.Run(ctx, cfg, simulate.Scenario{Name: "filled store"})
 	require.ErrorContains(t, err, "empty store")
 }
+
+// TestSchedulerMetricsAreTheStores checks, at every sample, the scheduler
+// metrics the simulation keeps against those the store computes, on a
+// world where the origins that change every second fail each daily visit
+// (more than two hours of commits to fetch), are disabled after three,
+// and are enabled again when listed anew.
+func TestSchedulerMetricsAreTheStores(t *testing.T) {
+	cfg := config(1000, 5*24*time.Hour)
+	cfg.CheckMetrics, cfg.ListerRate, cfg.Relist = true, 10, 36*time.Hour
+	daily := revisit.Cooldowns{Absolute: 24 * time.Hour, Failed: 24 * time.Hour}
+	sc := simulate.Scenario{Name: "daily", Orchestrator: orchestrator.Config{Shares: map[string][]orchestrator.Share{
+		"git": {{Policy: revisit.OldestScheduledFirst, Weight: 1, Grab: revisit.GrabParams{Cooldowns: &daily}}}}}}
+	res := run(t, cfg, sc)
+	disabled, enabledAgain := false, false
+	for _, s := range res.Samples {
+		enabledAgain = enabledAgain || disabled && s.Enabled == s.Known
+		disabled = disabled || s.Enabled < s.Known
+	}
+	require.True(t, disabled, "origins that keep failing are disabled")
+	require.True(t, enabledAgain, "and enabled again when listed anew")
+	require.Greater(t, res.Samples[len(res.Samples)-1].Known, int64(1000), "new origins were listed")
+}
