@@ -38,7 +38,8 @@ type Config struct {
 	// their last update (the origins whose last update changed).
 	Relist time.Duration
 	// FoldBatch is how many results are folded at once; FoldWait, how
-	// long a result waits for its batch to fill.
+	// long a result waits for its batch to fill. The results waiting are
+	// also folded before each sample.
 	FoldBatch int
 	FoldWait  time.Duration
 	// SampleEvery is how often the world is measured.
@@ -68,21 +69,22 @@ const DefaultWorkers = 48
 var Defaults = Config{
 	Origins: 10_000, Duration: 7 * 24 * time.Hour, VisitTypes: []string{"git"},
 	QueueCapacity: 1_000, ListerRate: 100, ListerEvery: time.Hour, Relist: 24 * time.Hour,
-	FoldBatch: 100, FoldWait: time.Minute, SampleEvery: time.Hour, Seed: 1,
+	FoldBatch: 1000, FoldWait: 5 * time.Minute, SampleEvery: time.Hour, Seed: 1,
 	Start: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
 }
 
 // Upstream returns the settings of Software Heritage's simulator (one
 // visit type, 48 workers, queues of 10,000, rounds of at least 1,000
 // every 10 s, 100 new origins an hour listed with every known origin,
-// results folded by 100) for the world of cfg, and the orchestrator
+// results folded by 100, a partial batch at the hourly sample where
+// upstream's waits for ever) for the world of cfg, and the orchestrator
 // settings that go with them, so that both simulators run the same
 // world.
 func Upstream(cfg Config, o orchestrator.Config) (Config, orchestrator.Config) {
 	cfg.VisitTypes = []string{"git"}
 	cfg.Workers = map[string]int{"git": DefaultWorkers}
 	cfg.QueueCapacity, cfg.ListerRate, cfg.ListerEvery, cfg.Relist = 10_000, 100, time.Hour, time.Hour
-	cfg.FoldBatch, cfg.SteadyListing = 100, true
+	cfg.FoldBatch, cfg.FoldWait, cfg.SteadyListing = 100, time.Hour, true
 	o.MaxPerRound, o.MinFreeRatio = 10_000, 0.1
 	// A jitter of 1 ns always draws 0: upstream has none (0 would take the
 	// default).
