@@ -15,12 +15,14 @@ import (
 // as the returned Step says on its clock (Config.Clock, also the store's),
 // and calls Round again. The rounds are the loop's: the same weights,
 // thresholds, cooldowns and waits. The Stepper holds the visit type's
-// lease, renewed at every round; it is not safe for concurrent use.
+// lease, renewed by the rounds; it is not safe for concurrent use.
 type Stepper struct {
 	l      *loop
 	cancel func()
 	// queue is the visit type's queue as the last round read it.
 	queue queueOf
+	// renew is when the lease is renewed, half its time before it lapses.
+	renew time.Time
 }
 
 // Step is what a round did and how long until the next.
@@ -69,15 +71,18 @@ func (s *Stepper) hold(ctx context.Context) error {
 	if lease.Owner != l.o.cfg.Owner {
 		return revisit.Errorf(revisit.CodeConflict, "visit type %s is driven by %s", l.visitType, lease.Owner)
 	}
+	s.renew = lease.Expires.Add(-l.o.cfg.LeaseTTL / 2)
 	return nil
 }
 
 // Round runs one round: it expires the visits lost, measures the queue,
 // grabs among the shares and publishes, and returns when the messages are
-// confirmed.
+// confirmed. It renews the lease first when half its time has passed.
 func (s *Stepper) Round(ctx context.Context) (Step, error) {
-	if err := s.hold(ctx); err != nil {
-		return Step{}, err
+	if s.l.o.cfg.Clock.Now().After(s.renew) {
+		if err := s.hold(ctx); err != nil {
+			return Step{}, err
+		}
 	}
 	l := s.l
 	q, err := l.queue(ctx)
