@@ -35,6 +35,8 @@ type loop struct {
 	// eligible receives when the store says origins of the visit type may
 	// have become eligible; nil when the store does not tell.
 	eligible <-chan struct{}
+	// lastQueue is the visit type's queue as the last round read it.
+	lastQueue queueOf
 }
 
 // publication is a round's batch being published in the background, so
@@ -235,6 +237,7 @@ func (l *loop) round(ctx context.Context) (leased.Rest, error) {
 	if err != nil {
 		return leased.Rest{}, err
 	}
+	l.lastQueue = q
 	tt, queue, maxLen := q.taskType, q.name, q.maxLen
 	depth, err := l.o.broker.Depth(ctx, queue)
 	if err != nil {

@@ -19,8 +19,6 @@ import (
 type Stepper struct {
 	l      *loop
 	cancel func()
-	// queue is the visit type's queue as the last round read it.
-	queue queueOf
 	// renew is when the lease is renewed, half its time before it lapses.
 	renew time.Time
 }
@@ -85,11 +83,6 @@ func (s *Stepper) Round(ctx context.Context) (Step, error) {
 		}
 	}
 	l := s.l
-	q, err := l.queue(ctx)
-	if err != nil {
-		return Step{}, err
-	}
-	s.queue = q
 	rest, err := l.round(ctx)
 	var visits []revisit.Visit
 	if l.publishing != nil {
@@ -108,7 +101,7 @@ func (s *Stepper) Round(ctx context.Context) (Step, error) {
 // HasRoom measures the queue and reports whether it has room for a
 // round; the queue's length limit is the one the last round read.
 func (s *Stepper) HasRoom(ctx context.Context) bool {
-	return s.l.roomIn(ctx, s.queue)
+	return s.l.roomIn(ctx, s.l.lastQueue)
 }
 
 // Close releases the lease.

@@ -68,7 +68,7 @@ const DefaultWorkers = 48
 // command line's default.
 var Defaults = Config{
 	Origins: 10_000, Duration: 7 * 24 * time.Hour, VisitTypes: []string{"git"},
-	QueueCapacity: 1_000, ListerRate: 100, ListerEvery: time.Hour, Relist: 24 * time.Hour,
+	QueueCapacity: 1_000, ListerRate: 100, ListerEvery: time.Hour, Relist: 7 * 24 * time.Hour,
 	FoldBatch: 1000, FoldWait: 5 * time.Minute, SampleEvery: time.Hour, Seed: 1,
 	Start: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
 }

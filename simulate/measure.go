@@ -19,16 +19,61 @@ func (h *Histogram) add(d time.Duration) {
 }
 
 // quantiles returns the 50th, 90th and 99th percentiles of ds (nearest
-// rank); it sorts ds.
+// rank); it reorders ds.
 func quantiles(ds []time.Duration) Quantiles {
 	if len(ds) == 0 {
 		return Quantiles{}
 	}
-	slices.Sort(ds)
-	at := func(p float64) time.Duration {
-		return ds[max(0, int(math.Ceil(p*float64(len(ds))))-1)]
+	rank := func(p float64) int { return max(0, int(math.Ceil(p*float64(len(ds))))-1) }
+	// Selecting the 99th, then the 90th below it, then the 50th below that
+	// leaves each earlier pick in place.
+	p99 := nth(ds, rank(0.99))
+	p90 := nth(ds[:rank(0.99)+1], rank(0.9))
+	p50 := nth(ds[:rank(0.9)+1], rank(0.5))
+	return Quantiles{P50: p50, P90: p90, P99: p99}
+}
+
+// nth reorders ds so that ds[k] is the value a sort would put there, every
+// value before it no greater and every value after it no less, and returns
+// it (quickselect, median-of-three pivots).
+func nth(ds []time.Duration, k int) time.Duration {
+	lo, hi := 0, len(ds)-1
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if ds[mid] < ds[lo] {
+			ds[mid], ds[lo] = ds[lo], ds[mid]
+		}
+		if ds[hi] < ds[lo] {
+			ds[hi], ds[lo] = ds[lo], ds[hi]
+		}
+		if ds[hi] < ds[mid] {
+			ds[hi], ds[mid] = ds[mid], ds[hi]
+		}
+		pivot := ds[mid]
+		i, j := lo, hi
+		for i <= j {
+			for ds[i] < pivot {
+				i++
+			}
+			for ds[j] > pivot {
+				j--
+			}
+			if i <= j {
+				ds[i], ds[j] = ds[j], ds[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return ds[k]
+		}
 	}
-	return Quantiles{P50: at(0.5), P90: at(0.9), P99: at(0.99)}
+	return ds[k]
 }
 
 // sample measures the world now, once the results waiting are folded,
