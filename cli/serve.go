@@ -18,6 +18,7 @@ import (
 	"github.com/revisit-sched/revisit/api"
 	"github.com/revisit-sched/revisit/broker/embedded"
 	"github.com/revisit-sched/revisit/config"
+	"github.com/revisit-sched/revisit/demo"
 	"github.com/revisit-sched/revisit/runner"
 	"github.com/revisit-sched/revisit/swhrpc"
 	"github.com/revisit-sched/revisit/web"
@@ -61,9 +62,10 @@ func (a *app) serveCommand() *cobra.Command {
 	var (
 		listen    string
 		roleNames []string
+		demoMode  bool
 	)
 	cmd := &cobra.Command{
-		Use:   "serve [--listen ADDRESS] [--roles api,orchestrator,listener,runner,firstvisits,rpc,journal]",
+		Use:   "serve [--listen ADDRESS] [--roles api,orchestrator,listener,runner,firstvisits,rpc,journal | --demo]",
 		Short: "Run revisit: the HTTP API and dashboard, the Software Heritage RPC, the orchestrator, the task runner, the first visits and the result processing",
 		Long: `Runs the whole system in one process until interrupted (SIGINT or SIGTERM,
 then it stops gracefully):
@@ -94,6 +96,12 @@ PostgreSQL, RabbitMQ and the api section (listen address, tokens); --roles
 runs a subset, so that production can run roles as separate services. Every
 process serves /healthz, /readyz and /metrics on the listen address.
 
+--demo shows revisit at work without setting anything up: every default
+role on a temporary SQLite store (removed at exit) with the embedded
+broker, the example task types, 3,000 origins of the lister "demo" and
+simulated workers that visit them through the worker routes. It never
+writes into the configured store, broker or journal.
+
 Listening beyond loopback requires API tokens (api.tokens in the
 configuration): without them anyone who reaches the port could change the
 schedule.`,
@@ -102,6 +110,11 @@ schedule.`,
 			c, err := a.config(cmd)
 			if err != nil {
 				return err
+			}
+			if demoMode {
+				if c, err = a.demoConfig(cmd, c); err != nil {
+					return err
+				}
 			}
 			if !changed(cmd.Flags(), "roles") && c.Journal.Enabled() {
 				roleNames = append(roleNames, roleJournal)
@@ -119,12 +132,22 @@ schedule.`,
 					"read and change the schedule; add tokens to the api.tokens section of the configuration, "+
 					"or listen on a loopback address (127.0.0.1:5080)", addr)
 			}
-			return a.serve(cmd, c, addr, roles)
+			var d *demo.Demo
+			if demoMode {
+				var stop func()
+				if c, d, stop, err = a.startDemo(cmd, c); err != nil {
+					return err
+				}
+				defer stop()
+			}
+			return a.serve(cmd, c, addr, roles, d)
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", config.DefaultAPIListen, "the `address` to listen on (host:port; default: api.listen of the configuration)")
 	cmd.Flags().StringSliceVar(&roleNames, "roles", defaultServeRoles, "the `roles` to run, comma-separated: "+
 		strings.Join(serveRoleNames, ", ")+" (journal by default when journal.brokers is set)")
+	cmd.Flags().BoolVar(&demoMode, "demo", false, "a demonstration: every default role on a temporary store, removed at exit, "+
+		"with the example task types, 3,000 origins and simulated workers")
 	return cmd
 }
 
@@ -143,8 +166,9 @@ func parseRoles(names []string) (map[string]bool, error) {
 	return roles, nil
 }
 
-// serve runs the selected roles and the HTTP server on addr.
-func (a *app) serve(cmd *cobra.Command, c config.Config, addr string, selected map[string]bool) error {
+// serve runs the selected roles and the HTTP server on addr, and the demo
+// d against it unless nil.
+func (a *app) serve(cmd *cobra.Command, c config.Config, addr string, selected map[string]bool, d *demo.Demo) error {
 	st, err := a.openStore(cmd)
 	if err != nil {
 		return err
@@ -240,6 +264,10 @@ func (a *app) serve(cmd *cobra.Command, c config.Config, addr string, selected m
 		}
 		return nil
 	}})
+	if d != nil {
+		base := "http://" + ln.Addr().String()
+		roles = append(roles, role{name: "demo", run: func(ctx context.Context) error { return d.Run(ctx, base) }})
+	}
 	what := "health and metrics"
 	if selected[roleAPI] {
 		what = "dashboard"

@@ -1,17 +1,12 @@
 package cli
 
 import (
-	"context"
 	"fmt"
-	"os"
-	"time"
 
 	"github.com/spf13/cobra"
-	"gopkg.in/yaml.v3"
 
 	"github.com/revisit-sched/revisit"
-	"github.com/revisit-sched/revisit/config"
-	"github.com/revisit-sched/revisit/store"
+	"github.com/revisit-sched/revisit/tasktypes"
 )
 
 var taskTypeColumns = []column{
@@ -78,34 +73,8 @@ func (a *app) taskTypeCommand() *cobra.Command {
 	return tt
 }
 
-// taskTypeFields are the settable fields of a task type, as flags and as
-// the keys of task-type register files.
-type taskTypeFields struct {
-	Type            string          `yaml:"type"`
-	Description     string          `yaml:"description"`
-	BackendName     string          `yaml:"backend_name"`
-	DefaultInterval config.Duration `yaml:"default_interval"`
-	MinInterval     config.Duration `yaml:"min_interval"`
-	MaxInterval     config.Duration `yaml:"max_interval"`
-	BackoffFactor   float64         `yaml:"backoff_factor"`
-	MaxQueueLength  int             `yaml:"max_queue_length"`
-	NumRetries      int             `yaml:"num_retries"`
-	RetryDelay      config.Duration `yaml:"retry_delay"`
-	RunTimeout      config.Duration `yaml:"run_timeout"`
-}
-
-func (f taskTypeFields) taskType() revisit.TaskType {
-	return revisit.TaskType{
-		Type: f.Type, Description: f.Description, BackendName: f.BackendName,
-		DefaultInterval: time.Duration(f.DefaultInterval), MinInterval: time.Duration(f.MinInterval),
-		MaxInterval: time.Duration(f.MaxInterval), BackoffFactor: f.BackoffFactor,
-		MaxQueueLength: f.MaxQueueLength, NumRetries: f.NumRetries, RetryDelay: time.Duration(f.RetryDelay),
-		RunTimeout: time.Duration(f.RunTimeout),
-	}
-}
-
 func (a *app) taskTypeAddCommand() *cobra.Command {
-	f := taskTypeFields{MaxQueueLength: revisit.DefaultMaxQueueLength}
+	f := tasktypes.NewFields()
 	cmd := &cobra.Command{
 		Use:   "add TYPE --backend-name NAME",
 		Short: "Create a task type",
@@ -119,7 +88,7 @@ func (a *app) taskTypeAddCommand() *cobra.Command {
 			if f.BackendName == "" {
 				return usagef("--backend-name is required")
 			}
-			t := f.taskType()
+			t := f.TaskType()
 			if err := t.Validate(); err != nil {
 				return fmt.Errorf("task type %s: %w", t.Type, err)
 			}
@@ -171,7 +140,7 @@ An existing task type is replaced by the file's entry. Every entry is
 checked before anything is written.`,
 		Args: exactArgs("FILE.yaml"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ts, err := readTaskTypes(args[0])
+			ts, err := tasktypes.Read(args[0])
 			if err != nil {
 				return err
 			}
@@ -179,7 +148,7 @@ checked before anything is written.`,
 			if err != nil {
 				return err
 			}
-			created, updated, err := registerTaskTypes(cmd.Context(), st, ts)
+			created, updated, err := tasktypes.Register(cmd.Context(), st, ts)
 			if err != nil {
 				return err
 			}
@@ -187,68 +156,4 @@ checked before anything is written.`,
 				cols("created", "updated"), created, updated)
 		},
 	}
-}
-
-// readTaskTypes reads and checks a task-type register file.
-func readTaskTypes(name string) ([]revisit.TaskType, error) {
-	data, err := os.ReadFile(name)
-	if err != nil {
-		return nil, fmt.Errorf("task types: %w", err)
-	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("%s: not valid YAML: %s", name, oneLine(err.Error()))
-	}
-	if doc.Kind == 0 || len(doc.Content) == 0 {
-		return nil, fmt.Errorf("%s: no task types", name)
-	}
-	list := doc.Content[0]
-	if list.Kind != yaml.SequenceNode {
-		return nil, fmt.Errorf("%s: want a list of task types (- type: load-git ...), line %d", name, list.Line)
-	}
-	var ts []revisit.TaskType
-	seen := map[string]int{}
-	for i, n := range list.Content {
-		entry := fmt.Sprintf("%s: entry %d (line %d)", name, i+1, n.Line)
-		f := taskTypeFields{MaxQueueLength: revisit.DefaultMaxQueueLength}
-		if err := config.DecodeNode(n, &f); err != nil {
-			return nil, fmt.Errorf("%s: %w", entry, err)
-		}
-		if f.Type != "" {
-			entry = fmt.Sprintf("%s: entry %d (%s, line %d)", name, i+1, f.Type, n.Line)
-		}
-		t := f.taskType()
-		if err := t.Validate(); err != nil {
-			return nil, fmt.Errorf("%s: %w", entry, err)
-		}
-		if j, dup := seen[t.Type]; dup {
-			return nil, fmt.Errorf("%s: task type %s is also entry %d", entry, t.Type, j)
-		}
-		seen[t.Type] = i + 1
-		ts = append(ts, t)
-	}
-	return ts, nil
-}
-
-// registerTaskTypes creates the task types that do not exist and updates
-// the others.
-func registerTaskTypes(ctx context.Context, st store.Store, ts []revisit.TaskType) (created, updated int, err error) {
-	for _, t := range ts {
-		_, err := st.TaskTypeGet(ctx, t.Type)
-		switch {
-		case err == nil:
-			if err := st.TaskTypeUpdate(ctx, t); err != nil {
-				return created, updated, fmt.Errorf("update task type %s: %w", t.Type, err)
-			}
-			updated++
-		case revisit.Code(err) == revisit.CodeNotFound:
-			if err := st.TaskTypeCreate(ctx, t); err != nil {
-				return created, updated, fmt.Errorf("create task type %s: %w", t.Type, err)
-			}
-			created++
-		default:
-			return created, updated, fmt.Errorf("task type %s: %w", t.Type, err)
-		}
-	}
-	return created, updated, nil
 }

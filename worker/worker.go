@@ -80,6 +80,9 @@ type Config struct {
 	Wait time.Duration
 	// Handler runs each task.
 	Handler Handler
+	// Token is the bearer token sent with every request: a write token of
+	// the server's api.tokens; empty sends none (a server without tokens).
+	Token string
 	// Client makes the HTTP requests; nil means a client without timeout
 	// (each request is bounded by its own context).
 	Client *http.Client
@@ -293,6 +296,9 @@ func (w *runner) post(ctx context.Context, path string, data []byte, poll time.D
 		return &StatusError{Status: 0, Code: "invalid", Message: err.Error()}
 	}
 	req.Header.Set("Content-Type", "application/json")
+	if w.cfg.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+w.cfg.Token)
+	}
 	resp, err := w.cfg.Client.Do(req)
 	if err != nil {
 		return err

@@ -19,6 +19,7 @@ import (
 	"github.com/revisit-sched/revisit/api"
 	"github.com/revisit-sched/revisit/broker/embedded"
 	"github.com/revisit-sched/revisit/celery"
+	"github.com/revisit-sched/revisit/config"
 	"github.com/revisit-sched/revisit/store"
 	"github.com/revisit-sched/revisit/store/sqlite"
 	"github.com/revisit-sched/revisit/worker"
@@ -34,10 +35,16 @@ const queue = "swh.loader.git.tasks.UpdateGitRepository"
 // returns its URL and the store.
 func server(t *testing.T, n int) (string, store.Store) {
 	t.Helper()
+	return serverWithTokens(t, n, nil)
+}
+
+// serverWithTokens is server accepting only tokens.
+func serverWithTokens(t *testing.T, n int, tokens []config.Token) (string, store.Store) {
+	t.Helper()
 	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "w.db"), store.Options{})
 	require.NoError(t, err)
 	b := embedded.New(st, embedded.Config{PollInterval: 50 * time.Millisecond})
-	srv := httptest.NewServer(api.New(api.Config{Queues: b}))
+	srv := httptest.NewServer(api.New(api.Config{Queues: b, Tokens: tokens}))
 	t.Cleanup(func() {
 		srv.Close()
 		b.Close()
@@ -164,4 +171,27 @@ func TestRunRefusedConfiguration(t *testing.T) {
 	require.ErrorAs(t, err, &se)
 	require.Equal(t, "worker", se.Field)
 	require.Error(t, worker.Run(context.Background(), worker.Config{Server: url, Queue: queue}), "no name, no handler")
+}
+
+func TestToken(t *testing.T) {
+	t.Parallel()
+	url, st := serverWithTokens(t, 1, []config.Token{{Name: "workers", Token: "a-long-secret", Scope: "write"}})
+	handler := func(context.Context, worker.Task) (worker.Result, error) {
+		return worker.Result{Status: "uneventful"}, nil
+	}
+	err := worker.Run(context.Background(), worker.Config{Server: url, Queue: queue, Name: "w", Handler: handler})
+	var se *worker.StatusError
+	require.ErrorAs(t, err, &se)
+	require.Equal(t, 401, se.Status, "no token")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() {
+		done <- worker.Run(ctx, worker.Config{Server: url, Queue: queue, Name: "w", Wait: time.Second,
+			Token: "a-long-secret", Handler: handler})
+	}()
+	rs := results(t, st, 1)
+	cancel()
+	require.NoError(t, <-done)
+	require.Equal(t, "w", rs[0].Worker)
 }

@@ -1,0 +1,98 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/revisit-sched/revisit/config"
+	"github.com/revisit-sched/revisit/demo"
+	"github.com/revisit-sched/revisit/store"
+)
+
+// demoRefusedFlags name real services or change what the demo runs:
+// revisit serve --demo refuses them.
+var demoRefusedFlags = []string{"store", "broker", "roles"}
+
+// demoConfig returns the configuration of revisit serve --demo: c with its
+// store, broker and journal set aside (saying so: the demo writes into
+// none of them), for the embedded broker and, until startDemo creates the
+// temporary one, no store.
+func (a *app) demoConfig(cmd *cobra.Command, c config.Config) (config.Config, error) {
+	for _, name := range demoRefusedFlags {
+		if changed(cmd.Flags(), name) {
+			return c, usagef("--demo and --%s: the demo runs on a temporary store with the embedded broker "+
+				"and every default role; drop one of the two", name)
+		}
+	}
+	if len(c.API.Tokens) > 0 && writeToken(c.API.Tokens) == "" {
+		return c, errors.New("demo: the demo's workers need a write token among api.tokens")
+	}
+	if !c.IsDefault("store") {
+		a.demoNotice("ignoring the store %s (%s): the demo never writes into it", store.Redact(c.Store), c.Source("store"))
+	}
+	if c.Broker != config.BrokerEmbedded {
+		a.demoNotice("ignoring the broker %s (%s): the demo's workers take their visits from the embedded broker",
+			store.Redact(c.Broker), c.Source("broker"))
+	}
+	if c.Journal.Enabled() {
+		a.demoNotice("ignoring journal.brokers: the demo's results come from its own workers")
+	}
+	c.Store, c.Broker, c.Journal = "", config.BrokerEmbedded, config.Default().Journal
+	*a.cfg = c
+	return c, nil
+}
+
+// startDemo opens the temporary SQLite store of revisit serve --demo and
+// seeds it. It returns c on that store, the demo to run once the server
+// listens, and stop, which closes the store and removes its directory.
+func (a *app) startDemo(cmd *cobra.Command, c config.Config) (_ config.Config, _ *demo.Demo, stop func(), err error) {
+	dir, err := os.MkdirTemp("", "revisit-demo-")
+	if err != nil {
+		return c, nil, nil, fmt.Errorf("demo: %w", err)
+	}
+	stop = func() {
+		a.close()
+		if err := os.RemoveAll(dir); err != nil {
+			a.log.Warn("demo: removing the temporary store", "dir", dir, "err", err)
+		}
+	}
+	defer func() {
+		if err != nil {
+			stop()
+		}
+	}()
+	path := filepath.Join(dir, "revisit.db")
+	c.Store = "sqlite://" + path
+	*a.cfg, a.storeNoticed = c, true
+	st, err := a.openStore(cmd)
+	if err != nil {
+		return c, nil, nil, err
+	}
+	d := demo.New(st, demo.Config{Token: writeToken(c.API.Tokens), Clock: a.env.Clock,
+		Logger: a.log.With("role", "demo")})
+	if err := d.Seed(cmd.Context()); err != nil {
+		return c, nil, nil, fmt.Errorf("demo: %w", err)
+	}
+	a.demoNotice("a demonstration on a temporary store, %s, removed at exit: %d origins of the lister %q "+
+		"visited by simulated workers", path, demo.DefaultOrigins, demo.ListerName)
+	return c, d, stop, nil
+}
+
+// demoNotice tells the user, on standard error, what --demo does.
+func (a *app) demoNotice(format string, args ...any) {
+	fmt.Fprintf(a.env.Stderr, "revisit: demo: "+format+"\n", args...)
+}
+
+// writeToken returns the first write token of tokens, empty if none.
+func writeToken(tokens []config.Token) string {
+	for _, t := range tokens {
+		if t.Scope == config.ScopeWrite {
+			return t.Token
+		}
+	}
+	return ""
+}

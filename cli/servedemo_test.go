@@ -1,0 +1,165 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/api"
+	"github.com/revisit-sched/revisit/api/client"
+	"github.com/revisit-sched/revisit/demo"
+)
+
+// lockedBuffer collects what several goroutines write.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// demoStoreLine is the line revisit serve --demo prints about its
+// temporary store.
+var demoStoreLine = regexp.MustCompile(`revisit: demo: a demonstration on a temporary store, (\S+)/revisit\.db, removed at exit`)
+
+// TestServeDemo runs revisit serve --demo in-process, with a configured
+// store, broker and journal it must leave alone and API tokens its
+// workers must use: within
+// 30 seconds the dashboard shows visits published and results of several
+// visit types, the API lists the demo's origins, and at exit the
+// temporary store is gone.
+func TestServeDemo(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	const token = "demo-test-write-token"
+	realStore := filepath.Join(dir, "real.db")
+	cfg := filepath.Join(dir, "revisit.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte("store: sqlite://"+realStore+"\n"+
+		"broker: amqp://revisit:secret@127.0.0.1:1/\njournal: {brokers: [127.0.0.1:1]}\n"+
+		"api:\n  tokens:\n    - {name: ops, token: "+token+", scope: write}\n"), 0o600))
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var errb lockedBuffer
+	env := Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &errb}
+	done := make(chan int, 1)
+	go func() {
+		done <- Run(ctx, env, []string{"--config", cfg, "serve", "--demo", "--listen", "127.0.0.1:0"})
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	var base, tmp string
+	require.Eventually(t, func() bool {
+		out := errb.String()
+		listen, store := listenLine.FindStringSubmatch(out), demoStoreLine.FindStringSubmatch(out)
+		if listen == nil || store == nil {
+			return false
+		}
+		base, tmp = listen[1], store[1]
+		return true
+	}, time.Until(deadline), 50*time.Millisecond, "revisit serve --demo did not start:\n%s", &errb)
+	require.Contains(t, errb.String(), "revisit: demo: ignoring the store sqlite://"+realStore+" (config file "+cfg+
+		"): the demo never writes into it\n")
+	require.Contains(t, errb.String(), "revisit: demo: ignoring the broker amqp://revisit:xxxxx@127.0.0.1:1/ (config file "+
+		cfg+"): the demo's workers take their visits from the embedded broker\n")
+	require.Contains(t, errb.String(), "revisit: demo: ignoring journal.brokers")
+	require.NotContains(t, errb.String(), "secret")
+	require.DirExists(t, tmp)
+
+	var dash api.Dashboard
+	require.Eventually(t, func() bool {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/v1/dashboard", nil)
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&dash))
+		withResults := 0
+		for _, v := range dash.VisitTypes {
+			if v.Published == 0 {
+				return false
+			}
+			n := int64(0)
+			for _, c := range v.Results {
+				n += c
+			}
+			if n > 0 {
+				withResults++
+			}
+		}
+		return withResults >= 2
+	}, time.Until(deadline), 200*time.Millisecond, "no results of two visit types: %+v\n%s", &dash, &errb)
+	require.Len(t, dash.VisitTypes, 3, "git, hg and pypi")
+	for _, v := range dash.VisitTypes {
+		require.Equal(t, demo.QueueLength, v.MaxQueueLength, v.VisitType)
+	}
+
+	c, err := client.New(base, token, nil)
+	require.NoError(t, err)
+	lister, err := c.ListerGet(ctx, demo.ListerName, "")
+	require.NoError(t, err)
+	page, err := c.ListedOriginsGet(ctx, revisit.ListedOriginFilter{ListerID: &lister.ID, Enabled: revisit.AnyEnabled,
+		Limit: 10_000})
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(page.Origins), demo.DefaultOrigins)
+	types := map[string]int{}
+	for _, o := range page.Origins {
+		types[o.VisitType]++
+	}
+	require.Len(t, types, 3, "the origins spread over the visit types: %v", types)
+
+	cancel()
+	select {
+	case code := <-done:
+		require.Equal(t, ExitOK, code, errb.String())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("revisit serve --demo did not stop:\n%s", &errb)
+	}
+	require.NoDirExists(t, tmp, "the temporary store is removed at exit")
+	require.NoFileExists(t, realStore, "the configured store is left alone")
+	require.NotContains(t, errb.String(), "level=ERROR")
+}
+
+func TestServeDemoRefusals(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	require.Contains(t, h.fails(ExitUsage, "serve", "--demo"), "--demo and --store: the demo runs on a temporary store")
+	run := func(args ...string) (int, string) {
+		var errb strings.Builder
+		code := Run(context.Background(), Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &errb,
+			Environ: h.environ}, args)
+		return code, errb.String()
+	}
+	code, msg := run("serve", "--demo", "--broker", "amqp://guest:guest@127.0.0.1:5672/")
+	require.Equal(t, ExitUsage, code)
+	require.Contains(t, msg, "--demo and --broker")
+	code, msg = run("serve", "--demo", "--roles", "api")
+	require.Equal(t, ExitUsage, code)
+	require.Contains(t, msg, "--demo and --roles")
+	h.environ = []string{"REVISIT_CONFIG=" + h.file("read.yaml", "api:\n  tokens:\n    - {name: g, token: a-read-only-token, scope: read}\n")}
+	code, msg = run("serve", "--demo")
+	require.Equal(t, ExitError, code)
+	require.Equal(t, "revisit: demo: the demo's workers need a write token among api.tokens\n", msg)
+}
