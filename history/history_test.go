@@ -91,7 +91,7 @@ func TestKeepsTwentyFourHoursAtMost(t *testing.T) {
 	lost := values(w.VisitTypes[0].Lost)
 	require.Equal(t, -1.0, lost[0], "t0's minute fell out: its slot holds the minute in progress")
 	require.Equal(t, 2.0, lost[60], "t0 + 1 h is still kept")
-	require.Equal(t, int64(2), w.VisitTypes[0].Last24h.Lost)
+	require.Equal(t, int64(5), w.VisitTypes[0].Last24h.Lost, "the totals count the minute in progress")
 
 	h.Add(git, t0, 100) // older than the ring: ignored
 	c.set(t0.Add(24*time.Hour + time.Minute))

@@ -46,7 +46,8 @@ type VisitType struct {
 	// GrabP95Seconds and GrabMeanSeconds are the grabs' latency.
 	GrabP95Seconds  Values `json:"grab_p95_seconds"`
 	GrabMeanSeconds Values `json:"grab_mean_seconds"`
-	// Last24h sums the counts of the last 24 hours.
+	// Last24h sums the counts of the last 24 hours, the minute in progress
+	// included.
 	Last24h Totals `json:"last_24h"`
 }
 
@@ -59,7 +60,7 @@ type Totals struct {
 }
 
 // Window returns the last minutes (1 to Minutes) up to the last whole
-// minute, and the totals of the last 24 hours.
+// minute, and the totals of the last 24 hours up to now.
 func (h *History) Window(minutes int) Window {
 	minutes = min(max(minutes, 1), Minutes)
 	last := minuteOf(h.now.Now()) - 1
@@ -75,7 +76,7 @@ func (h *History) Window(minutes int) Window {
 			byType[k.VisitType] = v
 		}
 		vals := r.values(first, last)
-		day := int64(r.sum(last-Minutes+1, last))
+		day := int64(r.sum(last-Minutes+2, last+1))
 		switch k.Series {
 		case Scheduled:
 			if k.Label == "" {
