@@ -41,6 +41,7 @@ import (
 	"github.com/revisit-sched/revisit/broker/embedded"
 	"github.com/revisit-sched/revisit/config"
 	"github.com/revisit-sched/revisit/feedback"
+	"github.com/revisit-sched/revisit/history"
 	"github.com/revisit-sched/revisit/internal/kit/access"
 	"github.com/revisit-sched/revisit/internal/kit/jsonobj"
 	"github.com/revisit-sched/revisit/internal/service/livequeue"
@@ -82,6 +83,9 @@ type Config struct {
 	// Journal is the journal client run by this process, whose lag the
 	// dashboard shows; nil when it runs elsewhere.
 	Journal JournalLag
+	// History is the figures of the last 24 hours this process keeps
+	// (GET /api/v1/history); nil serves an empty history.
+	History History
 	// Metrics is the registry the roles of this process register into:
 	// served at /metrics, and read for the dashboard. Nil serves no
 	// /metrics.
@@ -154,6 +158,8 @@ type Orchestrator interface {
 	Health() map[string]orchestrator.Health
 	// Shares returns the weighted policies of a visit type.
 	Shares(visitType string) []orchestrator.Share
+	// LoopStates returns the state of every loop, by visit type.
+	LoopStates() map[string]orchestrator.LoopState
 }
 
 // Server is the http.Handler of the API.
@@ -179,6 +185,9 @@ func New(cfg Config) *Server {
 	}
 	if cfg.Live == nil {
 		cfg.Live = livequeue.New(cfg.Store, cfg.Broker, cfg.Clock)
+	}
+	if cfg.History == nil {
+		cfg.History = history.New(history.Config{Clock: cfg.Clock})
 	}
 	s := &Server{cfg: cfg, mux: http.NewServeMux(), log: cfg.Logger, st: cfg.Store, q: cfg.Queues, live: cfg.Live}
 	s.draining, s.drain = context.WithCancel(context.Background())

@@ -11,6 +11,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/orchestrator"
 )
 
 // Dashboard is the summary the dashboard (package web) polls: what the
@@ -44,11 +45,49 @@ type DashboardVisitType struct {
 	LostTotal int64 `json:"lost_total"`
 	// Healthy is the state of the visit type's loop; nil when no loop runs
 	// here.
-	Healthy  *bool             `json:"healthy"`
+	Healthy *bool `json:"healthy"`
+	// Loop is what the visit type's loop is doing; nil when no loop runs
+	// here.
+	Loop     *DashboardLoop    `json:"loop"`
 	Policies []DashboardPolicy `json:"policies"`
 	// Results counts results by status (eventful, uneventful, failed,
 	// not_found, ...).
 	Results map[string]int64 `json:"results"`
+}
+
+// DashboardLoop is what a visit type's loop is doing (orchestrator.LoopState).
+type DashboardLoop struct {
+	// State is starting, filling, queue_full, no_origins, standing_by,
+	// waiting, unhealthy or stopped.
+	State orchestrator.LoopStateName `json:"state"`
+	Since time.Time                  `json:"since"`
+	// NextRound is when the loop acts again at the latest: its next round
+	// (queue full, no eligible origins), its next try (waiting), its next
+	// ask for the lease (standing by); null while a round runs.
+	NextRound *time.Time `json:"next_round"`
+	// CheckEverySeconds is how often a full queue is measured; null
+	// unless the queue is full.
+	CheckEverySeconds *float64 `json:"check_every_seconds"`
+	// Holder is the process that drives the visit type while this one
+	// stands by.
+	Holder string `json:"holder,omitempty"`
+	// Reason and Error say why the loop waits, or its last failure.
+	Reason string `json:"reason,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+// newDashboardLoop is the JSON form of a loop's state.
+func newDashboardLoop(st orchestrator.LoopState) *DashboardLoop {
+	d := &DashboardLoop{State: st.State, Since: st.Since.UTC(), Holder: st.Holder, Reason: st.Reason, Error: st.Error}
+	if !st.NextRound.IsZero() {
+		t := st.NextRound.UTC()
+		d.NextRound = &t
+	}
+	if st.CheckEvery > 0 {
+		secs := st.CheckEvery.Seconds()
+		d.CheckEverySeconds = &secs
+	}
+	return d
 }
 
 // DashboardPolicy is one policy of a visit type: its configured share of
@@ -89,12 +128,16 @@ func (s *Server) dashboard(ctx context.Context) (Dashboard, error) {
 	if err != nil {
 		return d, err
 	}
-	var health map[string]bool
+	var (
+		health map[string]bool
+		loops  map[string]orchestrator.LoopState
+	)
 	if s.cfg.Orchestrator != nil {
 		health = map[string]bool{}
 		for vt, h := range s.cfg.Orchestrator.Health() {
 			health[vt] = h.Healthy
 		}
+		loops = s.cfg.Orchestrator.LoopStates()
 	}
 	for _, q := range qs {
 		vt := q.VisitType
@@ -103,6 +146,9 @@ func (s *Server) dashboard(ctx context.Context) (Dashboard, error) {
 			Policies: []DashboardPolicy{}}
 		if h, ok := health[vt]; ok {
 			v.Healthy = &h
+		}
+		if st, ok := loops[vt]; ok {
+			v.Loop = newDashboardLoop(st)
 		}
 		if s.cfg.Orchestrator != nil {
 			shares := s.cfg.Orchestrator.Shares(vt)

@@ -91,4 +91,17 @@ func TestQueuesDashboardAndMetricsShowThePresent(t *testing.T) {
 		depth, free := figures()
 		return fmt.Sprint(depth, free) == "[18 18 18] [82 82 82]"
 	}, 3*time.Second, 20*time.Millisecond, "a lease shows within the second everywhere, without a round")
+
+	// Every origin went: the loop waits for eligible origins, and says
+	// until when.
+	var loop map[string]any
+	require.Eventually(t, func() bool {
+		d := h.json("GET", "/api/v1/dashboard", "", 200)["visit_types"].([]any)[0].(map[string]any)
+		loop, _ = d["loop"].(map[string]any)
+		return loop != nil && loop["state"] == "no_origins"
+	}, 3*time.Second, 20*time.Millisecond, "the loop's state: %v", loop)
+	next, err := time.Parse(time.RFC3339Nano, loop["next_round"].(string))
+	require.NoError(t, err)
+	require.InDelta(t, 20*60, time.Until(next).Seconds(), 10, "the next check is the no-origins backoff away")
+	require.Nil(t, loop["check_every_seconds"])
 }

@@ -152,8 +152,15 @@ func (s *Server) dataRoutes() []Route {
 			Summary:  "Per visit type: its queue, maximum length, depth (null when unknown) and visits in flight.",
 			Response: QueuesResponse{}, handle: s.handleQueues},
 		{Method: "GET", Path: "/api/v1/dashboard", Scope: ScopeRead,
-			Summary:  "The figures of the dashboard: queues, policies, results and scheduler metrics.",
+			Summary:  "The figures of the dashboard: queues, loop states, policies, results and scheduler metrics.",
 			Response: Dashboard{}, handle: s.handleDashboard},
+		{Method: "GET", Path: "/api/v1/history", Scope: ScopeRead,
+			Summary: "Per visit type, the last minutes of the figures this process keeps a day of: visits scheduled " +
+				"by policy, results by outcome and visits lost per minute, queue depth, free slots and grab latency; " +
+				"null for a minute without a value.",
+			Params: []Param{{Name: "minutes", Type: "integer",
+				Description: "how many minutes up to the last whole one, 1 to 1440 (default 60)"}},
+			Response: HistoryResponse{}, handle: s.handleHistory},
 	}
 }
 

@@ -19,6 +19,8 @@ import (
 	"github.com/revisit-sched/revisit/broker/embedded"
 	"github.com/revisit-sched/revisit/config"
 	"github.com/revisit-sched/revisit/demo"
+	"github.com/revisit-sched/revisit/history"
+	"github.com/revisit-sched/revisit/internal/service/livequeue"
 	"github.com/revisit-sched/revisit/runner"
 	"github.com/revisit-sched/revisit/swhrpc"
 	"github.com/revisit-sched/revisit/web"
@@ -221,6 +223,15 @@ func (a *app) serve(cmd *cobra.Command, c config.Config, addr string, selected m
 		apiCfg.Checks = map[string]func(context.Context) error{roleJournal: jc.Ready}
 		apiCfg.Journal = jc
 		roles = append(roles, role{name: roleJournal, run: jc.Run})
+	}
+	if selected[roleAPI] {
+		if apiCfg.Live == nil {
+			apiCfg.Live = livequeue.New(st, b, a.env.Clock)
+		}
+		hist := history.New(history.Config{Store: st, Metrics: reg, Queues: apiCfg.Live.Queues, Clock: a.env.Clock,
+			Logger: a.log.With("role", roleAPI)})
+		apiCfg.History = hist
+		roles = append(roles, role{name: "history", run: hist.Run})
 	}
 	if q, ok := b.(*embedded.Broker); ok && selected[roleAPI] {
 		apiCfg.Queues = q

@@ -212,6 +212,12 @@ func (w *world) counts() revisit.VisitCounts {
 // start runs an orchestrator until the test ends, and returns a function
 // that stops it and returns Run's error.
 func start(t *testing.T, st store.Store, b broker.Broker, cfg Config) (stop func() error) {
+	_, stop = startOrchestrator(t, st, b, cfg)
+	return stop
+}
+
+// startOrchestrator is start that also returns the orchestrator.
+func startOrchestrator(t *testing.T, st store.Store, b broker.Broker, cfg Config) (o *Orchestrator, stop func() error) {
 	o, err := New(st, b, cfg)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -227,7 +233,7 @@ func start(t *testing.T, st store.Store, b broker.Broker, cfg Config) (stop func
 		return runErr
 	}
 	t.Cleanup(func() { _ = stop() })
-	return stop
+	return o, stop
 }
 
 // kinds counts published messages by origin kind.

@@ -129,13 +129,15 @@ func (l *loop) Recover(ctx context.Context) error {
 
 // forOrigins is the rest after a round that found no origin eligible: d at
 // most, less when the store says some may have become.
-func (l *loop) forOrigins(d time.Duration) leased.Rest { return leased.Rest{D: d, Wake: l.eligible} }
+func (l *loop) forOrigins(d time.Duration) leased.Rest {
+	return leased.Rest{D: d, Kind: restNoOrigins, Wake: l.eligible}
+}
 
 // drain is the rest while queue is full: d at most, less when a measure,
 // every QueuePollInterval and soon after workers take messages when the
 // broker tells (broker.TakeWatcher), finds room for a round.
 func (l *loop) drain(d time.Duration, queue string) leased.Rest {
-	return leased.Rest{D: d, Ready: l.hasRoom, ReadyEvery: l.o.cfg.QueuePollInterval,
+	return leased.Rest{D: d, Kind: restQueueFull, Ready: l.hasRoom, ReadyEvery: l.o.cfg.QueuePollInterval,
 		Nudged: func() <-chan struct{} { return l.taken(queue) }}
 }
 

@@ -222,6 +222,9 @@ type Orchestrator struct {
 	live *livequeue.Live
 	// randMu serialises the loops' draws from cfg.Rand.
 	randMu sync.Mutex
+	// loops are the loops of the last Run, by visit type.
+	loopsMu sync.Mutex
+	loops   map[string]*loop
 }
 
 // Health is the state of one visit type's loop: unhealthy after
@@ -335,9 +338,14 @@ func (o *Orchestrator) Run(ctx context.Context) error {
 	}
 	o.log.Info("orchestrator starting", "visit_types", vts, "owner", o.cfg.Owner)
 	loops := make(map[string]supervise.Loop, len(vts))
+	byType := make(map[string]*loop, len(vts))
 	for _, vt := range vts {
-		loops[vt] = newLoop(o, vt).run
+		byType[vt] = newLoop(o, vt)
+		loops[vt] = byType[vt].run
 	}
+	o.loopsMu.Lock()
+	o.loops = byType
+	o.loopsMu.Unlock()
 	defer context.AfterFunc(ctx, func() {
 		o.log.Info("orchestrator stopping: finishing the rounds in flight", "grace_period", o.cfg.GracePeriod)
 	})()

@@ -84,6 +84,14 @@ type Store interface {
 	// is no longer the one it names is skipped and reported stale, so that
 	// a reader can fold and write without a lock.
 	VisitStatsWrite(ctx context.Context, writes []revisit.VisitStatsWrite) (revisit.VisitStatsWriteResult, error)
+	// ActivityByMinute counts, by visit type, kind and minute of [since,
+	// until), what the store keeps a trace of: the visits in flight or lost
+	// by policy (when scheduled) and when lost, and from the visit stats
+	// each origin's last schedule of an ended visit and its last result. An
+	// origin visited twice in the window counts once; it scans the visit
+	// stats, so call it rarely (the console's history rebuilds from it at
+	// start).
+	ActivityByMinute(ctx context.Context, since, until time.Time) ([]revisit.MinuteCount, error)
 
 	// QueuePositionGet returns the visit type's queue position, 0 if unset.
 	QueuePositionGet(ctx context.Context, visitType string) (int64, error)

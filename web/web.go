@@ -1,12 +1,15 @@
-// Package web is revisit's dashboard: one HTML page and a small script,
-// embedded in the binary, that poll the API's summary
-// (GET /api/v1/dashboard) every few seconds and draw it: for each visit
-// type, the queue depth against its maximum, free slots, visits scheduled
-// per minute by policy (an inline SVG chart), fetched origins against the
-// configured shares, visits in flight and lost, results by outcome; the
-// scheduler metrics of each lister; and, when a journal client runs in the
-// server's process, its topic and lag by partition. Nothing is fetched
-// from elsewhere.
+// Package web is revisit's overview: one HTML page, its style sheet and
+// small script modules, embedded in the binary. The script polls the
+// API's summary (GET /api/v1/dashboard) every few seconds and the
+// server's history of the last hour (GET /api/v1/history) less often, and
+// draws, for each visit type, the state of its loop in words, the queue
+// depth against its maximum, free slots, visits in flight and lost, rates
+// and results by outcome, the policies' shares against the configured
+// ones, and charts of the last hour (inline SVG); the scheduler metrics of
+// each lister; and, when a journal client runs in the server's process,
+// its topic and lag by partition. Every figure over time comes from the
+// server, so a new tab shows the past hour at once. Nothing is fetched
+// from elsewhere, and no style or script is inline.
 //
 // When the API has tokens, the page asks for one and keeps it in the
 // browser's session storage.

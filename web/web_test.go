@@ -2,8 +2,11 @@ package web_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -21,16 +24,19 @@ import (
 	"github.com/revisit-sched/revisit/api"
 	"github.com/revisit-sched/revisit/broker/embedded"
 	"github.com/revisit-sched/revisit/celery"
+	"github.com/revisit-sched/revisit/history"
 	"github.com/revisit-sched/revisit/internal/testkit/browser"
+	"github.com/revisit-sched/revisit/internal/testkit/teststore"
 	"github.com/revisit-sched/revisit/listener"
 	"github.com/revisit-sched/revisit/orchestrator"
 	"github.com/revisit-sched/revisit/store"
+	"github.com/revisit-sched/revisit/store/postgres"
 	"github.com/revisit-sched/revisit/store/sqlite"
 	"github.com/revisit-sched/revisit/web"
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/jackc/pgx/v5/pgxpool.(*Pool).backgroundHealthCheck"))
 }
 
 const queue = "swh.loader.git.tasks.UpdateGitRepository"
@@ -45,20 +51,92 @@ func artifactDir(t *testing.T) string {
 	return t.TempDir()
 }
 
-// stack is revisit serve in-process: store, embedded broker, orchestrator,
-// listener, and the API behind the dashboard; with a journal client when
-// newStack is given one.
-type stack struct {
-	st  store.Store
-	b   *embedded.Broker
-	srv *httptest.Server
+// screenshot writes a screenshot of the whole page to name in
+// artifactDir.
+func screenshot(t *testing.T, bctx context.Context, name string) {
+	t.Helper()
+	png, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
+	require.NoError(t, err)
+	shot := filepath.Join(artifactDir(t), name)
+	require.NoError(t, os.WriteFile(shot, png, 0o644))
+	t.Logf("screenshot: %s", shot)
 }
 
-func newStack(t *testing.T, ctx context.Context, journal api.JournalLag) *stack {
+// engine opens stores on the same data, one for each start of revisit
+// serve, as successive processes would.
+type engine struct {
+	name string
+	open func(t *testing.T, ctx context.Context) (store.Store, error)
+}
+
+// engines returns the engines of a test: a SQLite file, and a PostgreSQL
+// schema made at the first open by the (sub)test t that opens it, which
+// skips without PostgreSQL, unless CI is set.
+func engines(t *testing.T) []engine {
+	path := filepath.Join(t.TempDir(), "web.db")
+	url := ""
+	return []engine{
+		{"sqlite", func(_ *testing.T, ctx context.Context) (store.Store, error) {
+			return sqlite.Open(ctx, path, store.Options{})
+		}},
+		{"postgres", func(t *testing.T, ctx context.Context) (store.Store, error) {
+			if url == "" {
+				_, url = teststore.Postgres(t)
+			}
+			return postgres.Open(ctx, url, store.Options{})
+		}},
+	}
+}
+
+// stack is revisit serve in-process: store, embedded broker, orchestrator,
+// listener, the history of the last 24 h, and the API behind the
+// dashboard; with a journal client when newStack is given one.
+type stack struct {
+	st   store.Store
+	b    *embedded.Broker
+	srv  *httptest.Server
+	stop func()
+}
+
+// newStack runs the roles of revisit serve over st until stop, which
+// closes st too (and runs at the test's end).
+func newStack(t *testing.T, ctx context.Context, st store.Store, journal api.JournalLag) *stack {
 	t.Helper()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "web.db"), store.Options{})
-	require.NoError(t, err)
 	b := embedded.New(st, embedded.Config{PollInterval: 50 * time.Millisecond})
+	reg := prometheus.NewRegistry()
+	_, single := st.(*sqlite.Store)
+	o, err := orchestrator.New(st, b, orchestrator.Config{NoOriginsBackoff: time.Second, QueueFullBackoff: time.Second,
+		RoundJitter: 50 * time.Millisecond, SingleProcess: single, GracePeriod: time.Second,
+		Metrics: orchestrator.NewMetrics(reg)})
+	require.NoError(t, err)
+	lis := listener.New(st, b, listener.Config{Metrics: listener.NewMetrics(reg)})
+	hist := history.New(history.Config{Store: st, Metrics: reg, Queues: o.Queues().Queues, Every: 100 * time.Millisecond})
+	runCtx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = o.Run(runCtx) })
+	wg.Go(func() { _ = lis.Run(runCtx) })
+	wg.Go(func() { _ = hist.Run(runCtx) })
+	a := api.New(api.Config{Store: st, Broker: b, Queues: b, Live: o.Queues(), Orchestrator: o, Journal: journal,
+		Metrics: reg, History: hist})
+	srv := httptest.NewServer(web.Handler(a))
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			srv.Close()
+			cancel()
+			wg.Wait()
+			b.Close()
+			st.Close()
+		})
+	}
+	t.Cleanup(stop)
+	return &stack{st: st, b: b, srv: srv, stop: stop}
+}
+
+// seed registers load-git (a queue of 100) and four never visited git
+// origins of github, and computes the scheduler metrics.
+func seed(t *testing.T, ctx context.Context, st store.Store) {
+	t.Helper()
 	require.NoError(t, st.TaskTypeCreate(ctx, revisit.TaskType{Type: "load-git", BackendName: queue, MaxQueueLength: 100}))
 	l, err := st.ListerGetOrCreate(ctx, "github", "github")
 	require.NoError(t, err)
@@ -72,27 +150,76 @@ func newStack(t *testing.T, ctx context.Context, journal api.JournalLag) *stack 
 	require.NoError(t, err)
 	_, err = st.MetricsUpdate(ctx, nil, time.Now())
 	require.NoError(t, err)
+}
 
-	reg := prometheus.NewRegistry()
-	o, err := orchestrator.New(st, b, orchestrator.Config{NoOriginsBackoff: time.Second, QueueFullBackoff: time.Second,
-		RoundJitter: 50 * time.Millisecond, SingleProcess: true, GracePeriod: time.Second,
-		Metrics: orchestrator.NewMetrics(reg)})
+// pastHour records git origins visited over the last hour, as a previous
+// process would have left them: a few a minute, mostly successful, each
+// scheduled two minutes before its visit. It returns the visits by
+// outcome.
+func pastHour(t *testing.T, ctx context.Context, st store.Store) map[revisit.VisitStatus]int {
+	t.Helper()
+	l, err := st.ListerGetOrCreate(ctx, "gitlab", "gitlab.com")
 	require.NoError(t, err)
-	lis := listener.New(st, b, listener.Config{Metrics: listener.NewMetrics(reg)})
-	runCtx, stop := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Go(func() { _ = o.Run(runCtx) })
-	wg.Go(func() { _ = lis.Run(runCtx) })
-	a := api.New(api.Config{Store: st, Broker: b, Queues: b, Orchestrator: o, Journal: journal, Metrics: reg})
-	srv := httptest.NewServer(web.Handler(a))
-	t.Cleanup(func() {
-		srv.Close()
-		stop()
-		wg.Wait()
-		b.Close()
-		st.Close()
-	})
-	return &stack{st: st, b: b, srv: srv}
+	now := time.Now()
+	updated := now.Add(-48 * time.Hour)
+	var (
+		origins []revisit.ListedOrigin
+		stats   []revisit.VisitStats
+		byOut   = map[revisit.VisitStatus]int{}
+	)
+	for k := 5; k < 58; k++ {
+		for j := range 4 + int(3*math.Sin(float64(k)/7)) {
+			url := fmt.Sprintf("https://gitlab.com/past/%d-%d", k, j)
+			visited := now.Add(-time.Duration(k)*time.Minute - time.Duration(j)*time.Second)
+			scheduled := visited.Add(-2 * time.Minute)
+			status := revisit.VisitSuccessful
+			switch {
+			case (k+j)%11 == 0:
+				status = revisit.VisitNotFound
+			case (k+j)%5 == 0:
+				status = revisit.VisitFailed
+			}
+			byOut[status]++
+			s := revisit.VisitStats{URL: url, VisitType: "git", LastVisit: &visited, LastVisitStatus: &status,
+				LastScheduled: &scheduled, NextPositionOffset: 4, SuccessiveVisits: 1}
+			if status == revisit.VisitSuccessful {
+				s.LastSuccessful = &visited
+			}
+			origins = append(origins, revisit.ListedOrigin{ListerID: l.ID, URL: url, VisitType: "git",
+				Enabled: true, LastUpdate: &updated})
+			stats = append(stats, s)
+		}
+	}
+	_, err = st.ListedOriginsRecord(ctx, origins)
+	require.NoError(t, err)
+	require.NoError(t, st.VisitStatsUpsert(ctx, stats))
+	return byOut
+}
+
+// counts returns the visits of git in flight.
+func counts(t *testing.T, ctx context.Context, st store.Store) revisit.VisitCounts {
+	cs, err := st.VisitsCount(ctx)
+	require.NoError(t, err)
+	for _, c := range cs {
+		if c.VisitType == "git" {
+			return c
+		}
+	}
+	return revisit.VisitCounts{}
+}
+
+// complete leases n messages of git's queue as worker w and posts the
+// results of statuses, one each.
+func complete(t *testing.T, ctx context.Context, b *embedded.Broker, statuses ...celery.VisitStatus) {
+	t.Helper()
+	tasks, err := b.Lease(ctx, embedded.LeaseParams{Queue: queue, Worker: "w", Max: len(statuses), LeaseFor: time.Minute})
+	require.NoError(t, err)
+	require.Len(t, tasks, len(statuses))
+	for i, task := range tasks {
+		_, err := b.Complete(ctx, embedded.Result{ID: task.ID, Worker: "w", Status: statuses[i],
+			Snapshot: "0123456789abcdef0123456789abcdef01234567"})
+		require.NoError(t, err)
+	}
 }
 
 // fakeJournal is a journal client whose lag the test sets.
@@ -121,8 +248,8 @@ func text(ctx context.Context, sel string) (string, error) {
 	return strings.TrimSpace(s), err
 }
 
-// waitText waits until the element sel shows want.
-func waitText(t *testing.T, ctx context.Context, sel, want string) {
+// waitMatch waits until the text of the element sel matches.
+func waitMatch(t *testing.T, ctx context.Context, sel, want string, match func(got string) bool) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	last := ""
@@ -130,7 +257,7 @@ func waitText(t *testing.T, ctx context.Context, sel, want string) {
 		tctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		got, err := text(tctx, sel)
 		cancel()
-		if err == nil && got == want {
+		if err == nil && match(got) {
 			return
 		}
 		last = got
@@ -139,59 +266,148 @@ func waitText(t *testing.T, ctx context.Context, sel, want string) {
 	t.Fatalf("%s shows %q, want %q", sel, last, want)
 }
 
+// waitText waits until the element sel shows want.
+func waitText(t *testing.T, ctx context.Context, sel, want string) {
+	t.Helper()
+	waitMatch(t, ctx, sel, want, func(got string) bool { return got == want })
+}
+
+// waitPrefix waits until the text of the element sel starts with want.
+func waitPrefix(t *testing.T, ctx context.Context, sel, want string) {
+	t.Helper()
+	waitMatch(t, ctx, sel, want+"…", func(got string) bool { return strings.HasPrefix(got, want) })
+}
+
+// evaluate evaluates a script in the page.
+func evaluate[T any](t *testing.T, ctx context.Context, script string) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](script))
+	require.NoError(t, err)
+	return v
+}
+
+const git = `[data-visit-type="git"] `
+
 func TestDashboard(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	s := newStack(t, ctx, nil)
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "web.db"), store.Options{})
+	require.NoError(t, err)
+	seed(t, ctx, st)
+	s := newStack(t, ctx, st, nil)
 	bctx := browser.New(t)
 	problems := browser.Errors(t, bctx)
 	require.NoError(t, chromedp.Do(bctx, chromedp.Navigate(s.srv.URL+"/")))
 
-	git := `[data-visit-type="git"] `
 	waitText(t, bctx, git+`[data-field="max_queue_length"]`, "100")
 	waitText(t, bctx, `#listers [data-field="origins_known"]`, "4")
 	waitText(t, bctx, `#listers [data-field="origins_never_visited"]`, "4")
 	// The orchestrator publishes the four origins: the page follows.
 	waitText(t, bctx, git+`[data-field="depth"]`, "4")
 	waitText(t, bctx, git+`[data-field="in_flight"]`, "4")
-	waitText(t, bctx, git+`[data-policy="never_visited_oldest_update_first"] [data-field="fetched"]`, "4")
 	waitText(t, bctx, git+`[data-policy="never_visited_oldest_update_first"] [data-field="share"]`, "49.0 %")
+	waitPrefix(t, bctx, git+`[data-field="loop"]`, "no eligible origins — next check at ")
 
 	// Workers report results: the page shows them at its next refresh.
-	tasks, err := s.b.Lease(ctx, embedded.LeaseParams{Queue: queue, Worker: "w", Max: 3, LeaseFor: time.Minute})
-	require.NoError(t, err)
-	require.Len(t, tasks, 3)
-	statuses := []celery.VisitStatus{"eventful", "uneventful", "failed"}
-	for i, task := range tasks {
-		_, err := s.b.Complete(ctx, embedded.Result{ID: task.ID, Worker: "w", Status: statuses[i],
-			Snapshot: "0123456789abcdef0123456789abcdef01234567"})
-		require.NoError(t, err)
-	}
-	waitText(t, bctx, git+`[data-field="results.full"]`, "2")
+	complete(t, ctx, s.b, "eventful", "uneventful", "failed")
+	waitText(t, bctx, git+`[data-field="results.successful"]`, "2")
 	waitText(t, bctx, git+`[data-field="results.failed"]`, "1")
 	waitText(t, bctx, git+`[data-field="in_flight"]`, "1")
 	waitText(t, bctx, git+`[data-field="depth"]`, "1")
+	waitText(t, bctx, git+`[data-field="lost_24h"]`, "0")
+	screenshot(t, bctx, "dashboard.png")
 
-	png, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
-	require.NoError(t, err)
-	shot := filepath.Join(artifactDir(t), "dashboard.png")
-	require.NoError(t, os.WriteFile(shot, png, 0o644))
-	t.Logf("dashboard screenshot: %s", shot)
-
-	nodes, err := chromedp.Run(bctx, chromedp.Nodes(chromedp.CSSAll(git+"svg.chart polyline")))
-	require.NoError(t, err)
-	require.NotEmpty(t, nodes, "the chart draws a line per policy")
-	journalHidden, err := chromedp.Run(bctx, chromedp.Evaluate[bool](`document.getElementById("journal").hidden`))
-	require.NoError(t, err)
-	require.True(t, journalHidden, "no journal client runs: the journal panel stays hidden")
+	charts := evaluate[[]string](t, bctx, `[...document.querySelectorAll('[data-visit-type="git"] figure.chart')].map((f) => f.dataset.chart)`)
+	require.Equal(t, []string{"scheduled", "results", "queue", "latency"}, charts)
+	require.False(t, evaluate[bool](t, bctx, `document.body.innerText.includes("free_slots") || document.body.innerText.includes("lost_total")`),
+		"no raw field name on the page")
+	require.True(t, evaluate[bool](t, bctx, `document.getElementById("journal").hidden`),
+		"no journal client runs: the journal panel stays hidden")
 	require.Empty(t, problems(), "the page logs no error")
+}
+
+// TestOverviewAfterRestart runs revisit serve, makes it schedule visits,
+// take results and lose a visit, and starts it again on the same store:
+// the overview shows the loop's state and charts of the hour before the
+// restart at once, recalled from the store.
+func TestOverviewAfterRestart(t *testing.T) {
+	for _, eng := range engines(t) {
+		t.Run(eng.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			st, err := eng.open(t, ctx)
+			require.NoError(t, err)
+			seed(t, ctx, st)
+			past := pastHour(t, ctx, st)
+			first := newStack(t, ctx, st, nil)
+			require.Eventually(t, func() bool { return counts(t, ctx, st).Sent == 4 }, 30*time.Second, 50*time.Millisecond)
+			complete(t, ctx, first.b, "eventful", "uneventful", "failed")
+			require.Eventually(t, func() bool { return counts(t, ctx, st).Sent == 1 }, 30*time.Second, 50*time.Millisecond,
+				"the results close their visits")
+			lost, err := st.VisitsExpire(ctx, "git", time.Now().Add(time.Hour))
+			require.NoError(t, err)
+			require.Equal(t, 1, lost)
+			require.Eventually(t, func() bool { c := counts(t, ctx, st); return c.Lost == 1 && c.Sent == 1 },
+				30*time.Second, 50*time.Millisecond, "the lost visit's origin goes again")
+			first.stop()
+
+			st, err = eng.open(t, ctx)
+			require.NoError(t, err)
+			s := newStack(t, ctx, st, nil)
+			bctx := browser.New(t)
+			problems := browser.Errors(t, bctx)
+			require.NoError(t, chromedp.Do(bctx, chromedp.Navigate(s.srv.URL+"/")))
+
+			waitPrefix(t, bctx, git+`[data-field="loop"]`, "no eligible origins — next check at ")
+			waitText(t, bctx, git+`[data-field="results.successful"]`, fmt.Sprint(past[revisit.VisitSuccessful]+2))
+			waitText(t, bctx, git+`[data-field="results.failed"]`, fmt.Sprint(past[revisit.VisitFailed]+1))
+			waitText(t, bctx, git+`[data-field="results.not_found"]`, fmt.Sprint(past[revisit.VisitNotFound]))
+			waitText(t, bctx, git+`[data-field="lost_24h"]`, "1")
+			waitText(t, bctx, git+`[data-field="in_flight"]`, "1")
+
+			// The charts show the hour before the restart: the visits
+			// scheduled and their results, recalled from the store.
+			lines := func(chart string) []string {
+				return evaluate[[]string](t, bctx, `[...document.querySelectorAll('[data-visit-type="git"] [data-chart="`+chart+
+					`"] [data-series]')].map((e) => e.dataset.series)`)
+			}
+			require.Contains(t, lines("scheduled"), "policy not recorded (before the restart)")
+			require.Contains(t, lines("results"), "successful")
+			require.Contains(t, lines("results"), "failed")
+			points := evaluate[[]int](t, bctx, `[...document.querySelectorAll('[data-visit-type="git"] svg.chart')].map((s) => Number(s.dataset.points))`)
+			require.Len(t, points, 4)
+			require.Positive(t, points[0], "visits scheduled")
+			require.Positive(t, points[1], "results")
+
+			resp, err := http.Get(s.srv.URL + "/api/v1/history?minutes=60")
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			var hist api.HistoryResponse
+			require.NoError(t, json.NewDecoder(resp.Body).Decode(&hist))
+			require.Len(t, hist.VisitTypes, 1)
+			successful := 0.0
+			for _, v := range hist.VisitTypes[0].Results["successful"] {
+				if v != nil {
+					successful += *v
+				}
+			}
+			require.GreaterOrEqual(t, successful, float64(past[revisit.VisitSuccessful]),
+				"the hour before the restart, minute by minute")
+
+			screenshot(t, bctx, "overview-"+eng.name+".png")
+			require.Empty(t, problems(), "the page logs no error")
+		})
+	}
 }
 
 func TestDashboardJournal(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "web.db"), store.Options{})
+	require.NoError(t, err)
+	seed(t, ctx, st)
 	j := &fakeJournal{lag: map[int32]int64{0: 1200, 2: 5, 10: 0}}
-	s := newStack(t, ctx, j)
+	s := newStack(t, ctx, st, j)
 	bctx := browser.New(t)
 	problems := browser.Errors(t, bctx)
 	require.NoError(t, chromedp.Do(bctx, chromedp.Navigate(s.srv.URL+"/")))
@@ -201,19 +417,10 @@ func TestDashboardJournal(t *testing.T) {
 	waitText(t, bctx, `#journal [data-partition="0"] [data-field="lag"]`, "1,200")
 	waitText(t, bctx, `#journal [data-partition="2"] [data-field="lag"]`, "5")
 	waitText(t, bctx, `#journal [data-partition="10"] [data-field="lag"]`, "0")
-	partitions, err := chromedp.Run(bctx, chromedp.Evaluate[[]string](
-		`[...document.querySelectorAll("#journal [data-partition]")].map((r) => r.dataset.partition)`))
-	require.NoError(t, err)
+	partitions := evaluate[[]string](t, bctx, `[...document.querySelectorAll("#journal [data-partition]")].map((r) => r.dataset.partition)`)
 	require.Equal(t, []string{"0", "2", "10"}, partitions, "partitions in numeric order")
-	visible, err := chromedp.Run(bctx, chromedp.Evaluate[bool](`document.getElementById("journal").checkVisibility()`))
-	require.NoError(t, err)
-	require.True(t, visible, "the journal panel shows")
-
-	png, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
-	require.NoError(t, err)
-	shot := filepath.Join(artifactDir(t), "dashboard-journal.png")
-	require.NoError(t, os.WriteFile(shot, png, 0o644))
-	t.Logf("dashboard screenshot: %s", shot)
+	require.True(t, evaluate[bool](t, bctx, `document.getElementById("journal").checkVisibility()`), "the journal panel shows")
+	screenshot(t, bctx, "dashboard-journal.png")
 
 	// The client catches up: the page follows at its next refresh.
 	j.setLag(map[int32]int64{0: 7, 2: 0, 10: 0})

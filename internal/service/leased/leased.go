@@ -101,8 +101,9 @@ type Config struct {
 type Loop struct {
 	cfg  Config
 	work Work
-	// owning says this process holds the lease.
+	// owning says this process holds the lease; holder names who does.
 	owning bool
+	holder string
 	// dirty: the lease was just taken, or a round may have left what
 	// Recover undoes; Recover runs before the next round.
 	dirty bool
@@ -110,6 +111,8 @@ type Loop struct {
 	renewed time.Time
 	// backoff spaces the rounds skipped for an unavailable dependency.
 	backoff supervise.Backoff
+	// status is what the loop does, for Status.
+	status statusBox
 }
 
 // New returns a loop running work under the lease cfg names.
@@ -133,6 +136,8 @@ func (l *Loop) MarkDirty() { l.dirty = true }
 // has passed, so that a round in flight at stop finishes. healthy is
 // called after every round that went well.
 func (l *Loop) Run(stop, hard context.Context, healthy func()) error {
+	l.status.set(Status{Activity: Starting})
+	defer l.status.set(Status{Activity: Stopped})
 	defer l.resign()
 	defer l.settle()
 	for stop.Err() == nil {
@@ -149,6 +154,7 @@ func (l *Loop) Run(stop, hard context.Context, healthy func()) error {
 				continue
 			}
 			if !l.owning {
+				l.status.set(Status{Activity: StandingBy, Holder: l.holder, Until: time.Now().Add(l.cfg.TTL / 3)})
 				l.pause(stop, Rest{D: l.cfg.TTL / 3})
 				continue
 			}
@@ -164,6 +170,7 @@ func (l *Loop) Run(stop, hard context.Context, healthy func()) error {
 			}
 			l.dirty = false
 		}
+		l.status.set(Status{Activity: Working})
 		stopRenewing := l.renewDuring(hard)
 		rest, err := l.work.Round(hard)
 		stopRenewing()
@@ -179,6 +186,7 @@ func (l *Loop) Run(stop, hard context.Context, healthy func()) error {
 		} else {
 			l.backoff.Reset()
 			healthy()
+			l.rests(rest)
 		}
 		l.pause(stop, rest)
 	}
@@ -202,7 +210,9 @@ func (l *Loop) waited(werr *supervise.WaitError) time.Duration {
 		l.cfg.Waited(werr.Reason)
 	}
 	l.cfg.Logger.Warn("waiting: dependency unavailable", "reason", werr.Reason, "err", werr.Err)
-	return l.backoff.Next() + supervise.Jitter(l.cfg.Jitter)
+	d := l.backoff.Next() + supervise.Jitter(l.cfg.Jitter)
+	l.status.set(Status{Activity: Waiting, Reason: werr.Reason, Err: werr.Err.Error(), Until: time.Now().Add(d)})
+	return d
 }
 
 func (l *Loop) settle() {
@@ -219,7 +229,7 @@ func (l *Loop) acquire(ctx context.Context) error {
 		return fmt.Errorf("lease %s: %w", l.cfg.Name, err)
 	}
 	was := l.owning
-	l.owning = lease.Owner == l.cfg.Owner
+	l.owning, l.holder = lease.Owner == l.cfg.Owner, lease.Owner
 	if l.owning && !was {
 		l.dirty = true
 	}

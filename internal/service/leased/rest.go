@@ -11,6 +11,9 @@ import (
 type Rest struct {
 	// D is the longest wait.
 	D time.Duration
+	// Kind names what the loop rests for, in its Status (as the
+	// orchestrator's "queue_full"); "" for a pause between rounds.
+	Kind string
 	// Wake, when set, ends the wait when it receives, though not sooner
 	// than WakeSpacing after the wait began.
 	Wake <-chan struct{}

@@ -1,0 +1,60 @@
+// The words and numbers of the page: figures with their units, times, and
+// readable names of policies and outcomes.
+
+// count writes a number with thousands separators; "unknown" for none.
+export function count(n) {
+  return n === null || n === undefined ? "unknown" : Math.round(n).toLocaleString("en-US");
+}
+
+// rate writes a per-minute figure, one decimal below 10, whole above,
+// followed by its unit if given; "no data yet" for none.
+export function rate(n, unit) {
+  if (n === null || n === undefined) return "no data yet";
+  const v = n < 10 ? n.toFixed(1) : Math.round(n).toLocaleString("en-US");
+  return unit ? v + " " + unit : v;
+}
+
+// percent writes a share (0 to 1) as a percentage.
+export function percent(share) {
+  return share === null || share === undefined ? "—" : (100 * share).toFixed(1) + " %";
+}
+
+// seconds writes a duration in seconds as "42 s", "3 min" or "2 h".
+export function seconds(s) {
+  const n = Math.max(0, Math.round(s));
+  if (n < 120) return n + " s";
+  if (n < 7200) return Math.round(n / 60) + " min";
+  return Math.round(n / 3600) + " h";
+}
+
+// clock writes the time of day of a date, to the minute.
+export function clock(d) {
+  return d.toLocaleTimeString("en-GB", { hour: "2-digit", minute: "2-digit" });
+}
+
+// clockSeconds writes the time of day of a date, to the second.
+export function clockSeconds(d) {
+  return d.toLocaleTimeString("en-GB");
+}
+
+const POLICY_NAMES = {
+  oldest_scheduled_first: "oldest scheduled first",
+  never_visited_oldest_update_first: "never visited, oldest update first",
+  already_visited_order_by_lag: "already visited, by lag",
+  origins_without_last_update: "without last update",
+  stop_after_success: "until a success",
+  first_visits_after_listing: "first visits after listing",
+};
+
+// policyName is the readable name of a policy.
+export function policyName(p) {
+  return POLICY_NAMES[p] || p.replaceAll("_", " ");
+}
+
+// OUTCOMES are the outcomes of results, in the order the page shows them.
+export const OUTCOMES = ["successful", "failed", "not_found", "unreadable"];
+
+// outcomeName is the readable name of a result's outcome.
+export function outcomeName(o) {
+  return o.replaceAll("_", " ");
+}
