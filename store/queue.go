@@ -47,6 +47,15 @@ type QueueStore interface {
 	// message_count it excludes messages held by workers; an unknown
 	// queue has depth 0.
 	QueueDepth(ctx context.Context, queue string, now time.Time) (int64, error)
+	// QueueMessagesList returns one page of f.Queue's messages in Seq
+	// order: those waiting (leasable at f.Now) or those leased (held at
+	// f.Now). It reads the queue's ready messages through their index and
+	// sorts only the leased ones, so that a page of a queue of 100,000
+	// messages costs a page. An unknown queue has none.
+	QueueMessagesList(ctx context.Context, f revisit.QueueMessageFilter) (revisit.QueueMessagePage, error)
+	// QueueLeases counts the messages held at now (leases not expired) by
+	// queue and worker, sorted by queue and worker.
+	QueueLeases(ctx context.Context, now time.Time) ([]revisit.QueueLeaseCount, error)
 	// QueueResultsNext returns up to p.Max results of done messages in
 	// (CompletedAt, ID) order: the oldest not yet acknowledged, or those
 	// after p.After.

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/store/internal/pagetoken"
 )
 
 // HeartbeatConflict returns the ErrConflict of a heartbeat on a message in
@@ -57,4 +58,31 @@ func Missing(ids, got []string) []string {
 		}
 	}
 	return out
+}
+
+// QueuePageStart validates a listing of a queue's messages and returns
+// the Seq it starts after (0 from the beginning) and its page size.
+func QueuePageStart(f revisit.QueueMessageFilter) (afterSeq int64, limit int, err error) {
+	if err := f.Validate(); err != nil {
+		return 0, 0, err
+	}
+	if f.PageToken != "" {
+		if afterSeq, err = pagetoken.DecodeID(f.PageToken); err != nil {
+			return 0, 0, err
+		}
+	}
+	limit = f.Limit
+	if limit == 0 {
+		limit = revisit.QueueMessagePageSize.Def
+	}
+	return afterSeq, limit, nil
+}
+
+// QueuePage turns up to limit+1 messages read in Seq order into a page
+// whose token is set exactly when a message follows.
+func QueuePage(msgs []revisit.QueueMessage, limit int) revisit.QueueMessagePage {
+	if len(msgs) <= limit {
+		return revisit.QueueMessagePage{Messages: msgs}
+	}
+	return revisit.QueueMessagePage{Messages: msgs[:limit], NextPageToken: pagetoken.EncodeID(msgs[limit-1].Seq)}
 }
