@@ -26,27 +26,36 @@ const managementTimeout = 10 * time.Second
 // wait for a lost connection: it fails at once with an error wrapping
 // broker.ErrDepthUnknown.
 func (b *Broker) Depth(ctx context.Context, queue string) (int64, error) {
-	if err := ctx.Err(); err != nil {
-		return 0, fmt.Errorf("depth of %s: %w: %w", queue, broker.ErrDepthUnknown, err)
-	}
-	if b.cfg.ManagementURL != "" {
-		return b.managementDepth(ctx, queue)
-	}
-	return b.passiveDepth(queue)
+	q, err := b.Inspect(ctx, queue)
+	return q.Messages, err
 }
 
-// passiveDepth measures queue with a passive declare.
-func (b *Broker) passiveDepth(queue string) (int64, error) {
+var _ broker.Inspector = (*Broker)(nil)
+
+// Inspect returns the depth of queue, as Depth measures it, and its
+// consumers, from the same passive declare or management API request.
+func (b *Broker) Inspect(ctx context.Context, queue string) (broker.QueueInfo, error) {
+	if err := ctx.Err(); err != nil {
+		return broker.QueueInfo{}, fmt.Errorf("depth of %s: %w: %w", queue, broker.ErrDepthUnknown, err)
+	}
+	if b.cfg.ManagementURL != "" {
+		return b.managementInspect(ctx, queue)
+	}
+	return b.passiveInspect(queue)
+}
+
+// passiveInspect measures queue with a passive declare.
+func (b *Broker) passiveInspect(queue string) (broker.QueueInfo, error) {
 	b.depthMu.Lock()
 	defer b.depthMu.Unlock()
 	if b.depthCh == nil || b.depthCh.IsClosed() {
 		conn, err := b.connectionNow()
 		if err != nil {
-			return 0, fmt.Errorf("depth of %s: %w: %w", queue, broker.ErrDepthUnknown, err)
+			return broker.QueueInfo{}, fmt.Errorf("depth of %s: %w: %w", queue, broker.ErrDepthUnknown, err)
 		}
 		ch, err := conn.Channel()
 		if err != nil {
-			return 0, fmt.Errorf("depth of %s: %w: open channel: %w", queue, broker.ErrDepthUnknown, err)
+			return broker.QueueInfo{}, fmt.Errorf("depth of %s: %w: open channel: %w", queue, broker.ErrDepthUnknown, err)
 		}
 		b.depthCh = ch
 	}
@@ -56,17 +65,18 @@ func (b *Broker) passiveDepth(queue string) (int64, error) {
 		_ = b.depthCh.Close()
 		b.depthCh = nil
 		if amqpCode(err) == amqp091.NotFound {
-			return 0, fmt.Errorf("depth of %s: %w", queue, broker.ErrQueueMissing)
+			return broker.QueueInfo{}, fmt.Errorf("depth of %s: %w", queue, broker.ErrQueueMissing)
 		}
-		return 0, fmt.Errorf("depth of %s: %w: %w", queue, broker.ErrDepthUnknown, err)
+		return broker.QueueInfo{}, fmt.Errorf("depth of %s: %w: %w", queue, broker.ErrDepthUnknown, err)
 	}
-	return int64(q.Messages), nil
+	return broker.QueueInfo{Messages: int64(q.Messages), Consumers: int64(q.Consumers)}, nil
 }
 
-// managementDepth reads GET /api/queues/{vhost}/{queue} → messages.
-func (b *Broker) managementDepth(ctx context.Context, queue string) (int64, error) {
-	fail := func(format string, args ...any) (int64, error) {
-		return 0, fmt.Errorf("depth of %s: %w: management API: %s", queue, broker.ErrDepthUnknown, fmt.Sprintf(format, args...))
+// managementInspect reads GET /api/queues/{vhost}/{queue} → messages,
+// consumers.
+func (b *Broker) managementInspect(ctx context.Context, queue string) (broker.QueueInfo, error) {
+	fail := func(format string, args ...any) (broker.QueueInfo, error) {
+		return broker.QueueInfo{}, fmt.Errorf("depth of %s: %w: management API: %s", queue, broker.ErrDepthUnknown, fmt.Sprintf(format, args...))
 	}
 	base, err := url.Parse(b.cfg.ManagementURL)
 	if err != nil {
@@ -105,12 +115,13 @@ func (b *Broker) managementDepth(ctx context.Context, queue string) (int64, erro
 	}
 	switch {
 	case resp.StatusCode == http.StatusNotFound:
-		return 0, fmt.Errorf("depth of %s: %w", queue, broker.ErrQueueMissing)
+		return broker.QueueInfo{}, fmt.Errorf("depth of %s: %w", queue, broker.ErrQueueMissing)
 	case resp.StatusCode != http.StatusOK:
 		return fail("%s", resp.Status)
 	}
 	var q struct {
-		Messages *int64 `json:"messages"`
+		Messages  *int64 `json:"messages"`
+		Consumers int64  `json:"consumers"`
 	}
 	if err := json.Unmarshal(body, &q); err != nil {
 		return fail("decode: %v", err)
@@ -122,5 +133,5 @@ func (b *Broker) managementDepth(ctx context.Context, queue string) (int64, erro
 	if *q.Messages < 0 {
 		return fail("negative count %d", *q.Messages)
 	}
-	return *q.Messages, nil
+	return broker.QueueInfo{Messages: *q.Messages, Consumers: q.Consumers}, nil
 }

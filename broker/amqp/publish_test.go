@@ -292,7 +292,7 @@ func TestDepthThroughManagementAPI(t *testing.T) {
 		mu.Unlock()
 		switch {
 		case strings.HasSuffix(r.URL.Path, "/ready"):
-			w.Write([]byte(`{"name":"ready","messages":42,"messages_ready":40}`))
+			w.Write([]byte(`{"name":"ready","messages":42,"messages_ready":40,"consumers":3}`))
 		case strings.HasSuffix(r.URL.Path, "/fresh"):
 			w.Write([]byte(`{"name":"fresh"}`)) // no statistics yet
 		case strings.HasSuffix(r.URL.Path, "/broken"):
@@ -308,6 +308,9 @@ func TestDepthThroughManagementAPI(t *testing.T) {
 	ctx := context.Background()
 	if d, err := b.Depth(ctx, "ready"); err != nil || d != 42 {
 		t.Fatalf("ready: %d, %v", d, err)
+	}
+	if q, err := b.Inspect(ctx, "ready"); err != nil || q != (broker.QueueInfo{Messages: 42, Consumers: 3}) {
+		t.Fatalf("inspect ready: %+v, %v", q, err)
 	}
 	if _, err := b.Depth(ctx, "fresh"); !errors.Is(err, broker.ErrDepthUnknown) {
 		t.Fatalf("fresh: %v", err)
