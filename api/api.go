@@ -138,6 +138,13 @@ type Store interface {
 	// MetricsGet reads stored metrics, filtered by lister and visit type
 	// when given.
 	MetricsGet(ctx context.Context, listerID *uuid.UUID, visitType string) ([]revisit.SchedulerMetrics, error)
+	// TasksGet returns one page of the tasks f selects, in id order.
+	TasksGet(ctx context.Context, f revisit.TaskFilter) (revisit.TaskPage, error)
+	// TaskRunsGet returns the runs of those tasks, by task and run id.
+	TaskRunsGet(ctx context.Context, taskIDs []int64) ([]revisit.TaskRun, error)
+	// QueueNames returns the queues of the embedded broker that exist,
+	// sorted.
+	QueueNames(ctx context.Context) ([]string, error)
 }
 
 var _ Store = store.Store(nil)
@@ -176,6 +183,8 @@ type Server struct {
 
 	// live measures the queues for /queues and the dashboard.
 	live *livequeue.Live
+	// seen remembers the workers that called the worker routes.
+	seen *seenWorkers
 }
 
 // New returns the API server cfg describes.
@@ -190,6 +199,7 @@ func New(cfg Config) *Server {
 		cfg.History = history.New(history.Config{Clock: cfg.Clock})
 	}
 	s := &Server{cfg: cfg, mux: http.NewServeMux(), log: cfg.Logger, st: cfg.Store, q: cfg.Queues, live: cfg.Live}
+	s.seen = newSeenWorkers(s.now())
 	s.draining, s.drain = context.WithCancel(context.Background())
 	for _, rt := range s.routes() {
 		s.mux.Handle(rt.Method+" "+rt.Path, s.wrap(rt))

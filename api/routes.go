@@ -1,6 +1,7 @@
 package api
 
 import (
+	"fmt"
 	"net/http"
 	"slices"
 
@@ -97,7 +98,12 @@ func (s *Server) routes() []Route {
 // dataRoutes are the routes over the store.
 func (s *Server) dataRoutes() []Route {
 	listerFilter := []Param{{Name: "lister_id", Type: "string", Description: "only this lister's (UUID)"}}
-	return []Route{
+	pageParams := func(limit revisit.Limit) []Param {
+		return []Param{
+			{Name: "limit", Type: "integer", Description: fmt.Sprintf("page size, %d to %d (default %d)", limit.Min, limit.Max, limit.Def)},
+			{Name: "page_token", Type: "string", Description: "the next_page_token of the previous page"}}
+	}
+	rs := []Route{
 		{Method: "GET", Path: "/api/v1/task-types", Scope: ScopeRead, Summary: "List the task types.",
 			Response: TaskTypesResponse{}, handle: s.handleTaskTypeList},
 		{Method: "POST", Path: "/api/v1/task-types", Scope: ScopeWrite, Summary: "Create a task type (409 if it exists).",
@@ -161,7 +167,36 @@ func (s *Server) dataRoutes() []Route {
 			Params: []Param{{Name: "minutes", Type: "integer",
 				Description: "how many minutes up to the last whole one, 1 to 1440 (default 60)"}},
 			Response: HistoryResponse{}, handle: s.handleHistory},
+		{Method: "GET", Path: "/api/v1/broker/queues", Scope: ScopeRead,
+			Summary: "Every queue of the task types (and, with the embedded broker, every queue published to) as the broker " +
+				"sees it now: messages waiting, and leased (embedded broker) or consumers (RabbitMQ).",
+			Response: BrokerQueuesResponse{}, handle: s.handleBrokerQueues},
+		{Method: "GET", Path: "/api/v1/tasks", Scope: ScopeRead,
+			Summary: "One page of generic tasks in id order, filtered; next_page_token is absent on the last page.",
+			Params: append([]Param{{Name: "type", Type: "string", Description: "only this task type's"},
+				{Name: "status", Type: "string", Description: "next_run_not_scheduled, next_run_scheduled, completed or disabled"},
+				{Name: "policy", Type: "string", Description: "oneshot or recurring"},
+				{Name: "priority", Type: "string", Description: "high, normal, low, or none (the tasks without priority)"}},
+				pageParams(revisit.PageSize)...),
+			Response: TasksPage{}, handle: s.handleTaskList},
+		{Method: "GET", Path: "/api/v1/tasks/{id}", Scope: ScopeRead, Summary: "One generic task and its runs, newest first.",
+			Response: TaskDetail{}, handle: s.handleTaskGet},
 	}
+	if s.q != nil {
+		rs = append(rs,
+			Route{Method: "GET", Path: "/api/v1/queues/{queue}/messages", Scope: ScopeRead,
+				Summary: "One page of the messages of an embedded broker's queue, waiting or leased now, in enqueue order, " +
+					"with the origin each visits and the worker holding it; next_page_token is absent on the last page.",
+				Params: append([]Param{{Name: "state", Type: "string",
+					Description: "waiting (default: a worker may lease them now) or leased (held by a worker now)"}},
+					pageParams(revisit.QueueMessagePageSize)...),
+				Response: QueueMessagesResponse{}, handle: s.handleQueueMessages},
+			Route{Method: "GET", Path: "/api/v1/workers", Scope: ScopeRead,
+				Summary: "The embedded broker's workers this server saw since it started (what they did through it) " +
+					"and those holding leases now, with their leases.",
+				Response: WorkersResponse{}, handle: s.handleWorkers})
+	}
+	return rs
 }
 
 // withLimits gives routes without their own body limit MaxBodyBytes.

@@ -64,6 +64,12 @@ type Lister struct {
 	Updated               time.Time       `json:"updated"`
 	CurrentState          json.RawMessage `json:"current_state"`
 	LastListingFinishedAt *time.Time      `json:"last_listing_finished_at"`
+	// FirstVisitsQueuePrefix, when set, sends the first visits of the
+	// lister's origins to the queues "<prefix>:<backend_name>".
+	FirstVisitsQueuePrefix *string `json:"first_visits_queue_prefix"`
+	// FirstVisitsScheduledAt is when every origin of the last listing had
+	// its first visit scheduled; null until then.
+	FirstVisitsScheduledAt *time.Time `json:"first_visits_scheduled_at"`
 }
 
 // NewLister returns the JSON form of l.
@@ -73,13 +79,15 @@ func NewLister(l revisit.Lister) Lister {
 		state = json.RawMessage("{}")
 	}
 	return Lister{ID: l.ID, Name: l.Name, InstanceName: l.InstanceName, Created: l.Created, Updated: l.Updated,
-		CurrentState: state, LastListingFinishedAt: l.LastListingFinishedAt}
+		CurrentState: state, LastListingFinishedAt: l.LastListingFinishedAt,
+		FirstVisitsQueuePrefix: l.FirstVisitsQueuePrefix, FirstVisitsScheduledAt: l.FirstVisitsScheduledAt}
 }
 
 // Domain returns the lister l describes.
 func (l Lister) Domain() revisit.Lister {
 	return revisit.Lister{ID: l.ID, Name: l.Name, InstanceName: l.InstanceName, Created: l.Created,
-		Updated: l.Updated, CurrentState: l.CurrentState, LastListingFinishedAt: l.LastListingFinishedAt}
+		Updated: l.Updated, CurrentState: l.CurrentState, LastListingFinishedAt: l.LastListingFinishedAt,
+		FirstVisitsQueuePrefix: l.FirstVisitsQueuePrefix, FirstVisitsScheduledAt: l.FirstVisitsScheduledAt}
 }
 
 // ListedOrigin is the JSON form of a revisit.ListedOrigin. In a record

@@ -118,6 +118,7 @@ func (s *Server) handleLease(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	s.seen.leased(p.Worker, p.Queue, len(tasks), s.now())
 	resp := leaseResponse{Messages: make([]leasedMessage, len(tasks))}
 	for i, t := range tasks {
 		resp.Messages[i] = leasedMessage{ID: t.ID, Task: t.Task, Args: t.Args, Kwargs: t.Kwargs,
@@ -156,6 +157,7 @@ func (s *Server) handleHeartbeat(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	s.seen.heartbeat(req.Worker, s.now())
 	s.writeJSON(w, http.StatusOK, heartbeatResponse{LeaseExpiresAt: until})
 }
 
@@ -188,6 +190,9 @@ func (s *Server) handleResult(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		s.writeError(w, r, err)
 		return
+	}
+	if stored {
+		s.seen.result(req.Worker, req.Status, s.now())
 	}
 	s.writeJSON(w, http.StatusOK, resultResponse{Stored: stored})
 }
