@@ -1,7 +1,8 @@
-// Package web is revisit's overview: one HTML page, its style sheet and
-// small script modules, embedded in the binary. The script polls the
-// API's summary (GET /api/v1/dashboard) every few seconds and the
-// server's history of the last hour (GET /api/v1/history) less often, and
+// Package web is revisit's console: plain HTML pages, their style sheets
+// and small script modules, embedded in the binary, over the API. The
+// overview at / polls the API's summary (GET /api/v1/dashboard) every
+// few seconds and the server's history of the last hour (GET
+// /api/v1/history) less often, and
 // draws, for each visit type, the state of its loop in words, the queue
 // depth against its maximum, free slots, visits in flight and lost, rates
 // and results by outcome, the policies' shares against the configured
@@ -11,7 +12,13 @@
 // server, so a new tab shows the past hour at once. Nothing is fetched
 // from elsewhere, and no style or script is inline.
 //
-// When the API has tokens, the page asks for one and keeps it in the
+// The other pages read one or two API routes each: /queues the broker's
+// queues and, for the queue of its URL, a page of its messages waiting or
+// leased; /workers the embedded broker's workers; /tasks the task types
+// and a page of generic tasks, /task?id=N one task and its runs; /listers
+// each lister's last listing, first visits and stored scheduler metrics.
+//
+// When the API has tokens, a page asks for one and keeps it in the
 // browser's session storage.
 package web
 
@@ -24,8 +31,18 @@ import (
 //go:embed assets
 var assets embed.FS
 
-// Handler serves the dashboard at / and its assets under /assets/, and
-// hands every other request to next (the API).
+// pages are the console's pages: their paths and files.
+var pages = map[string]string{
+	"/{$}":     "index.html",
+	"/queues":  "queues.html",
+	"/workers": "workers.html",
+	"/tasks":   "tasks.html",
+	"/task":    "task.html",
+	"/listers": "listers.html",
+}
+
+// Handler serves the console's pages and their assets under /assets/,
+// and hands every other request to next (the API).
 func Handler(next http.Handler) http.Handler {
 	sub, err := fs.Sub(assets, "assets")
 	if err != nil {
@@ -33,10 +50,12 @@ func Handler(next http.Handler) http.Handler {
 	}
 	files := http.FileServerFS(sub)
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		setHeaders(w)
-		http.ServeFileFS(w, r, sub, "index.html")
-	})
+	for path, file := range pages {
+		mux.HandleFunc("GET "+path, func(w http.ResponseWriter, r *http.Request) {
+			setHeaders(w)
+			http.ServeFileFS(w, r, sub, file)
+		})
+	}
 	mux.Handle("GET /assets/", http.StripPrefix("/assets/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		setHeaders(w)
 		files.ServeHTTP(w, r)

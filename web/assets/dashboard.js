@@ -3,6 +3,7 @@
 // /api/v1/history) less often, and draws them. Every rate and chart comes
 // from the server's history, so a new tab shows the past hour at once.
 
+import { getJSON, onLogin, setStatus } from "./api.js";
 import { el, field } from "./dom.js";
 import { clockSeconds, count } from "./format.js";
 import { visitTypeCard } from "./visittype.js";
@@ -14,37 +15,6 @@ const HISTORY_MINUTES = 60;
 // The last answers of the server.
 let dashboard = null;
 let history = null;
-
-function setStatus(text, error) {
-  const s = document.getElementById("status");
-  s.textContent = text;
-  s.classList.toggle("error", !!error);
-}
-
-// getJSON fetches a route of the API with the tab's token, if any; it
-// returns null after showing why it could not.
-async function getJSON(path) {
-  const headers = { Accept: "application/json" };
-  const token = sessionStorage.getItem("revisit-token");
-  if (token) headers.Authorization = "Bearer " + token;
-  try {
-    const r = await fetch(path, { headers });
-    if (r.status === 401) {
-      document.getElementById("login").hidden = false;
-      setStatus("a token is needed", true);
-      return null;
-    }
-    const body = await r.json();
-    if (!r.ok) {
-      setStatus(body.error ? body.error.message : "error " + r.status, true);
-      return null;
-    }
-    return body;
-  } catch (e) {
-    setStatus("cannot reach the server: " + e.message, true);
-    return null;
-  }
-}
 
 // journal shows the journal client's topic and lag by partition; the
 // panel stays hidden when no journal client runs in the server's process.
@@ -106,10 +76,7 @@ async function pollHistory() {
   }
 }
 
-document.getElementById("login").addEventListener("submit", (ev) => {
-  ev.preventDefault();
-  sessionStorage.setItem("revisit-token", document.getElementById("token").value);
-  document.getElementById("login").hidden = true;
+onLogin(() => {
   pollHistory();
   pollDashboard();
 });

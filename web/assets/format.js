@@ -58,3 +58,29 @@ export const OUTCOMES = ["successful", "failed", "not_found", "unreadable"];
 export function outcomeName(o) {
   return o.replaceAll("_", " ");
 }
+
+// dateTime writes an RFC 3339 time of the API as "2026-03-01 12:00:00
+// UTC"; none (default "never") when there is no time.
+export function dateTime(t, none) {
+  if (!t) return none === undefined ? "never" : none;
+  return new Date(t).toISOString().replace("T", " ").replace(/(\.\d+)?Z$/, " UTC");
+}
+
+// fromNow writes how far an RFC 3339 time is from now (a Date): "in 4
+// min", "3 h ago".
+export function fromNow(t, now) {
+  const s = (new Date(t) - now) / 1000;
+  return s >= 0 ? "in " + seconds(s) : seconds(-s) + " ago";
+}
+
+// when writes a time and how far it is from now: "2026-03-01 12:00:00 UTC
+// (3 min ago)"; none (default "never") when there is no time.
+export function when(t, now, none) {
+  return t ? `${dateTime(t)} (${fromNow(t, now)})` : none === undefined ? "never" : none;
+}
+
+// words writes an identifier of the API with spaces: "next_run_scheduled"
+// as "next run scheduled".
+export function words(id) {
+  return id.replaceAll("_", " ");
+}

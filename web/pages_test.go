@@ -1,0 +1,143 @@
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/internal/testkit/browser"
+)
+
+// postJSON posts body to the server's path and decodes the answer into
+// out, requiring a 200.
+func postJSON(t *testing.T, base, path, body string, out any) {
+	t.Helper()
+	resp, err := http.Post(base+path, "application/json", strings.NewReader(body))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(out))
+}
+
+// leased is the answer of a lease.
+type leased struct {
+	Messages []struct {
+		ID             string         `json:"id"`
+		Kwargs         map[string]any `json:"kwargs"`
+		LeaseExpiresAt time.Time      `json:"lease_expires_at"`
+	} `json:"messages"`
+}
+
+// pageTime writes a time as the console's pages do.
+func pageTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05") + " UTC" }
+
+// visit opens a page of the console.
+func visit(t *testing.T, bctx context.Context, url string) {
+	t.Helper()
+	require.NoError(t, chromedp.Do(bctx, chromedp.Navigate(url)))
+}
+
+// TestConsolePages runs revisit serve, has a worker lease two visits
+// through the worker protocol and report one, records a generic task with
+// runs, and checks what each page of the console shows, on both stores.
+func TestConsolePages(t *testing.T) {
+	for _, eng := range engines(t) {
+		t.Run(eng.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			st, err := eng.open(t, ctx)
+			require.NoError(t, err)
+			seed(t, ctx, st)
+			s := newStack(t, ctx, st, nil)
+			require.Eventually(t, func() bool { return counts(t, ctx, st).Sent == 4 }, 30*time.Second, 50*time.Millisecond,
+				"the orchestrator queues the four origins")
+
+			var got leased
+			postJSON(t, s.srv.URL, "/api/v1/queues/"+queue+"/lease", `{"worker": "worker-7", "max": 2, "lease_seconds": 600}`, &got)
+			require.Len(t, got.Messages, 2)
+			var stored struct{ Stored bool }
+			postJSON(t, s.srv.URL, "/api/v1/messages/"+got.Messages[0].ID+"/result", `{"worker": "worker-7", "status": "eventful"}`, &stored)
+			require.True(t, stored.Stored)
+			held := got.Messages[1]
+			heldURL := held.Kwargs["url"].(string)
+
+			require.NoError(t, st.TaskTypeCreate(ctx, revisit.TaskType{Type: "list-gitlab",
+				BackendName: "swh.lister.gitlab.tasks.IncrementalGitLabLister", DefaultInterval: 24 * time.Hour}))
+			next := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+			tasks, err := st.TasksCreate(ctx, []revisit.NewTask{{Type: "list-gitlab", NextRun: next, Policy: revisit.TaskRecurring,
+				Arguments: revisit.TaskArguments{Kwargs: map[string]any{"url": "https://gitlab.com"}}}})
+			require.NoError(t, err)
+			_, err = st.TaskRunsSchedule(ctx, []revisit.NewTaskRun{{TaskID: tasks[0].ID, BackendID: "run-1", Scheduled: next}})
+			require.NoError(t, err)
+			_, err = st.TaskRunEnd(ctx, revisit.TaskRunEnd{BackendID: "run-1", Status: revisit.RunEventful, Ended: next.Add(90 * time.Second)})
+			require.NoError(t, err)
+
+			bctx := browser.New(t)
+			shots := "console-" + eng.name + "-"
+
+			problems := browser.Errors(t, bctx)
+			visit(t, bctx, s.srv.URL+"/queues")
+			q := `#queues [data-queue="` + queue + `"] `
+			waitText(t, bctx, q+`[data-field="waiting"]`, "2")
+			waitText(t, bctx, q+`[data-field="leased"]`, "1")
+			waitText(t, bctx, q+`[data-field="visit_type"]`, "git")
+			screenshot(t, bctx, shots+"queues.png")
+
+			visit(t, bctx, s.srv.URL+"/queues?queue="+queue+"&state=leased")
+			m := `#message-list [data-message="` + held.ID + `"] `
+			waitText(t, bctx, m+`[data-field="worker"]`, "worker-7")
+			waitText(t, bctx, m+`[data-field="url"]`, heldURL)
+			waitText(t, bctx, m+`[data-field="visit_type"]`, "git")
+			waitText(t, bctx, m+`[data-field="attempt"]`, "1")
+			waitPrefix(t, bctx, m+`[data-field="lease_expires_at"]`, pageTime(held.LeaseExpiresAt)+" (in ")
+			require.Equal(t, 1, evaluate[int](t, bctx, `document.querySelectorAll("#message-list [data-message]").length`))
+			screenshot(t, bctx, shots+"queue-leased.png")
+
+			visit(t, bctx, s.srv.URL+"/queues?queue="+queue)
+			waitText(t, bctx, `#message-list tbody tr:nth-child(2) [data-field="attempt"]`, "not leased yet")
+			require.Equal(t, 2, evaluate[int](t, bctx, `document.querySelectorAll("#message-list [data-message]").length`),
+				"two messages wait")
+
+			visit(t, bctx, s.srv.URL+"/workers")
+			w := `#workers [data-worker="worker-7"] `
+			waitText(t, bctx, w+`[data-field="leases_held"]`, "1")
+			waitPrefix(t, bctx, w+`[data-field="next_lease_expiry"]`, pageTime(held.LeaseExpiresAt))
+			waitText(t, bctx, w+`[data-field="results"]`, "eventful: 1")
+			waitText(t, bctx, w+`[data-field="queues"]`, queue)
+			waitMatch(t, bctx, w+`[data-field="last_result"]`, "… ago", func(got string) bool { return strings.HasSuffix(got, " ago") })
+			waitPrefix(t, bctx, `#workers-note`, "Workers seen by this server since ")
+			screenshot(t, bctx, shots+"workers.png")
+
+			visit(t, bctx, s.srv.URL+"/tasks?type=list-gitlab")
+			row := fmt.Sprintf(`#tasks [data-task="%d"] `, tasks[0].ID)
+			waitText(t, bctx, row+`[data-field="arguments"]`, `url="https://gitlab.com"`)
+			waitText(t, bctx, row+`[data-field="policy"]`, "recurring")
+			waitText(t, bctx, `#task-types [data-task-type="load-git"] [data-field="max_queue_length"]`, "100")
+			screenshot(t, bctx, shots+"tasks.png")
+			require.NoError(t, chromedp.Do(bctx, chromedp.Click(row+`[data-field="id"] a`)))
+			waitText(t, bctx, `#runs [data-field="status"]`, "eventful")
+			waitText(t, bctx, `#runs [data-field="duration"]`, "90 s")
+			waitText(t, bctx, `#runs [data-field="ended"]`, "2026-03-01 12:01:30 UTC")
+			waitText(t, bctx, `#task [data-field="kwargs"]`, `{"url":"https://gitlab.com"}`)
+			screenshot(t, bctx, shots+"task.png")
+
+			visit(t, bctx, s.srv.URL+"/listers")
+			l := `#listers [data-lister="github/github"] `
+			waitText(t, bctx, l+`[data-field="origins_known"]`, "4")
+			waitText(t, bctx, l+`[data-field="origins_never_visited"]`, "4")
+			waitText(t, bctx, l+`[data-field="first_visits"]`, "with the other visits")
+			require.Equal(t, "/origins?lister=github%2Fgithub",
+				evaluate[string](t, bctx, `document.querySelector('#listers [data-lister="github/github"] a').getAttribute("href")`))
+			screenshot(t, bctx, shots+"listers.png")
+			require.Empty(t, problems(), "the pages log no error")
+		})
+	}
+}
