@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +15,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/api"
+	"github.com/revisit-sched/revisit/broker/amqp"
+	"github.com/revisit-sched/revisit/celery"
 	"github.com/revisit-sched/revisit/internal/testkit/browser"
+	"github.com/revisit-sched/revisit/internal/testkit/celerytest"
+	"github.com/revisit-sched/revisit/store"
+	"github.com/revisit-sched/revisit/store/sqlite"
+	"github.com/revisit-sched/revisit/web"
 )
 
 // postJSON posts body to the server's path and decodes the answer into
@@ -140,4 +149,43 @@ func TestConsolePages(t *testing.T) {
 			require.Empty(t, problems(), "the pages log no error")
 		})
 	}
+}
+
+// TestQueuesPageRabbitMQ: with RabbitMQ, the queues page shows each
+// queue's messages waiting and its consumers, and a queue no worker
+// declared yet.
+func TestQueuesPageRabbitMQ(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	q := celerytest.Queue(t)
+	b := celerytest.OpenBroker(t, amqp.Config{})
+	require.NoError(t, b.DeclareQueue(ctx, q))
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "web.db"), store.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { st.Close() })
+	require.NoError(t, st.TaskTypeCreate(ctx, revisit.TaskType{Type: "load-git", BackendName: q}))
+	require.NoError(t, st.TaskTypeCreate(ctx, revisit.TaskType{Type: "load-hg", BackendName: q + ".undeclared"}))
+	var msgs []celery.Message
+	for i := range 3 {
+		m, err := celery.NewMessage(celery.Task{Name: q, ID: fmt.Sprintf("00000000-0000-4000-8000-%012d", i),
+			Origin: "test@host", Kwargs: map[string]any{"url": fmt.Sprintf("https://a/%d", i)}})
+		require.NoError(t, err)
+		msgs = append(msgs, m)
+	}
+	_, err = b.Publish(ctx, q, msgs)
+	require.NoError(t, err)
+	srv := httptest.NewServer(web.Handler(api.New(api.Config{Store: st, Broker: b})))
+	t.Cleanup(srv.Close)
+
+	bctx := browser.New(t)
+	problems := browser.Errors(t, bctx)
+	visit(t, bctx, srv.URL+"/queues")
+	waitText(t, bctx, `#queues [data-queue="`+q+`"] [data-field="waiting"]`, "3")
+	waitText(t, bctx, `#queues [data-queue="`+q+`"] [data-field="consumers"]`, "0")
+	waitText(t, bctx, `#queues [data-queue="`+q+`.undeclared"] [data-field="waiting"]`, "0 (not declared by a worker yet)")
+	waitPrefix(t, bctx, "#broker-note", "RabbitMQ: messages waiting")
+	require.Equal(t, []string{"queue", "task types", "visit type", "waiting (messages)", "consumers (workers)"},
+		evaluate[[]string](t, bctx, `[...document.querySelectorAll("#queues th")].map((th) => th.textContent)`))
+	screenshot(t, bctx, "console-queues-rabbitmq.png")
+	require.Empty(t, problems(), "the page logs no error")
 }
