@@ -3,8 +3,10 @@
 // /api/v1/history) less often, and draws them. Every rate and chart comes
 // from the server's history, so a new tab shows the past hour at once.
 
+import { refreshMetrics } from "./actions.js";
 import { el, field } from "./dom.js";
 import { clockSeconds, count } from "./format.js";
+import { authHeaders, setToken } from "./token.js";
 import { visitTypeCard } from "./visittype.js";
 
 const DASHBOARD_MS = 3000;
@@ -24,9 +26,7 @@ function setStatus(text, error) {
 // getJSON fetches a route of the API with the tab's token, if any; it
 // returns null after showing why it could not.
 async function getJSON(path) {
-  const headers = { Accept: "application/json" };
-  const token = sessionStorage.getItem("revisit-token");
-  if (token) headers.Authorization = "Bearer " + token;
+  const headers = { Accept: "application/json", ...authHeaders() };
   try {
     const r = await fetch(path, { headers });
     if (r.status === 401) {
@@ -108,11 +108,15 @@ async function pollHistory() {
 
 document.getElementById("login").addEventListener("submit", (ev) => {
   ev.preventDefault();
-  sessionStorage.setItem("revisit-token", document.getElementById("token").value);
+  setToken(document.getElementById("token").value);
   document.getElementById("login").hidden = true;
   pollHistory();
   pollDashboard();
 });
+
+// An action of the operator changed something: show it at once.
+document.addEventListener("revisit:changed", pollDashboard);
+document.getElementById("refresh-metrics").addEventListener("click", refreshMetrics);
 
 pollHistory();
 pollDashboard();
