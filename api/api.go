@@ -1,7 +1,8 @@
 // Package api is revisit's HTTP JSON API (under /api/v1): task types,
 // listers, listed origins, next visits, visit stats and statuses,
-// scheduler metrics, queues, the dashboard's summary, and the worker
-// protocol of the embedded broker (wire.md §4), with /healthz, /readyz and
+// scheduler metrics, queues, the dashboard's summary, the operator's
+// actions of the console (docs/actions.md), and the worker protocol of
+// the embedded broker (wire.md §4), with /healthz, /readyz and
 // /metrics beside it. One route table (Routes) builds both the handler and
 // the OpenAPI 3 document served at /api/v1/openapi.json.
 //
@@ -106,11 +107,12 @@ type Config struct {
 
 // Store is what the API serves from a store: task types, listers, listed
 // origins and their grab, visit stats and the results folded into them,
-// the visits in flight and the scheduler metrics. store.Store implements
-// it.
+// the visits in flight, the scheduler metrics and what the console's
+// actions change. store.Store implements it.
 type Store interface {
 	feedback.Store
 	livequeue.Store
+	ActionStore
 	// TaskTypeCreate stores a new task type; ErrConflict if it exists.
 	TaskTypeCreate(ctx context.Context, t revisit.TaskType) error
 	// TaskTypeGet returns one task type; ErrNotFound if absent.

@@ -48,7 +48,10 @@ type DashboardVisitType struct {
 	Healthy *bool `json:"healthy"`
 	// Loop is what the visit type's loop is doing; nil when no loop runs
 	// here.
-	Loop     *DashboardLoop    `json:"loop"`
+	Loop *DashboardLoop `json:"loop"`
+	// Paused says who paused the visit type and when, as the store says;
+	// null when it is not paused.
+	Paused   *Pause            `json:"paused"`
 	Policies []DashboardPolicy `json:"policies"`
 	// Results counts results by status (eventful, uneventful, failed,
 	// not_found, ...).
@@ -57,16 +60,16 @@ type DashboardVisitType struct {
 
 // DashboardLoop is what a visit type's loop is doing (orchestrator.LoopState).
 type DashboardLoop struct {
-	// State is starting, filling, queue_full, no_origins, standing_by,
-	// waiting, unhealthy or stopped.
+	// State is starting, filling, queue_full, no_origins, paused,
+	// standing_by, waiting, unhealthy or stopped.
 	State orchestrator.LoopStateName `json:"state"`
 	Since time.Time                  `json:"since"`
 	// NextRound is when the loop acts again at the latest: its next round
 	// (queue full, no eligible origins), its next try (waiting), its next
 	// ask for the lease (standing by); null while a round runs.
 	NextRound *time.Time `json:"next_round"`
-	// CheckEverySeconds is how often a full queue is measured; null
-	// unless the queue is full.
+	// CheckEverySeconds is how often a full queue is measured, or a
+	// paused loop asks whether it is resumed; null otherwise.
 	CheckEverySeconds *float64 `json:"check_every_seconds"`
 	// Holder is the process that drives the visit type while this one
 	// stands by.
@@ -74,6 +77,9 @@ type DashboardLoop struct {
 	// Reason and Error say why the loop waits, or its last failure.
 	Reason string `json:"reason,omitempty"`
 	Error  string `json:"error,omitempty"`
+	// Paused says who paused the visit type and when, as the loop last
+	// read it, while its state is paused.
+	Paused *Pause `json:"paused,omitempty"`
 }
 
 // newDashboardLoop is the JSON form of a loop's state.
@@ -86,6 +92,9 @@ func newDashboardLoop(st orchestrator.LoopState) *DashboardLoop {
 	if st.CheckEvery > 0 {
 		secs := st.CheckEvery.Seconds()
 		d.CheckEverySeconds = &secs
+	}
+	if st.State == orchestrator.LoopPaused {
+		d.Paused = &Pause{By: st.PausedBy, At: st.PausedAt.UTC()}
 	}
 	return d
 }
@@ -139,11 +148,19 @@ func (s *Server) dashboard(ctx context.Context) (Dashboard, error) {
 		}
 		loops = s.cfg.Orchestrator.LoopStates()
 	}
+	pauses, err := s.st.VisitTypePauseList(ctx)
+	if err != nil {
+		return d, err
+	}
+	paused := make(map[string]*Pause, len(pauses))
+	for _, p := range pauses {
+		paused[p.VisitType] = newPause(p)
+	}
 	for _, q := range qs {
 		vt := q.VisitType
 		v := DashboardVisitType{Queue: q, Published: c.get("revisit_visits_published_total", vt, ""),
 			LostTotal: c.get("revisit_visits_lost_total", vt, ""), Results: c.byLabel("revisit_visit_results_total", vt),
-			Policies: []DashboardPolicy{}}
+			Policies: []DashboardPolicy{}, Paused: paused[vt]}
 		if h, ok := health[vt]; ok {
 			v.Healthy = &h
 		}

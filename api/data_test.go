@@ -55,9 +55,17 @@ func newDataHarnessAt(t *testing.T, clock func() time.Time, tokens ...config.Tok
 // closes.
 func newDataHarnessOn(t *testing.T, st store.Store, clock func() time.Time, tokens ...config.Token) *dataHarness {
 	t.Helper()
+	return newDataHarnessWith(t, st, func(c *api.Config) { c.Clock, c.Tokens = clock, tokens })
+}
+
+// newDataHarnessWith is the harness on the store st, which the test
+// closes, with the API's configuration changed by with.
+func newDataHarnessWith(t *testing.T, st store.Store, with func(*api.Config)) *dataHarness {
+	t.Helper()
 	b := embedded.New(st, embedded.Config{})
-	a := api.New(api.Config{Store: st, Broker: b, Queues: b, Metrics: prometheus.NewRegistry(), Tokens: tokens,
-		Clock: clock})
+	cfg := api.Config{Store: st, Broker: b, Queues: b, Metrics: prometheus.NewRegistry()}
+	with(&cfg)
+	a := api.New(cfg)
 	srv := httptest.NewServer(a)
 	t.Cleanup(func() {
 		srv.Close()

@@ -79,6 +79,7 @@ func (s *Server) routes() []Route {
 		Summary: "This document.", Response: map[string]any{}, handle: s.handleOpenAPI})
 	if s.st != nil {
 		rs = append(rs, s.dataRoutes()...)
+		rs = append(rs, s.actionRoutes()...)
 	}
 	if s.q != nil {
 		rs = append(rs,
@@ -199,6 +200,43 @@ func (s *Server) dataRoutes() []Route {
 	return rs
 }
 
+// actionRoutes are the operator's actions of the console
+// (docs/actions.md), each logged with who asked.
+func (s *Server) actionRoutes() []Route {
+	origin := "Body: url, visit_type and lister_id (the lister's row only; every lister's without it)."
+	return []Route{
+		{Method: "POST", Path: "/api/v1/visits", Scope: ScopeWrite,
+			Summary: "Visit one origin now: its visit is sent at once, with a high priority, to its visit type's queue " +
+				"whatever its depth, and is in flight as the orchestrator's are; 404 for an origin not listed, 409 (saying " +
+				"since when) when a visit of it is in flight, unless force is true.",
+			Body: VisitNowRequest{}, Response: VisitNowResponse{}, handle: s.handleVisitNow},
+		{Method: "POST", Path: "/api/v1/listed-origins/disable", Scope: ScopeWrite,
+			Summary: "Disable an origin: no policy chooses it until it is enabled, or listed again. " + origin,
+			Body:    OriginEnabledRequest{}, Response: OriginEnabledResponse{}, handle: s.handleOriginEnabled(false)},
+		{Method: "POST", Path: "/api/v1/listed-origins/enable", Scope: ScopeWrite,
+			Summary: "Enable an origin. " + origin,
+			Body:    OriginEnabledRequest{}, Response: OriginEnabledResponse{}, handle: s.handleOriginEnabled(true)},
+		{Method: "POST", Path: "/api/v1/visit-types/{visit_type}/pause", Scope: ScopeWrite,
+			Summary: "Pause a visit type: its orchestrator loop runs no round, in any process, until resumed " +
+				"(a visit type paused already keeps who paused it and when).",
+			Response: VisitTypePause{}, handle: s.handlePause},
+		{Method: "POST", Path: "/api/v1/visit-types/{visit_type}/resume", Scope: ScopeWrite,
+			Summary:  "Resume a paused visit type: its loop runs a round at once.",
+			Response: VisitTypePause{}, handle: s.handleResume},
+		{Method: "POST", Path: "/api/v1/visit-types/{visit_type}/requeue-lost", Scope: ScopeWrite,
+			Summary: "Declare lost now every visit of the visit type sent and still without a result, and offer " +
+				"their origins again at once (for messages the workers lost); a late result still counts.",
+			Response: RequeueResponse{}, handle: s.handleRequeueLost},
+		{Method: "POST", Path: "/api/v1/tasks/{id}/disable", Scope: ScopeWrite,
+			Summary:  "Disable a generic task: it is not dispatched again unless respawned.",
+			Response: TaskState{}, handle: s.handleTaskAction("disable_task", s.disableTask)},
+		{Method: "POST", Path: "/api/v1/tasks/{id}/respawn", Scope: ScopeWrite,
+			Summary: "Respawn a disabled or completed generic task: due now, status next_run_not_scheduled, its " +
+				"retries back (409 for a task waiting or dispatched).",
+			Response: TaskState{}, handle: s.handleTaskAction("respawn_task", s.respawnTask)},
+	}
+}
+
 // withLimits gives routes without their own body limit MaxBodyBytes.
 func withLimits(rs []Route) []Route {
 	for i := range rs {
@@ -214,13 +252,15 @@ func (s *Server) wrap(rt Route) http.Handler {
 	guard := access.Guard{Tokens: s.cfg.Tokens}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if rt.Scope != ScopePublic {
-			if err := guard.Check(r, rt.Scope == ScopeWrite); err != nil {
+			name, err := guard.Check(r, rt.Scope == ScopeWrite)
+			if err != nil {
 				if revisit.Code(err) == access.CodeUnauthorized {
 					w.Header().Set("WWW-Authenticate", guard.Challenge())
 				}
 				s.writeError(w, r, err)
 				return
 			}
+			r = withCaller(r, name)
 		}
 		if err := checkQuery(r, rt.Params); err != nil {
 			s.writeError(w, r, err)

@@ -16,6 +16,7 @@ import (
 	"github.com/revisit-sched/revisit/broker/embedded"
 	"github.com/revisit-sched/revisit/celery"
 	"github.com/revisit-sched/revisit/config"
+	"github.com/revisit-sched/revisit/internal/service/visitsend"
 )
 
 // brokerConnectTimeout bounds how long a command waits for the broker.
@@ -98,7 +99,7 @@ func (a *app) brokerSendCommand() *cobra.Command {
 			if err := json.Unmarshal([]byte(kwargsJSON), &task.Kwargs); err != nil || task.Kwargs == nil {
 				return usagef("--kwargs: not a JSON object: %v", err)
 			}
-			task.Name, task.ID, task.Origin = args[0], uuid.NewString(), senderName()
+			task.Name, task.ID, task.Origin = args[0], uuid.NewString(), visitsend.SenderName()
 			msg, err := celery.NewMessage(task)
 			if err != nil {
 				return err

@@ -10,6 +10,7 @@ import (
 	"github.com/revisit-sched/revisit/broker"
 	"github.com/revisit-sched/revisit/config"
 	"github.com/revisit-sched/revisit/firstvisits"
+	"github.com/revisit-sched/revisit/internal/service/visitsend"
 	"github.com/revisit-sched/revisit/store"
 )
 
@@ -19,7 +20,7 @@ func (a *app) newFirstVisits(c config.Config, st store.Store, b broker.Broker, i
 	if interval == 0 {
 		interval = time.Duration(c.FirstVisits.Interval)
 	}
-	return firstvisits.New(st, b, firstvisits.Config{Interval: interval, Origin: senderName(), Clock: a.env.Clock,
+	return firstvisits.New(st, b, firstvisits.Config{Interval: interval, Origin: visitsend.SenderName(), Clock: a.env.Clock,
 		Logger: a.log.With("role", roleFirstVisits)})
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/broker"
 	"github.com/revisit-sched/revisit/celery"
+	"github.com/revisit-sched/revisit/internal/service/visitsend"
 )
 
 // sendFileBatch bounds the messages published at once by send-from-file.
@@ -147,7 +148,7 @@ type sendCounts struct {
 func (a *app) sendThrottled(ctx context.Context, b broker.Broker, task, queue string, urls []string,
 	threshold int, wait time.Duration) (sendCounts, error) {
 	var c sendCounts
-	origin := senderName()
+	origin := visitsend.SenderName()
 	waiting := false
 	for len(urls) > 0 {
 		depth, err := b.Depth(ctx, queue)

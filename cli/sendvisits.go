@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -15,17 +14,10 @@ import (
 	"github.com/revisit-sched/revisit/store"
 )
 
-// senderName is how revisit signs the messages it sends (the origin
-// header of Celery messages): revisit@host.
-func senderName() string {
-	host, _ := os.Hostname()
-	return "revisit@" + host
-}
-
 // newSender returns the sender of the commands that send visits: each
 // visit is in flight, recorded under this process's name, until its result.
 func (a *app) newSender(st store.Store, b broker.Broker) *visitsend.Sender {
-	return visitsend.NewSender(st, b, visitsend.Config{Owner: holder.New(), Origin: senderName(), Clock: a.env.Clock})
+	return visitsend.NewSender(st, b, visitsend.Config{Owner: holder.New(), Origin: visitsend.SenderName(), Clock: a.env.Clock})
 }
 
 // loadTaskType returns the task type load-<visitType>, whose backend name
@@ -287,7 +279,7 @@ This is upstream's "swh scheduler origin schedule-next".
 			if err != nil {
 				return fmt.Errorf("grab %s: %w", p.VisitType, err)
 			}
-			kwargs, err := visitsend.NewMessages(st, senderName()).Kwargs(ctx, origins)
+			kwargs, err := visitsend.NewMessages(st, visitsend.SenderName()).Kwargs(ctx, origins)
 			if err != nil {
 				return err
 			}

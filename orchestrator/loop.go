@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/revisit-sched/revisit"
@@ -37,6 +38,9 @@ type loop struct {
 	eligible <-chan struct{}
 	// lastQueue is the visit type's queue as the last round read it.
 	lastQueue queueOf
+	// pause is the visit type's pause as the last round read it; nil
+	// when it was not paused.
+	pause atomic.Pointer[revisit.Pause]
 }
 
 // publication is a round's batch being published in the background, so
@@ -219,10 +223,14 @@ func (l *loop) Settle() {
 	}
 }
 
-// Round runs a round; one that failed may have left visits pending, which
+// Round runs a round unless the visit type is paused (then it rests
+// until resumed); a round that failed may have left visits pending, which
 // are recovered before the next.
 func (l *loop) Round(ctx context.Context) (leased.Rest, error) {
-	r, err := l.round(ctx)
+	r, paused, err := l.paused(ctx)
+	if err == nil && !paused {
+		r, err = l.round(ctx)
+	}
 	if err != nil {
 		l.leased.MarkDirty()
 	}

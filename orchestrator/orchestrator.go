@@ -207,6 +207,8 @@ type Store interface {
 	// VisitsForgetLost deletes the lost visits of a visit type sent before
 	// before.
 	VisitsForgetLost(ctx context.Context, visitType string, before time.Time) (int, error)
+	// VisitTypePauseList returns the pauses of the paused visit types.
+	VisitTypePauseList(ctx context.Context) ([]revisit.Pause, error)
 }
 
 // Orchestrator runs the loops of the visit types it drives.

@@ -27,6 +27,10 @@ const (
 	// LoopNoOrigins: no origin was eligible; the next round runs by
 	// NextRound, or sooner when the store tells of new eligible origins.
 	LoopNoOrigins LoopStateName = "no_origins"
+	// LoopPaused: an operator paused the visit type (PausedBy, PausedAt):
+	// no round runs until it is resumed, which the loop asks the store
+	// every CheckEvery.
+	LoopPaused LoopStateName = "paused"
 	// LoopStandingBy: another process (Holder) drives the visit type; the
 	// lease is asked for again by NextRound.
 	LoopStandingBy LoopStateName = "standing_by"
@@ -54,6 +58,10 @@ type LoopState struct {
 	Holder string
 	// Reason and Error say why the loop waits, or its last failure.
 	Reason, Error string
+	// PausedBy and PausedAt say who paused the visit type and when, while
+	// it is paused.
+	PausedBy string
+	PausedAt time.Time
 }
 
 // LoopStates returns the state of the loop of every visit type this
@@ -66,6 +74,9 @@ func (o *Orchestrator) LoopStates() map[string]LoopState {
 	out := make(map[string]LoopState, len(loops))
 	for vt, l := range loops {
 		st := stateOf(l.leased.Status())
+		if p := l.pause.Load(); st.State == LoopPaused && p != nil {
+			st.PausedBy, st.PausedAt = p.By, p.At
+		}
 		if h, ok := health[vt]; ok && !h.Healthy {
 			st.State, st.Error = LoopUnhealthy, h.LastError
 		}
@@ -88,6 +99,8 @@ func stateOf(s leased.Status) LoopState {
 			st.State, st.CheckEvery = LoopQueueFull, s.CheckEvery
 		case restNoOrigins:
 			st.State = LoopNoOrigins
+		case restPaused:
+			st.State, st.CheckEvery, st.NextRound = LoopPaused, s.CheckEvery, time.Time{}
 		default:
 			st.State = LoopFilling
 		}

@@ -66,6 +66,12 @@ type Store interface {
 	// from the beginning, after f.PageToken or after f.AfterListerURL (not
 	// both: ErrInvalid naming page_token).
 	ListedOriginsGet(ctx context.Context, f revisit.ListedOriginFilter) (revisit.ListedOriginPage, error)
+	// ListedOriginsSetEnabled enables or disables the listed rows of an
+	// origin, every lister's or only listerID's when given, and returns
+	// how many it changed; a later listing sets them as the lister says.
+	// No such row is ErrNotFound. Enabling tells store.Notifier's
+	// subscribers.
+	ListedOriginsSetEnabled(ctx context.Context, key revisit.OriginKey, listerID *uuid.UUID, enabled bool) (int, error)
 	// ListerVisitTypes returns the visit types of a lister's origins, sorted.
 	ListerVisitTypes(ctx context.Context, listerID uuid.UUID) ([]string, error)
 	// ListerVisitOutcomes counts the enabled listed origins of a lister by the last visit
@@ -101,6 +107,18 @@ type Store interface {
 	// that has one (an empty map when none).
 	QueuePositions(ctx context.Context) (map[string]int64, error)
 
+	// VisitTypePauseSet pauses a visit type (revisit.Pause): its
+	// orchestrator loop runs no round, in any process, until
+	// VisitTypePauseClear. A visit type paused already keeps who paused it
+	// and when. It returns the pause as stored.
+	VisitTypePauseSet(ctx context.Context, p revisit.Pause) (revisit.Pause, error)
+	// VisitTypePauseClear resumes a visit type and reports whether it was
+	// paused.
+	VisitTypePauseClear(ctx context.Context, visitType string) (bool, error)
+	// VisitTypePauseList returns the pauses of the paused visit types, by
+	// visit type.
+	VisitTypePauseList(ctx context.Context) ([]revisit.Pause, error)
+
 	// GrabNextVisits returns the true top p.Count eligible origins of the
 	// policy, one per (url, visit_type), and (unless p.DryRun) marks them
 	// scheduled at p.Now in the same atomic step. Concurrent callers never
@@ -120,8 +138,9 @@ type Store interface {
 
 // Notifier is implemented by stores that tell when origins of a visit
 // type may have become eligible: origins recorded (new, or listed again
-// and so re-enabled), visit stats written (results), the visit type's
-// load task type created or changed. Every process using the store hears
+// and so re-enabled) or enabled, visit stats written (results), visits
+// declared lost, the visit type's load task type created or changed, the
+// visit type paused or resumed. Every process using the store hears
 // of it, whatever process wrote; a wake-up may come for nothing, and news
 // may be missed while a store's connection is down, so that a subscriber
 // still looks by itself now and then.

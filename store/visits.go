@@ -38,8 +38,20 @@ type VisitStore interface {
 	// them still closes them and counts, and VisitsForgetLost forgets the
 	// others. It returns how many it released.
 	VisitsRecover(ctx context.Context, visitType string, maybePublished bool) (int, error)
+	// VisitsDispatchOrigin marks one origin scheduled at p.Now, whatever
+	// the policies and cooldowns say, and records one pending visit of it
+	// (policy revisit.OperatorChoice) carrying one of its listed rows:
+	// p.ListerID's, or else an enabled row before a disabled one, then the
+	// row listed last. No such row is ErrNotFound; a visit of the origin
+	// pending or sent is ErrConflict saying since when, unless p.Force.
+	// Grabs of the visit type wait for it, as for another grab. Released
+	// or lost, the visit gives the origin back the last_scheduled of its
+	// stats, as a dispatched visit does: the mark of a grab, or of a visit
+	// in flight before it (forced), is not restored.
+	VisitsDispatchOrigin(ctx context.Context, p revisit.OriginDispatchParams) (revisit.Visit, error)
 	// VisitsExpire marks lost the sent visits of a visit type sent before
-	// `before`, makes their origins eligible again, and returns how many.
+	// `before`, makes their origins eligible again, and returns how many;
+	// when it marked some, store.Notifier's subscribers hear of it.
 	VisitsExpire(ctx context.Context, visitType string, before time.Time) (int, error)
 	// VisitsGet returns the visits among ids that exist, in any state.
 	VisitsGet(ctx context.Context, ids []string) ([]revisit.Visit, error)

@@ -57,7 +57,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, methodNotAllowed(r, "POST"))
 		return
 	}
-	if err := s.guard.Check(r, e.write); err != nil {
+	if _, err := s.guard.Check(r, e.write); err != nil {
 		if revisit.Code(err) == access.CodeUnauthorized {
 			w.Header().Set("WWW-Authenticate", s.guard.Challenge())
 		}

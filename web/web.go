@@ -9,8 +9,11 @@
 // ones, and charts of the last hour (inline SVG); the scheduler metrics of
 // each lister; and, when a journal client runs in the server's process,
 // its topic and lag by partition. Every figure over time comes from the
-// server, so a new tab shows the past hour at once. Nothing is fetched
-// from elsewhere, and no style or script is inline.
+// server, so a new tab shows the past hour at once. Its buttons act:
+// pause and resume a visit type's loop, requeue its lost visits, refresh
+// the scheduler metrics (actions.js, which other pages use for their
+// own actions, asks for confirmation in a dialog first; docs/actions.md).
+// Nothing is fetched from elsewhere, and no style or script is inline.
 //
 // The other pages read one or two API routes each: /queues the broker's
 // queues and, for the queue of its URL, a page of its messages waiting or

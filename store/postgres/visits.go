@@ -57,6 +57,14 @@ var restoreEligibility = `,
 // visit.
 var restoredColumns = listedColumnsWith("prev_scheduled")
 
+// insertVisits records pending visits: $1 their ids, $2 URLs, $3
+// listers and $4 the origins' last_scheduled before them, of visit type
+// $5, chosen by policy $6, scheduled at $7 by owner $8.
+const insertVisits = `INSERT INTO visit_in_flight
+	(id, url, visit_type, lister_id, policy, state, scheduled_at, prev_scheduled, owner)
+	SELECT id, url, $5, lister_id, $6, 'pending', $7, prev, $8
+	FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::timestamptz[]) AS v(id, url, lister_id, prev)`
+
 // VisitsDispatch grabs, marks and records pending visits in one transaction.
 func (s *Store) VisitsDispatch(ctx context.Context, p revisit.DispatchParams) ([]revisit.Visit, error) {
 	if _, err := p.Validate(); err != nil {
@@ -88,11 +96,7 @@ func (s *Store) VisitsDispatch(ctx context.Context, p revisit.DispatchParams) ([
 			visits[i] = revisit.Visit{ID: ids[i].String(), Origin: c.Origin, Policy: g.Policy,
 				State: revisit.VisitPending, ScheduledAt: g.Now, Owner: p.Owner}
 		}
-		_, err = tx.Exec(ctx, `INSERT INTO visit_in_flight
-			(id, url, visit_type, lister_id, policy, state, scheduled_at, prev_scheduled, owner)
-			SELECT id, url, $5, lister_id, $6, 'pending', $7, prev, $8
-			FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::timestamptz[]) AS v(id, url, lister_id, prev)`,
-			ids, urls, listers, prev, g.VisitType, string(g.Policy), g.Now, p.Owner)
+		_, err = tx.Exec(ctx, insertVisits, ids, urls, listers, prev, g.VisitType, string(g.Policy), g.Now, p.Owner)
 		return err
 	})
 	if err != nil {
@@ -185,11 +189,15 @@ var (
 		`visit_type = $1 AND scheduled_at < $2 AND lost_at IS NOT NULL AND sent_at < $2`)
 )
 
-// VisitsExpire marks lost the visits sent before `before`.
+// VisitsExpire marks lost the visits sent before `before`; their origins
+// are eligible again, which the visit type's subscribers hear.
 func (s *Store) VisitsExpire(ctx context.Context, visitType string, before time.Time) (int, error) {
 	n, err := s.oldestFirst(ctx, func(tx pgx.Tx) (int, error) {
 		return restore(ctx, tx, expireChunk, visitType, revisit.Microsecond(before), visitChunk, s.now())
 	})
+	if n > 0 {
+		err = s.notified(err, []string{visitType})
+	}
 	return n, translate(wrap(err, "expire %s visits", visitType))
 }
 

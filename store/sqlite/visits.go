@@ -26,6 +26,12 @@ const (
 		WHERE url = ?1 AND visit_type = ?2 AND last_scheduled = ?3`
 )
 
+// insertVisit records a pending visit: its id, url, visit type, lister,
+// policy, scheduled_at, the origin's last_scheduled before it and owner.
+const insertVisit = `INSERT INTO visit_in_flight
+	(id, url, visit_type, lister_id, policy, state, scheduled_at, prev_scheduled, owner)
+	VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?)`
+
 // VisitsDispatch grabs, marks and records pending visits in one write
 // transaction.
 func (s *Store) VisitsDispatch(ctx context.Context, p revisit.DispatchParams) ([]revisit.Visit, error) {
@@ -47,9 +53,7 @@ func (s *Store) VisitsDispatch(ctx context.Context, p revisit.DispatchParams) ([
 		if err != nil || len(picked) == 0 {
 			return err
 		}
-		insert, err := s.stmt(ctx, tx, `INSERT INTO visit_in_flight
-			(id, url, visit_type, lister_id, policy, state, scheduled_at, prev_scheduled, owner)
-			VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?)`)
+		insert, err := s.stmt(ctx, tx, insertVisit)
 		if err != nil {
 			return err
 		}
@@ -146,9 +150,14 @@ const (
 		WHERE visit_type = ?1 AND scheduled_at < ?2 AND lost_at IS NOT NULL AND sent_at < ?2`
 )
 
-// VisitsExpire marks lost the visits sent before `before`.
+// VisitsExpire marks lost the visits sent before `before`; their origins
+// are eligible again, which the visit type's subscribers hear.
 func (s *Store) VisitsExpire(ctx context.Context, visitType string, before time.Time) (int, error) {
-	return s.restore(ctx, "expire "+visitType+" visits", expireVisits, visitType, micro(before), micro(s.now()))
+	n, err := s.restore(ctx, "expire "+visitType+" visits", expireVisits, visitType, micro(before), micro(s.now()))
+	if n > 0 {
+		err = s.notified(err, []string{visitType})
+	}
+	return n, err
 }
 
 // restore runs change, a DELETE or UPDATE of visit_in_flight, and gives the

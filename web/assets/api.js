@@ -1,6 +1,8 @@
 // Reading the API from a page of the console: with the tab's token, if
 // any, and the page's status line and token form.
 
+import { authHeaders, setToken } from "./token.js";
+
 // setStatus shows a short text in the page's status line, as an error or
 // not.
 export function setStatus(text, error) {
@@ -12,9 +14,7 @@ export function setStatus(text, error) {
 // getJSON fetches a route of the API with the tab's token, if any; it
 // returns null after showing why it could not (the token form on 401).
 export async function getJSON(path) {
-  const headers = { Accept: "application/json" };
-  const token = sessionStorage.getItem("revisit-token");
-  if (token) headers.Authorization = "Bearer " + token;
+  const headers = { Accept: "application/json", ...authHeaders() };
   try {
     const r = await fetch(path, { headers });
     if (r.status === 401) {
@@ -40,7 +40,7 @@ export function onLogin(retry) {
   const form = document.getElementById("login");
   form.addEventListener("submit", (ev) => {
     ev.preventDefault();
-    sessionStorage.setItem("revisit-token", document.getElementById("token").value);
+    setToken(document.getElementById("token").value);
     form.hidden = true;
     retry();
   });

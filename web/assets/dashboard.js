@@ -3,6 +3,7 @@
 // /api/v1/history) less often, and draws them. Every rate and chart comes
 // from the server's history, so a new tab shows the past hour at once.
 
+import { refreshMetrics } from "./actions.js";
 import { getJSON, onLogin, setStatus } from "./api.js";
 import { el, field } from "./dom.js";
 import { clockSeconds, count } from "./format.js";
@@ -80,6 +81,10 @@ onLogin(() => {
   pollHistory();
   pollDashboard();
 });
+
+// An action of the operator changed something: show it at once.
+document.addEventListener("revisit:changed", pollDashboard);
+document.getElementById("refresh-metrics").addEventListener("click", refreshMetrics);
 
 pollHistory();
 pollDashboard();

@@ -32,6 +32,11 @@ export function clock(d) {
   return d.toLocaleTimeString("en-GB", { hour: "2-digit", minute: "2-digit" });
 }
 
+// when writes the day and time of a date, to the minute.
+export function when(d) {
+  return d.toLocaleString("en-GB", { day: "numeric", month: "short", hour: "2-digit", minute: "2-digit" });
+}
+
 // clockSeconds writes the time of day of a date, to the second.
 export function clockSeconds(d) {
   return d.toLocaleTimeString("en-GB");
@@ -44,6 +49,7 @@ const POLICY_NAMES = {
   origins_without_last_update: "without last update",
   stop_after_success: "until a success",
   first_visits_after_listing: "first visits after listing",
+  operator: "asked by an operator",
 };
 
 // policyName is the readable name of a policy.

@@ -1,6 +1,12 @@
 // The state of a visit type's loop in words (the dashboard's "loop").
 
-import { clock, seconds } from "./format.js";
+import { clock, seconds, when } from "./format.js";
+
+// pausedWords says who paused a visit type and when (the dashboard's
+// "paused").
+export function pausedWords(p) {
+  return `paused by ${p.by} at ${when(new Date(p.at))}`;
+}
 
 // loopWords says what the loop does, as of the server's time now (a
 // Date); the loop is null when no loop runs in the server's process.
@@ -16,6 +22,8 @@ export function loopWords(loop, now) {
         (next ? `, next round in ${seconds(inSeconds)} at the latest` : "");
     case "no_origins":
       return "no eligible origins — next check at " + (next ? clock(next) : "the next wake-up");
+    case "paused":
+      return loop.paused ? pausedWords(loop.paused) : "paused";
     case "standing_by":
       return "standing by: another replica drives it" + (loop.holder ? ` (${loop.holder})` : "");
     case "waiting":
@@ -41,6 +49,8 @@ export function loopHint(loop) {
       return "Sooner when origins are recorded, results written or the task type changed.";
     case "standing_by":
       return "One process drives a visit type; this one takes over if it stops.";
+    case "paused":
+      return "No round runs, in any process, until the visit type is resumed.";
   }
   return "";
 }

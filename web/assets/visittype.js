@@ -2,9 +2,10 @@
 // its queue, rates and totals from the server's history, its policies'
 // shares, and charts of the last hour.
 
+import { pauseVisitType, requeueLost, resumeVisitType } from "./actions.js";
 import { el, field } from "./dom.js";
 import { lineChart } from "./chart.js";
-import { loopHint, loopWords } from "./loop.js";
+import { loopHint, loopWords, pausedWords } from "./loop.js";
 import { count, OUTCOMES, outcomeName, percent, policyName, rate } from "./format.js";
 
 // RECENT is how many minutes the rates average over.
@@ -87,17 +88,38 @@ function policies(v, h) {
   return el("table", { class: "policies" }, el("thead", {}, head), el("tbody", {}, ...rows));
 }
 
+// button returns a button of the operator's actions that runs act.
+function button(name, label, title, act) {
+  const b = el("button", { type: "button", "data-action": name, title }, label);
+  b.addEventListener("click", act);
+  return b;
+}
+
+// actions returns the buttons of the operator's actions on a visit type:
+// pause or resume its loop, requeue its visits in flight.
+function actions(v) {
+  const vt = v.visit_type;
+  const pause = v.paused
+    ? button("resume", "Resume…", "Its loop runs a round at once.", () => resumeVisitType(vt))
+    : button("pause", "Pause…", "Its loop runs no round, in any process, until resumed.", () => pauseVisitType(vt));
+  return el("div", { class: "actions" }, pause,
+    button("requeue-lost", "Requeue lost visits…",
+      "Declare lost the visits sent and still without a result, and offer their origins again at once.",
+      () => requeueLost(vt)));
+}
+
 // visitTypeCard returns the card of the dashboard's visit type v, with
 // its history h (undefined before the history's first answer), the
 // history's window win ({start, minutes}), whether the orchestrator runs
 // in the server's process, and the server's time now.
 export function visitTypeCard(v, h, win, orchestrator, now) {
   const card = el("section", { class: "vt", "data-visit-type": v.visit_type });
-  card.append(el("h3", {}, v.visit_type + " ", el("small", {}, `(${v.task_type}, queue ${v.queue})`)));
+  card.append(el("h3", {}, v.visit_type + " ", el("small", {}, `(${v.task_type}, queue ${v.queue})`)),
+    actions(v));
   const facts = el("div", { class: "facts" });
-  const state = v.loop ? v.loop.state : "elsewhere";
-  facts.append(el("p", { class: "loop state-" + state, "data-field": "loop", title: loopHint(v.loop) },
-    loopWords(v.loop, now)));
+  const state = v.loop ? v.loop.state : (v.paused ? "paused" : "elsewhere");
+  const words = !v.loop && v.paused ? pausedWords(v.paused) + " (driven by another process)" : loopWords(v.loop, now);
+  facts.append(el("p", { class: "loop state-" + state, "data-field": "loop", title: loopHint(v.loop) }, words));
 
   const depth = el("meter", { min: 0, max: Math.max(v.max_queue_length, 1), value: v.depth || 0,
     high: v.max_queue_length * 0.95, title: "queue depth against its maximum" });

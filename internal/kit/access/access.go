@@ -32,16 +32,17 @@ type Guard struct {
 	Basic bool
 }
 
-// Check returns nil when the request may proceed: an error of code
-// CodeUnauthorized or CodeForbidden otherwise. write says whether the
-// request changes something.
-func (g Guard) Check(r *http.Request, write bool) error {
+// Check returns the name of the token the request carries when it may
+// proceed ("" when no token is needed): an error of code CodeUnauthorized
+// or CodeForbidden otherwise. write says whether the request changes
+// something.
+func (g Guard) Check(r *http.Request, write bool) (string, error) {
 	if len(g.Tokens) == 0 {
-		return nil
+		return "", nil
 	}
 	secret, ok := g.secret(r)
 	if !ok {
-		return &revisit.Error{Code: CodeUnauthorized, Message: g.missing()}
+		return "", &revisit.Error{Code: CodeUnauthorized, Message: g.missing()}
 	}
 	var found *config.Token
 	for i, t := range g.Tokens {
@@ -51,11 +52,11 @@ func (g Guard) Check(r *http.Request, write bool) error {
 	}
 	switch {
 	case found == nil:
-		return &revisit.Error{Code: CodeUnauthorized, Message: "unknown " + g.kind()}
+		return "", &revisit.Error{Code: CodeUnauthorized, Message: "unknown " + g.kind()}
 	case write && found.Scope != config.ScopeWrite:
-		return &revisit.Error{Code: CodeForbidden, Message: "token " + found.Name + " is read-only; this route needs a write token"}
+		return "", &revisit.Error{Code: CodeForbidden, Message: "token " + found.Name + " is read-only; this route needs a write token"}
 	}
-	return nil
+	return found.Name, nil
 }
 
 // secret is the token the request carries.

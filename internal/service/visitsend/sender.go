@@ -3,6 +3,7 @@ package visitsend
 import (
 	"context"
 	"fmt"
+	"os"
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/broker"
@@ -24,6 +25,19 @@ type Broker interface {
 	Publish(ctx context.Context, queue string, msgs []celery.Message) ([]broker.Publication, error)
 	// Depth returns how many messages wait in queue.
 	Depth(ctx context.Context, queue string) (int64, error)
+}
+
+// HighPriority is the AMQP priority of the visits an operator asks for:
+// RabbitMQ delivers them first from a queue declared with x-max-priority
+// (Celery's task_queue_max_priority); other queues, and the embedded
+// broker's, deliver messages in the order they came.
+const HighPriority uint8 = 9
+
+// SenderName is how revisit signs the messages it sends (the origin
+// header of Celery messages): revisit@host.
+func SenderName() string {
+	host, _ := os.Hostname()
+	return "revisit@" + host
 }
 
 // Config configures a Sender.
@@ -119,15 +133,23 @@ func (s *Sender) Send(ctx context.Context, r Request) (Result, error) {
 	if len(visits) == 0 {
 		return res, nil
 	}
-	msgs, err := s.msgs.Build(ctx, r.Task, visits)
+	res.Outcome, err = s.SendVisits(ctx, r.Task, r.Queue, nil, visits)
+	return res, err
+}
+
+// SendVisits publishes the messages of visits dispatched already (and
+// pending) to queue, for the worker task task, with the AMQP priority
+// when given, and records the outcome (Record). When their messages
+// cannot be built, the visits are released.
+func (s *Sender) SendVisits(ctx context.Context, task, queue string, priority *uint8, visits []revisit.Visit) (Outcome, error) {
+	msgs, err := s.msgs.build(ctx, celery.Task{Name: task, Origin: s.msgs.origin, Priority: priority}, visits)
 	if err != nil {
 		if rerr := Release(s.st, visits); rerr != nil {
 			err = fmt.Errorf("%w (and %w)", err, rerr)
 		}
-		return Result{}, err
+		return Outcome{}, err
 	}
 	// Publish's error is also in each publication's outcome.
-	pubs, _ := s.b.Publish(ctx, r.Queue, msgs)
-	res.Outcome, err = Record(ctx, s.st, visits, pubs, s.cfg.Clock.Now())
-	return res, err
+	pubs, _ := s.b.Publish(ctx, queue, msgs)
+	return Record(ctx, s.st, visits, pubs, s.cfg.Clock.Now())
 }

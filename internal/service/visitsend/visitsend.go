@@ -44,6 +44,12 @@ func NewMessages(st Listers, origin string) *Messages {
 // Build returns the message of each visit, in order, for the worker task
 // task (a task type's backend_name); the message id is the visit's id.
 func (m *Messages) Build(ctx context.Context, task string, visits []revisit.Visit) ([]celery.Message, error) {
+	return m.build(ctx, celery.Task{Name: task, Origin: m.origin}, visits)
+}
+
+// build returns the message of each visit, in order, as Build does, with
+// the name, sender and priority of like.
+func (m *Messages) build(ctx context.Context, like celery.Task, visits []revisit.Visit) ([]celery.Message, error) {
 	origins := make([]revisit.ListedOrigin, len(visits))
 	for i, v := range visits {
 		origins[i] = v.Origin
@@ -54,7 +60,9 @@ func (m *Messages) Build(ctx context.Context, task string, visits []revisit.Visi
 	}
 	msgs := make([]celery.Message, len(visits))
 	for i, v := range visits {
-		msg, err := celery.NewMessage(celery.Task{Name: task, ID: v.ID, Kwargs: kwargs[i], Origin: m.origin})
+		t := like
+		t.ID, t.Kwargs = v.ID, kwargs[i]
+		msg, err := celery.NewMessage(t)
 		if err != nil {
 			return nil, fmt.Errorf("message for %s: %w", v.Origin.URL, err)
 		}

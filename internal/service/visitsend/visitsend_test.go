@@ -229,3 +229,40 @@ func TestSendToTheEmbeddedBroker(t *testing.T) {
 		require.Equal(t, []revisit.VisitCounts{{VisitType: "git", Sent: 3}}, counts, "in flight, as the orchestrator's")
 	})
 }
+
+// recording is a broker that confirms every message and keeps them.
+type recording struct{ msgs []celery.Message }
+
+func (r *recording) Publish(_ context.Context, _ string, msgs []celery.Message) ([]broker.Publication, error) {
+	r.msgs = append(r.msgs, msgs...)
+	pubs := make([]broker.Publication, len(msgs))
+	for i, m := range msgs {
+		pubs[i] = broker.Publication{ID: m.Properties.CorrelationID, Outcome: broker.Confirmed}
+	}
+	return pubs, nil
+}
+
+func (r *recording) Depth(context.Context, string) (int64, error) { return 0, nil }
+
+func TestSendVisitsOfAnOperatorWithAPriority(t *testing.T) {
+	teststore.Engines(t, func(t *testing.T, st store.Store) {
+		ctx := context.Background()
+		world(t, st, 2)
+		v, err := st.VisitsDispatchOrigin(ctx, revisit.OriginDispatchParams{
+			Key: revisit.OriginKey{URL: "https://forge.example/r1", VisitType: "git"}, Owner: "operator"})
+		require.NoError(t, err)
+		b := &recording{}
+		s := visitsend.NewSender(st, b, visitsend.Config{Owner: "test", Origin: "revisit@test"})
+		priority := visitsend.HighPriority
+		out, err := s.SendVisits(ctx, gitTask, "q", &priority, []revisit.Visit{v})
+		require.NoError(t, err)
+		require.Equal(t, 1, out.Sent)
+		require.Len(t, b.msgs, 1)
+		require.Equal(t, visitsend.HighPriority, b.msgs[0].Properties.Priority)
+		require.Equal(t, v.ID, b.msgs[0].Properties.CorrelationID)
+		require.Equal(t, "https://forge.example/r1", kwargs(t, b.msgs[0])["url"])
+		got, err := st.VisitsGet(ctx, []string{v.ID})
+		require.NoError(t, err)
+		require.Equal(t, revisit.VisitSent, got[0].State)
+	})
+}
