@@ -32,8 +32,8 @@ export function clock(d) {
   return d.toLocaleTimeString("en-GB", { hour: "2-digit", minute: "2-digit" });
 }
 
-// when writes the day and time of a date, to the minute.
-export function when(d) {
+// dayTime writes the day and time of a date, to the minute.
+export function dayTime(d) {
   return d.toLocaleString("en-GB", { day: "numeric", month: "short", hour: "2-digit", minute: "2-digit" });
 }
 

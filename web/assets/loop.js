@@ -1,11 +1,11 @@
 // The state of a visit type's loop in words (the dashboard's "loop").
 
-import { clock, seconds, when } from "./format.js";
+import { clock, dayTime, seconds } from "./format.js";
 
 // pausedWords says who paused a visit type and when (the dashboard's
 // "paused").
 export function pausedWords(p) {
-  return `paused by ${p.by} at ${when(new Date(p.at))}`;
+  return `paused by ${p.by} at ${dayTime(new Date(p.at))}`;
 }
 
 // loopWords says what the loop does, as of the server's time now (a
