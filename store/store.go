@@ -66,6 +66,12 @@ type Store interface {
 	// from the beginning, after f.PageToken or after f.AfterListerURL (not
 	// both: ErrInvalid naming page_token).
 	ListedOriginsGet(ctx context.Context, f revisit.ListedOriginFilter) (revisit.ListedOriginPage, error)
+	// OriginsSearch returns one page of the listed rows whose URL matches
+	// the search, with its filters, in (url, visit_type, lister_id) order;
+	// a page reads a bounded number of matching URLs
+	// (revisit.OriginSearchPage). Bad input is ErrInvalid naming the API's
+	// parameter (q, match, visit_type, limit, page_token).
+	OriginsSearch(ctx context.Context, s revisit.OriginSearch) (revisit.OriginSearchPage, error)
 	// ListerVisitTypes returns the visit types of a lister's origins, sorted.
 	ListerVisitTypes(ctx context.Context, listerID uuid.UUID) ([]string, error)
 	// ListerVisitOutcomes counts the enabled listed origins of a lister by the last visit
