@@ -1,14 +1,16 @@
-// Package web is revisit's dashboard: one HTML page and a small script,
-// embedded in the binary, that poll the API's summary
-// (GET /api/v1/dashboard) every few seconds and draw it: for each visit
-// type, the queue depth against its maximum, free slots, visits scheduled
-// per minute by policy (an inline SVG chart), fetched origins against the
-// configured shares, visits in flight and lost, results by outcome; the
-// scheduler metrics of each lister; and, when a journal client runs in the
-// server's process, its topic and lag by partition. Nothing is fetched
-// from elsewhere.
+// Package web is revisit's console: plain HTML pages and small scripts,
+// embedded in the binary, over the API. The overview at / polls the API's
+// summary (GET /api/v1/dashboard) every few seconds and draws it: for each
+// visit type, the queue depth against its maximum, free slots, visits
+// scheduled per minute by policy (an inline SVG chart), fetched origins
+// against the configured shares, visits in flight and lost, results by
+// outcome; the scheduler metrics of each lister; and, when a journal
+// client runs in the server's process, its topic and lag by partition.
+// /origins searches the listed origins by URL, and /origin?url=…&
+// visit_type=… shows one origin and explains its next visit. Nothing is
+// fetched from elsewhere.
 //
-// When the API has tokens, the page asks for one and keeps it in the
+// When the API has tokens, a page asks for one and keeps it in the
 // browser's session storage.
 package web
 
@@ -21,8 +23,15 @@ import (
 //go:embed assets
 var assets embed.FS
 
-// Handler serves the dashboard at / and its assets under /assets/, and
-// hands every other request to next (the API).
+// pages are the console's pages: their paths and files.
+var pages = map[string]string{
+	"/{$}":     "index.html",
+	"/origins": "origins.html",
+	"/origin":  "origin.html",
+}
+
+// Handler serves the console's pages and their assets under /assets/,
+// and hands every other request to next (the API).
 func Handler(next http.Handler) http.Handler {
 	sub, err := fs.Sub(assets, "assets")
 	if err != nil {
@@ -30,10 +39,12 @@ func Handler(next http.Handler) http.Handler {
 	}
 	files := http.FileServerFS(sub)
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		setHeaders(w)
-		http.ServeFileFS(w, r, sub, "index.html")
-	})
+	for path, file := range pages {
+		mux.HandleFunc("GET "+path, func(w http.ResponseWriter, r *http.Request) {
+			setHeaders(w)
+			http.ServeFileFS(w, r, sub, file)
+		})
+	}
 	mux.Handle("GET /assets/", http.StripPrefix("/assets/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		setHeaders(w)
 		files.ServeHTTP(w, r)

@@ -22,23 +22,25 @@ import (
 	"github.com/revisit-sched/revisit/broker/embedded"
 	"github.com/revisit-sched/revisit/celery"
 	"github.com/revisit-sched/revisit/internal/testkit/browser"
+	"github.com/revisit-sched/revisit/internal/testkit/teststore"
 	"github.com/revisit-sched/revisit/listener"
 	"github.com/revisit-sched/revisit/orchestrator"
 	"github.com/revisit-sched/revisit/store"
-	"github.com/revisit-sched/revisit/store/sqlite"
 	"github.com/revisit-sched/revisit/web"
 )
 
+// TestMain checks that no goroutine outlives the tests, but the health
+// check of a closed PostgreSQL pool, which ends on its own shortly after.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/jackc/pgx/v5/pgxpool.(*Pool).backgroundHealthCheck"))
 }
 
 const queue = "swh.loader.git.tasks.UpdateGitRepository"
 
-// artifactDir is where screenshots go: $REVISIT_ARTIFACTS, else a
+// artifactDir is where screenshots go: $REVISIT_SCREENSHOTS, else a
 // temporary directory of the test.
 func artifactDir(t *testing.T) string {
-	if d := os.Getenv("REVISIT_ARTIFACTS"); d != "" {
+	if d := os.Getenv("REVISIT_SCREENSHOTS"); d != "" {
 		require.NoError(t, os.MkdirAll(d, 0o755))
 		return d
 	}
@@ -56,8 +58,12 @@ type stack struct {
 
 func newStack(t *testing.T, ctx context.Context, journal api.JournalLag) *stack {
 	t.Helper()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "web.db"), store.Options{})
-	require.NoError(t, err)
+	return newStackOn(t, ctx, teststore.SQLite(t), journal)
+}
+
+// newStackOn is newStack on the store st, which the test closes.
+func newStackOn(t *testing.T, ctx context.Context, st store.Store, journal api.JournalLag) *stack {
+	t.Helper()
 	b := embedded.New(st, embedded.Config{PollInterval: 50 * time.Millisecond})
 	require.NoError(t, st.TaskTypeCreate(ctx, revisit.TaskType{Type: "load-git", BackendName: queue, MaxQueueLength: 100}))
 	l, err := st.ListerGetOrCreate(ctx, "github", "github")
@@ -90,7 +96,6 @@ func newStack(t *testing.T, ctx context.Context, journal api.JournalLag) *stack 
 		stop()
 		wg.Wait()
 		b.Close()
-		st.Close()
 	})
 	return &stack{st: st, b: b, srv: srv}
 }

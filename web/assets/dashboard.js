@@ -1,5 +1,6 @@
 // revisit dashboard: polls GET /api/v1/dashboard and draws it. Counters
-// only grow; rates come from successive polls kept in `history`.
+// only grow; rates come from successive polls kept in `history`. The
+// helpers (el, fmt, apiGet…) are console.js's.
 "use strict";
 
 const POLL_MS = 3000;
@@ -9,27 +10,10 @@ const SVG = "http://www.w3.org/2000/svg";
 
 const history = new Map(); // visit type -> [{t, fetched: {policy: n}}]
 
-function el(tag, attrs, ...children) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
-  for (const c of children) e.append(c === null || c === undefined ? "" : c);
-  return e;
-}
-
 function svg(tag, attrs) {
   const e = document.createElementNS(SVG, tag);
   for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, String(v));
   return e;
-}
-
-function fmt(n) {
-  return n === null || n === undefined ? "unknown" : Number(n).toLocaleString("en-US");
-}
-
-function setStatus(text, error) {
-  const s = document.getElementById("status");
-  s.textContent = text;
-  s.classList.toggle("error", !!error);
 }
 
 // rates returns, for each policy, the visits fetched per minute over the
@@ -171,33 +155,13 @@ function render(d) {
 }
 
 async function poll() {
-  const headers = { Accept: "application/json" };
-  const token = sessionStorage.getItem("revisit-token");
-  if (token) headers.Authorization = "Bearer " + token;
   try {
-    const r = await fetch("/api/v1/dashboard", { headers });
-    if (r.status === 401) {
-      document.getElementById("login").hidden = false;
-      setStatus("a token is needed", true);
-      return;
-    }
-    const d = await r.json();
-    if (!r.ok) {
-      setStatus(d.error ? d.error.message : "error " + r.status, true);
-      return;
-    }
-    render(d);
+    render(await apiGet("/api/v1/dashboard"));
   } catch (e) {
-    setStatus("cannot reach the server: " + e.message, true);
+    setStatus(e.message, true);
   }
 }
 
-document.getElementById("login").addEventListener("submit", (ev) => {
-  ev.preventDefault();
-  sessionStorage.setItem("revisit-token", document.getElementById("token").value);
-  document.getElementById("login").hidden = true;
-  poll();
-});
-
+onLogin(poll);
 poll();
 setInterval(poll, POLL_MS);
