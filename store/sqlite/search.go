@@ -14,8 +14,8 @@ import (
 // OriginsSearch returns one page of the listed rows whose URL matches the
 // search (store/internal/urlsearch pages it). The matching URLs come from
 // listed_origin's B-tree on (url, visit_type), in byte order: a range of it
-// for a prefix, a walk of it for a substring (docs/store.md measures it);
-// their rows through the same index.
+// for a prefix, a walk of it for a substring; their rows through the same
+// index.
 func (s *Store) OriginsSearch(ctx context.Context, search revisit.OriginSearch) (revisit.OriginSearchPage, error) {
 	page, err := urlsearch.Run(ctx, searchEngine{s}, search)
 	return page, translate("search origins", err)
@@ -24,10 +24,13 @@ func (s *Store) OriginsSearch(ctx context.Context, search revisit.OriginSearch) 
 // searchEngine is the store's part of a search.
 type searchEngine struct{ s *Store }
 
-// URLs returns the next matching URLs of listed_origin.
-func (e searchEngine) URLs(ctx context.Context, search revisit.OriginSearch, from string, inclusive bool, n int) ([]string, error) {
+// URLs returns the next matching URLs of listed_origin. A substring
+// search reads the index to its end if need be: ~0.3 s at 1M origins
+// (docs/store.md).
+func (e searchEngine) URLs(ctx context.Context, search revisit.OriginSearch, from string, inclusive bool, n int) ([]string, string, error) {
 	q, args := urlsQuery(search, from, inclusive, n)
-	return query(ctx, e.s, scanStrings, q, args...)
+	urls, err := query(ctx, e.s, scanStrings, q, args...)
+	return urls, "", err
 }
 
 // urlsQuery returns the statement of URLs and its arguments.
@@ -36,15 +39,20 @@ func urlsQuery(search revisit.OriginSearch, from string, inclusive bool, n int) 
 	if inclusive {
 		op = ">="
 	}
+	prefix := search.Match != revisit.MatchSubstring && search.Query != ""
+	if prefix && from < search.Query {
+		// One lower bound: given two, SQLite bounds the walk by either.
+		from, op = search.Query, ">="
+	}
 	q := "SELECT DISTINCT url FROM listed_origin WHERE url " + op + " ?1"
 	args := []any{from}
 	switch {
+	case prefix:
+		q += " AND url < ?2"
+		args = append(args, urlsearch.PrefixEnd(search.Query))
 	case search.Match == revisit.MatchSubstring:
 		q += " AND instr(url, ?2) > 0"
 		args = append(args, search.Query)
-	case search.Query != "":
-		q += " AND url >= ?2 AND url < ?3"
-		args = append(args, search.Query, urlsearch.PrefixEnd(search.Query))
 	}
 	args = append(args, n)
 	return q + fmt.Sprintf(" ORDER BY url LIMIT ?%d", len(args)), args

@@ -78,6 +78,10 @@ func init() {
 		require.Equal(t, all[1:5], find(revisit.OriginSearch{Query: url("a/x")}), "prefix, the URL itself included")
 		require.Equal(t, all[1:5], find(revisit.OriginSearch{Query: "a/x", Match: revisit.MatchSubstring}), "substring")
 		require.Equal(t, []string{"a/xyz git b"}, find(revisit.OriginSearch{Query: "xyz", Match: revisit.MatchSubstring}))
+		require.Equal(t, all[1:5], find(revisit.OriginSearch{Query: "forge.example/a/x", Match: revisit.MatchSubstring}),
+			"a long substring")
+		require.Empty(t, find(revisit.OriginSearch{Query: "zzforge.example/a/x", Match: revisit.MatchSubstring}),
+			"a long substring whose end matches other URLs")
 		require.Empty(t, find(revisit.OriginSearch{Query: "A/X", Match: revisit.MatchSubstring}), "case counts")
 		require.Empty(t, find(revisit.OriginSearch{Query: "a/x"}), "a prefix starts the URL")
 		// LIKE's wildcards and escape character match only themselves.

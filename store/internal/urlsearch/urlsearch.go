@@ -1,13 +1,15 @@
 // Package urlsearch pages an origin search (revisit.OriginSearch) the same
 // way on both stores: it takes the URLs that match the query in byte order,
-// a page's worth at a time, reads their listed rows with the search's
-// filters, and stops once it has a page or has read Budget URLs.
+// a page's worth at a time (or the whole budget at once when filters may
+// leave matches out), reads their listed rows with the search's filters,
+// and stops once it has a page or has read Budget matching URLs.
 //
 // Reading URLs first keeps each store's part to two plain queries, each
 // served by an index: the matching URLs in order (a B-tree range for a
 // prefix, a trigram index or a walk of the B-tree for a substring), and the
 // rows of a few URLs by equality. The budget bounds the work of a page
-// whatever the filters leave out of the matches.
+// whatever the filters leave out of the matches; an engine may bound its
+// own reading further (Engine.URLs).
 package urlsearch
 
 import (
@@ -26,14 +28,18 @@ import (
 type Engine interface {
 	// URLs returns at most n distinct URLs matching s's query (Match
 	// says how), in byte order, from `from` on: after it, or from it
-	// included when inclusive.
-	URLs(ctx context.Context, s revisit.OriginSearch, from string, inclusive bool, n int) ([]string, error)
+	// included when inclusive. An engine may stop reading before it has
+	// n, to bound its work: it then returns the last URL it read,
+	// matching or not, as stop, after which the search resumes; stop is
+	// empty when fewer than n URLs match from `from` on.
+	URLs(ctx context.Context, s revisit.OriginSearch, from string, inclusive bool, n int) (urls []string, stop string, err error)
 	// Rows returns the listed rows of urls that pass s's filters
 	// (ListerID, VisitType, Enabled), in any order.
 	Rows(ctx context.Context, s revisit.OriginSearch, urls []string) ([]revisit.OriginMatch, error)
 }
 
-// Budget returns how many URLs a page of limit rows reads at most.
+// Budget returns how many matching URLs a page of limit rows reads at
+// most.
 func Budget(limit int) int { return 10 * max(limit, 100) }
 
 // Run validates the search and returns its page.
@@ -65,11 +71,17 @@ func Run(ctx context.Context, e Engine, s revisit.OriginSearch) (revisit.OriginS
 		rows     []revisit.OriginMatch
 		read     int
 		budget   = Budget(limit)
+		filtered = s.ListerID != nil || s.VisitType != "" || s.Enabled != revisit.AnyEnabled
 		finished bool
 	)
 	for read < budget && len(rows) <= limit {
-		n := min(limit+1-len(rows), budget-read)
-		urls, err := e.URLs(ctx, s, from, inclusive, n)
+		// Every URL has a row: without filters, a page's worth of URLs
+		// fills the page.
+		n := budget - read
+		if !filtered {
+			n = min(limit+1-len(rows), n)
+		}
+		urls, stop, err := e.URLs(ctx, s, from, inclusive, n)
 		if err != nil {
 			return revisit.OriginSearchPage{}, err
 		}
@@ -81,6 +93,10 @@ func Run(ctx context.Context, e Engine, s revisit.OriginSearch) (revisit.OriginS
 			}
 			rows = append(rows, after(got, start)...)
 			from, inclusive = urls[len(urls)-1], false
+		}
+		if stop != "" {
+			from = stop
+			break
 		}
 		if len(urls) < n {
 			finished = true
