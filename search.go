@@ -63,6 +63,9 @@ func (s OriginSearch) Validate() error {
 	if len(s.Query) > MaxURLLength {
 		return Invalidf("q", "longer than %d bytes", MaxURLLength)
 	}
+	if hasSpaceOrControl(s.Query) {
+		return Invalidf("q", "%q contains white space or control characters, which no origin URL has", abbreviate(s.Query))
+	}
 	if s.Match == MatchSubstring && utf8.RuneCountInString(s.Query) < MinSubstringLength {
 		return Invalidf("q", "a substring search needs at least %d characters, got %q", MinSubstringLength, s.Query)
 	}

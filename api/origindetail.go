@@ -88,8 +88,8 @@ func (s *Server) handleOriginDetail(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	key := revisit.OriginKey{URL: q.Get("url"), VisitType: q.Get("visit_type")}
 	err := revisit.ValidateVisitType(key.VisitType)
-	if err == nil && key.URL == "" {
-		err = revisit.Invalidf("url", "missing: name the origin's URL")
+	if err == nil {
+		err = revisit.ValidateOriginURL(key.URL)
 	}
 	if err != nil {
 		s.writeError(w, r, err)

@@ -94,6 +94,9 @@ func TestOriginSearch(t *testing.T) {
 			{"limit=0", "limit", "must be between 1 and 10000, not 0"},
 			{"page_token=garbage", "page_token", "not a page token"},
 			{"q=%FF", "q", "not valid UTF-8"},
+			{"q=a%00b&match=substring", "q", "control characters"},
+			{"q=%20https://github.com/", "q", "white space"},
+			{"lister=git%00hub", "lister", "control characters"},
 			{"colour=red", "colour", "unknown query parameter"},
 		} {
 			h.fails("GET", "/api/v1/origins/search?"+c.query, "", 400, "invalid", c.field, c.msg)
@@ -198,6 +201,8 @@ func TestOriginDetail(t *testing.T) {
 		h.fails("GET", "/api/v1/origins/detail?visit_type=git&url=https://nowhere.example/x", "", 404, "not_found", "", "no origin")
 		h.fails("GET", "/api/v1/origins/detail?visit_type=git", "", 400, "invalid", "url", "missing")
 		h.fails("GET", "/api/v1/origins/detail?url=https://a/b", "", 400, "invalid", "visit_type", "not a visit type")
+		h.fails("GET", "/api/v1/origins/detail?visit_type=git&url=https://a/%00", "", 400, "invalid", "url", "control characters")
+		h.fails("GET", "/api/v1/origins/detail?visit_type=git&url=a/b", "", 400, "invalid", "url", "not an absolute URL")
 		h.fails("GET", "/api/v1/origins/detail?url=https://a/b&visit_type=git&url=https://a/c", "", 400, "invalid", "url", "at most once")
 	})
 }

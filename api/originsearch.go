@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/google/uuid"
 
@@ -83,8 +84,11 @@ func (s *Server) listerNamed(ctx context.Context, field, spec string) (*uuid.UUI
 		return nil, nil
 	}
 	name, instance, _ := strings.Cut(spec, "/")
-	if name == "" {
+	switch {
+	case name == "":
 		return nil, revisit.Invalidf(field, "%q has no lister name (NAME or NAME/INSTANCE)", spec)
+	case strings.ContainsFunc(spec, unicode.IsControl):
+		return nil, revisit.Invalidf(field, "%q contains control characters", spec)
 	}
 	l, err := s.st.ListerGet(ctx, name, instance)
 	if revisit.Code(err) == revisit.CodeNotFound {

@@ -207,8 +207,10 @@ func init() {
 			_, err := f.s.OriginsSearch(f.ctx, s)
 			requireInvalid(t, err, field)
 		}
-		_, err := f.s.OriginsSearch(f.ctx, revisit.OriginSearch{Query: "\xff"})
-		requireInvalid(t, err, "q")
+		for _, q := range []string{"\xff", "a\x00b", "https://a b"} {
+			_, err := f.s.OriginsSearch(f.ctx, revisit.OriginSearch{Query: q, Match: revisit.MatchSubstring})
+			requireInvalid(t, err, "q")
+		}
 	})
 
 	register("VisitsOfOrigin", func(t *testing.T, newStore NewStore) {
