@@ -82,12 +82,14 @@ func (e searchEngine) URLs(ctx context.Context, search revisit.OriginSearch, fro
 // readURLs runs a query of one text column, after the settings given, one
 // statement each, in the same transaction.
 func (e searchEngine) readURLs(ctx context.Context, settings []string, sql string, args ...any) ([]string, error) {
+	if len(settings) == 0 {
+		rows, _ := e.s.pool.Query(ctx, sql, args...)
+		return pgx.CollectRows(rows, pgx.RowTo[string])
+	}
 	var out []string
 	err := e.s.inTx(ctx, func(tx pgx.Tx) error {
-		if len(settings) > 0 {
-			if _, err := tx.Exec(ctx, strings.Join(settings, "; ")); err != nil {
-				return err
-			}
+		if _, err := tx.Exec(ctx, strings.Join(settings, "; ")); err != nil {
+			return err
 		}
 		rows, _ := tx.Query(ctx, sql, args...)
 		var err error
@@ -134,8 +136,14 @@ func prefixQuery(prefix, from string, inclusive bool, n int) (string, []any) {
 	if prefix == "" {
 		return "SELECT url FROM origin_url WHERE " + fromCondition(inclusive) + " ORDER BY url LIMIT $2", []any{from, n}
 	}
+	return likeQuery(urlsearch.Escape(prefix)+"%", from, inclusive, n)
+}
+
+// likeQuery returns the statement of the n next URLs matching a LIKE
+// pattern, and its arguments.
+func likeQuery(pattern, from string, inclusive bool, n int) (string, []any) {
 	return "SELECT url FROM origin_url WHERE " + fromCondition(inclusive) + " AND url LIKE $2 ORDER BY url LIMIT $3",
-		[]any{from, urlsearch.Escape(prefix) + "%", n}
+		[]any{from, pattern, n}
 }
 
 // trigramWindowLength is how many characters of a substring the trigram
@@ -160,8 +168,7 @@ func trigramWindow(q string) string {
 // planner would look up every run of pattern in the index.
 func trigramQuery(window, pattern, from string, inclusive bool, n int) (string, []any) {
 	if window == pattern {
-		return "SELECT url FROM origin_url WHERE " + fromCondition(inclusive) + " AND url LIKE $2 ORDER BY url LIMIT $3",
-			[]any{from, pattern, n}
+		return likeQuery(pattern, from, inclusive, n)
 	}
 	return "SELECT url FROM origin_url WHERE " + fromCondition(inclusive) +
 		" AND url LIKE $2 AND (url || '') LIKE $3 ORDER BY url LIMIT $4", []any{from, window, pattern, n}
