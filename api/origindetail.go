@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -95,13 +96,12 @@ func (s *Server) handleOriginDetail(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	d, err := s.originDetail(r, key)
+	d, err := s.originDetail(r.Context(), key)
 	s.reply(w, r, d, err)
 }
 
 // originDetail reads what the stores keep of the origin and explains it.
-func (s *Server) originDetail(r *http.Request, key revisit.OriginKey) (OriginDetail, error) {
-	ctx := r.Context()
+func (s *Server) originDetail(ctx context.Context, key revisit.OriginKey) (OriginDetail, error) {
 	d := OriginDetail{URL: key.URL, VisitType: key.VisitType, Now: s.now()}
 	page, err := s.st.ListedOriginsGet(ctx, revisit.ListedOriginFilter{URLs: []string{key.URL}, VisitType: key.VisitType,
 		Enabled: revisit.AnyEnabled})
@@ -125,63 +125,65 @@ func (s *Server) originDetail(r *http.Request, key revisit.OriginKey) (OriginDet
 		js := NewVisitStats(st)
 		d.VisitStats = &js
 	}
-	listers, err := s.listersByID(r, page.Origins)
-	if err != nil {
+	if d.Listed, err = s.listedRows(ctx, page.Origins, st); err != nil {
 		return d, err
-	}
-	enabled := false
-	for _, o := range page.Origins {
-		l := listers[o.ListerID]
-		row := ListedRow{ListedOrigin: NewListedOrigin(o), Lister: listerLabel(l), Policies: []string{}}
-		for _, p := range revisit.Policies {
-			if p.Qualifies(o, st, l) {
-				row.Policies = append(row.Policies, string(p))
-			}
-		}
-		d.Listed = append(d.Listed, row)
-		enabled = enabled || o.Enabled
-		d.NextVisit.WithoutLastUpdate = d.NextVisit.WithoutLastUpdate || o.LastUpdate == nil
 	}
 	position, err := s.st.QueuePositionGet(ctx, key.VisitType)
 	if err != nil {
 		return d, err
 	}
-	d.NextVisit.QueuePosition, d.NextVisit.OriginPosition = position, st.NextVisitQueuePosition
-	if p := st.NextVisitQueuePosition; p != nil {
-		ahead := *p - position
-		d.NextVisit.AheadSeconds = &ahead
-	}
-	d.NextVisit.Explanation = explainNextVisit(key.VisitType, d.NextVisit)
+	d.NextVisit = newNextVisit(key.VisitType, st, position, page.Origins)
 	held := false
 	for _, c := range revisit.DefaultCooldowns().States(st, d.Now) {
 		held = held || c.Holds
 		d.Cooldowns = append(d.Cooldowns, CooldownState{Cooldown: c.Cooldown, Length: config.Duration(c.Length),
 			Since: c.Since, Holds: c.Holds, Until: c.Until, Explanation: explainCooldown(c)})
 	}
-	d.Eligible = enabled && !held
+	d.Eligible = !held && slices.ContainsFunc(page.Origins, func(o revisit.ListedOrigin) bool { return o.Enabled })
 	d.InFlight = mapSlice(visits, func(v revisit.Visit) VisitInFlight {
 		return VisitInFlight{ID: v.ID, State: string(v.State), Policy: string(v.Policy), ListerID: v.Origin.ListerID,
 			ScheduledAt: v.ScheduledAt, SentAt: v.SentAt, Owner: v.Owner}
 	})
-	if d.Listed == nil {
-		d.Listed = []ListedRow{}
-	}
 	return d, nil
 }
 
-// listersByID returns the listers of the rows, by id.
-func (s *Server) listersByID(r *http.Request, rows []revisit.ListedOrigin) (map[uuid.UUID]revisit.Lister, error) {
+// listedRows returns the rows of an origin whose stats are st, each with
+// its lister's name and the policies it qualifies for.
+func (s *Server) listedRows(ctx context.Context, rows []revisit.ListedOrigin, st revisit.VisitStats) ([]ListedRow, error) {
 	ids := mapSlice(rows, func(o revisit.ListedOrigin) uuid.UUID { return o.ListerID })
 	slices.SortFunc(ids, func(a, b uuid.UUID) int { return slices.Compare(a[:], b[:]) })
-	ls, err := s.st.ListerGetByIDs(r.Context(), slices.Compact(ids))
+	ls, err := s.st.ListerGetByIDs(ctx, slices.Compact(ids))
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[uuid.UUID]revisit.Lister, len(ls))
+	listers := make(map[uuid.UUID]revisit.Lister, len(ls))
 	for _, l := range ls {
-		out[l.ID] = l
+		listers[l.ID] = l
+	}
+	out := make([]ListedRow, len(rows))
+	for i, o := range rows {
+		l := listers[o.ListerID]
+		out[i] = ListedRow{ListedOrigin: NewListedOrigin(o), Lister: listerLabel(l), Policies: []string{}}
+		for _, p := range revisit.Policies {
+			if p.Qualifies(o, st, l) {
+				out[i].Policies = append(out[i].Policies, string(p))
+			}
+		}
 	}
 	return out, nil
+}
+
+// newNextVisit places an origin whose stats are st and whose listed rows
+// are rows on its visit type's clock, which stands at position.
+func newNextVisit(visitType string, st revisit.VisitStats, position int64, rows []revisit.ListedOrigin) NextVisit {
+	n := NextVisit{QueuePosition: position, OriginPosition: st.NextVisitQueuePosition,
+		WithoutLastUpdate: slices.ContainsFunc(rows, func(o revisit.ListedOrigin) bool { return o.LastUpdate == nil })}
+	if p := st.NextVisitQueuePosition; p != nil {
+		ahead := *p - position
+		n.AheadSeconds = &ahead
+	}
+	n.Explanation = explainNextVisit(visitType, n)
+	return n
 }
 
 // explainNextVisit says where the origin stands on its visit type's clock.
