@@ -64,7 +64,7 @@ func ValidateOriginURL(u string) error {
 	if err := ValidateText("url", u); err != nil {
 		return err
 	}
-	if strings.ContainsFunc(u, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+	if hasSpaceOrControl(u) {
 		return Invalidf("url", "%q contains white space or control characters", u)
 	}
 	p, err := url.Parse(u)
@@ -75,6 +75,12 @@ func ValidateOriginURL(u string) error {
 		return Invalidf("url", "%q is not an absolute URL", u)
 	}
 	return nil
+}
+
+// hasSpaceOrControl reports whether s holds white space or a control
+// character, which no origin URL holds.
+func hasSpaceOrControl(s string) bool {
+	return strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f })
 }
 
 // Validate checks the fields a caller supplies when recording o: the

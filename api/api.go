@@ -1,8 +1,9 @@
 // Package api is revisit's HTTP JSON API (under /api/v1): task types,
-// listers, listed origins, next visits, visit stats and statuses,
-// scheduler metrics, queues, the dashboard's summary, the operator's
-// actions of the console (docs/actions.md), and the worker protocol of
-// the embedded broker (wire.md §4), with /healthz, /readyz and
+// listers, listed origins, the search of origins by URL and the page of
+// one origin, next visits, visit stats and statuses, scheduler metrics,
+// queues, the dashboard's summary, the operator's actions of the console
+// (docs/actions.md), and the worker protocol of the embedded broker
+// (wire.md §4), with /healthz, /readyz and
 // /metrics beside it. One route table (Routes) builds both the handler and
 // the OpenAPI 3 document served at /api/v1/openapi.json.
 //
@@ -131,6 +132,11 @@ type Store interface {
 	ListedOriginsRecord(ctx context.Context, origins []revisit.ListedOrigin) (revisit.RecordResult, error)
 	// ListedOriginsGet returns one page in (lister_id, url, visit_type) order.
 	ListedOriginsGet(ctx context.Context, f revisit.ListedOriginFilter) (revisit.ListedOriginPage, error)
+	// OriginsSearch returns one page of the listed rows whose URL matches
+	// the search.
+	OriginsSearch(ctx context.Context, s revisit.OriginSearch) (revisit.OriginSearchPage, error)
+	// VisitsOfOrigin returns the visits in flight of an origin.
+	VisitsOfOrigin(ctx context.Context, key revisit.OriginKey) ([]revisit.Visit, error)
 	// GrabNextVisits returns the true top p.Count eligible origins of the
 	// policy and (unless p.DryRun) marks them scheduled.
 	GrabNextVisits(ctx context.Context, p revisit.GrabParams) ([]revisit.ListedOrigin, error)

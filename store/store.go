@@ -72,6 +72,12 @@ type Store interface {
 	// No such row is ErrNotFound. Enabling tells store.Notifier's
 	// subscribers.
 	ListedOriginsSetEnabled(ctx context.Context, key revisit.OriginKey, listerID *uuid.UUID, enabled bool) (int, error)
+	// OriginsSearch returns one page of the listed rows whose URL matches
+	// the search, with its filters, in (url, visit_type, lister_id) order;
+	// a page reads a bounded number of matching URLs
+	// (revisit.OriginSearchPage). Bad input is ErrInvalid naming the API's
+	// parameter (q, match, visit_type, limit, page_token).
+	OriginsSearch(ctx context.Context, s revisit.OriginSearch) (revisit.OriginSearchPage, error)
 	// ListerVisitTypes returns the visit types of a lister's origins, sorted.
 	ListerVisitTypes(ctx context.Context, listerID uuid.UUID) ([]string, error)
 	// ListerVisitOutcomes counts the enabled listed origins of a lister by the last visit

@@ -55,6 +55,9 @@ type VisitStore interface {
 	VisitsExpire(ctx context.Context, visitType string, before time.Time) (int, error)
 	// VisitsGet returns the visits among ids that exist, in any state.
 	VisitsGet(ctx context.Context, ids []string) ([]revisit.Visit, error)
+	// VisitsOfOrigin returns the visits of an origin, in any state, in
+	// the order they were scheduled.
+	VisitsOfOrigin(ctx context.Context, key revisit.OriginKey) ([]revisit.Visit, error)
 	// VisitsForgetLost deletes the lost visits of a visit type sent before
 	// `before` (a result for them then counts as one of an unknown visit)
 	// and returns how many: lost records would otherwise pile up.

@@ -15,7 +15,9 @@
 // own actions, asks for confirmation in a dialog first; docs/actions.md).
 // Nothing is fetched from elsewhere, and no style or script is inline.
 //
-// The other pages read one or two API routes each: /queues the broker's
+// The other pages read one or two API routes each: /origins searches the
+// listed origins by URL, /origin?url=…&visit_type=… shows one origin and
+// explains its next visit; /queues the broker's
 // queues and, for the queue of its URL, a page of its messages waiting or
 // leased; /workers the embedded broker's workers; /tasks the task types
 // and a page of generic tasks, /task?id=N one task and its runs; /listers
@@ -42,6 +44,8 @@ var pages = map[string]string{
 	"/tasks":   "tasks.html",
 	"/task":    "task.html",
 	"/listers": "listers.html",
+	"/origins": "origins.html",
+	"/origin":  "origin.html",
 }
 
 // Handler serves the console's pages and their assets under /assets/,

@@ -35,16 +35,18 @@ import (
 	"github.com/revisit-sched/revisit/web"
 )
 
+// TestMain checks that no goroutine outlives the tests, but the health
+// check of a closed PostgreSQL pool, which ends on its own shortly after.
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/jackc/pgx/v5/pgxpool.(*Pool).backgroundHealthCheck"))
 }
 
 const queue = "swh.loader.git.tasks.UpdateGitRepository"
 
-// artifactDir is where screenshots go: $REVISIT_ARTIFACTS, else a
+// artifactDir is where screenshots go: $REVISIT_SCREENSHOTS, else a
 // temporary directory of the test.
 func artifactDir(t *testing.T) string {
-	if d := os.Getenv("REVISIT_ARTIFACTS"); d != "" {
+	if d := os.Getenv("REVISIT_SCREENSHOTS"); d != "" {
 		require.NoError(t, os.MkdirAll(d, 0o755))
 		return d
 	}

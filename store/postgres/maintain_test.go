@@ -24,8 +24,8 @@ func TestMaintainVacuumsAndAnalyzes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"listed_origin", "listed_origin_pending", "listed_origin_picked", "lister", "visit_in_flight",
-		"visit_stats"}
+	want := []string{"listed_origin", "listed_origin_pending", "listed_origin_picked", "lister", "origin_url",
+		"visit_in_flight", "visit_stats"}
 	if !slices.Equal(maintained, want) {
 		t.Fatalf("vacuumed and analyzed: %v, want %v", maintained, want)
 	}

@@ -265,6 +265,22 @@ func (s *Store) VisitsGet(ctx context.Context, ids []string) ([]revisit.Visit, e
 	return visits, translate(wrap(err, "get %d visits", len(ids)))
 }
 
+// VisitsOfOrigin returns the visits of an origin, probed by URL in the
+// hash index (withIndexScans, as VisitsCloseByOrigin).
+func (s *Store) VisitsOfOrigin(ctx context.Context, key revisit.OriginKey) ([]revisit.Visit, error) {
+	var visits []revisit.Visit
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		return withIndexScans(ctx, tx, func() error {
+			rows, _ := tx.Query(ctx, `SELECT `+visitColumns+` FROM visit_in_flight
+				WHERE url = $1 AND visit_type = $2 ORDER BY scheduled_at, id`, key.URL, key.VisitType)
+			var err error
+			visits, err = pgx.CollectRows(rows, scanVisit)
+			return err
+		})
+	})
+	return visits, translate(wrap(err, "visits of %s %s", key.VisitType, key.URL))
+}
+
 // VisitsForgetLost deletes the lost visits sent before `before`.
 func (s *Store) VisitsForgetLost(ctx context.Context, visitType string, before time.Time) (int, error) {
 	n, err := s.oldestFirst(ctx, func(tx pgx.Tx) (int, error) {

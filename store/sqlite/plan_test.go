@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/store/internal/grabsql"
 )
 
@@ -84,4 +85,27 @@ func explainSQL(t *testing.T, ctx context.Context, s *Store, sql string, args ..
 		t.Fatal(err)
 	}
 	return b.String()
+}
+
+// TestSearchPlans checks that the URLs of a search come from a walk of
+// listed_origin's (url, visit_type) index in order, without a sort and
+// without reading the table: bounded by a prefix, filtered by a substring.
+func TestSearchPlans(t *testing.T) {
+	s := openTest(t, nil)
+	ctx := context.Background()
+	for _, search := range []revisit.OriginSearch{
+		{Query: "https://forge.example/", Match: revisit.MatchPrefix},
+		{Query: "project", Match: revisit.MatchSubstring},
+	} {
+		t.Run(string(search.Match), func(t *testing.T) {
+			sql, args := urlsQuery(search, "https://forge.example/a", false, 101)
+			plan := explainSQL(t, ctx, s, sql, args...)
+			if !strings.Contains(plan, "USING COVERING INDEX listed_origin_origin (url>?") {
+				t.Errorf("plan does not walk listed_origin_origin from a URL:\n%s", plan)
+			}
+			if strings.Contains(plan, "TEMP B-TREE") {
+				t.Errorf("plan sorts:\n%s", plan)
+			}
+		})
+	}
 }

@@ -234,6 +234,14 @@ func (s *Store) VisitsGet(ctx context.Context, ids []string) ([]revisit.Visit, e
 	return visits, translate("get visits", err)
 }
 
+// VisitsOfOrigin returns the visits of an origin, found through the
+// index on (url, visit_type).
+func (s *Store) VisitsOfOrigin(ctx context.Context, key revisit.OriginKey) ([]revisit.Visit, error) {
+	visits, err := query(ctx, s, scanVisits, `SELECT `+visitColumns+` FROM visit_in_flight
+		WHERE url = ?1 AND visit_type = ?2 ORDER BY scheduled_at, id`, key.URL, key.VisitType)
+	return visits, translate("visits of an origin", err)
+}
+
 // VisitsForgetLost deletes the lost visits sent before `before`.
 func (s *Store) VisitsForgetLost(ctx context.Context, visitType string, before time.Time) (int, error) {
 	var n int64

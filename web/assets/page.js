@@ -48,3 +48,8 @@ export function start(load) {
   onLogin(load);
   load();
 }
+
+// originHref is the console's page of an origin.
+export function originHref(url, visitType) {
+  return "/origin?" + new URLSearchParams({ url, visit_type: visitType });
+}

@@ -6,7 +6,7 @@
 import { getJSON, setStatus } from "./api.js";
 import { el } from "./dom.js";
 import { clockSeconds, count, dateTime, when } from "./format.js";
-import { cell, nextLink, params, start, table, withParams } from "./page.js";
+import { cell, nextLink, originHref, params, start, table, withParams } from "./page.js";
 
 const REFRESH_MS = 5000;
 const PAGE_SIZE = 100;
@@ -33,7 +33,7 @@ const NOTES = {
 function originLink(m) {
   if (!m.url) return "—";
   if (!m.visit_type) return m.url;
-  return el("a", { href: "/origin?" + new URLSearchParams({ url: m.url, visit_type: m.visit_type }) }, m.url);
+  return el("a", { href: originHref(m.url, m.visit_type) }, m.url);
 }
 
 function queueRow(q, broker) {

@@ -1,6 +1,7 @@
 // Package pagetoken encodes keyset page tokens, opaque to callers: for
 // listed origins the full key (lister_id, url, visit_type) of the last row of
-// a page, for tasks and task runs the id of the last row.
+// a page, for an origin search the row or the URL it resumes after, for
+// tasks and task runs the id of the last row.
 package pagetoken
 
 import (
@@ -68,4 +69,52 @@ func DecodeID(token string) (int64, error) {
 		return 0, bad
 	}
 	return id, nil
+}
+
+// SearchKey is where an origin search resumes: after the listed row
+// (URL, VisitType, ListerID), or after every row of URL when WholeURL.
+type SearchKey struct {
+	URL       string
+	VisitType string
+	ListerID  uuid.UUID
+	WholeURL  bool
+}
+
+// searchTag starts the tokens of origin searches, so that a token of
+// another listing is refused rather than misread.
+const searchTag = "search"
+
+// EncodeSearch returns the token that resumes a search after k.
+func EncodeSearch(k SearchKey) string {
+	parts := []string{searchTag, k.URL}
+	if !k.WholeURL {
+		parts = append(parts, k.VisitType, k.ListerID.String())
+	}
+	b, _ := json.Marshal(parts)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// DecodeSearch parses a token made by EncodeSearch; anything else is an
+// invalid-input error naming page_token.
+func DecodeSearch(token string) (SearchKey, error) {
+	bad := revisit.Invalidf("page_token", "%q is not a page token of this search", token)
+	raw, err := base64.RawURLEncoding.DecodeString(token)
+	if err != nil {
+		return SearchKey{}, bad
+	}
+	var parts []string
+	if json.Unmarshal(raw, &parts) != nil || len(parts) < 2 || parts[0] != searchTag {
+		return SearchKey{}, bad
+	}
+	switch len(parts) {
+	case 2:
+		return SearchKey{URL: parts[1], WholeURL: true}, nil
+	case 4:
+		id, err := uuid.Parse(parts[3])
+		if err != nil {
+			return SearchKey{}, bad
+		}
+		return SearchKey{URL: parts[1], VisitType: parts[2], ListerID: id}, nil
+	}
+	return SearchKey{}, bad
 }

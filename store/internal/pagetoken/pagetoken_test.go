@@ -52,3 +52,38 @@ func TestIDRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+func TestSearchRoundTrip(t *testing.T) {
+	for _, k := range []SearchKey{
+		{URL: "https://example.org/a\"b,c", VisitType: "git", ListerID: uuid.New()},
+		{URL: "https://example.org/a", WholeURL: true},
+	} {
+		got, err := DecodeSearch(EncodeSearch(k))
+		if err != nil || got != k {
+			t.Fatalf("DecodeSearch(EncodeSearch(%+v)) = %+v, %v", k, got, err)
+		}
+	}
+	listing := Encode(Key{ListerID: uuid.New(), URL: "https://x", VisitType: "git"})
+	for _, bad := range []string{"", "!!!", listing, EncodeID(3), "WyJzZWFyY2giXQ", "WyJzZWFyY2giLCJ1IiwiZ2l0Il0"} {
+		if _, err := DecodeSearch(bad); !errors.Is(err, revisit.ErrInvalid) {
+			t.Errorf("DecodeSearch(%q): %v, want invalid page_token", bad, err)
+		}
+	}
+}
+
+// FuzzDecodeSearch: no token a caller sends makes DecodeSearch panic, and
+// what decodes encodes back to a token that decodes the same.
+func FuzzDecodeSearch(f *testing.F) {
+	f.Add(EncodeSearch(SearchKey{URL: "https://x", VisitType: "hg", ListerID: uuid.New()}))
+	f.Add(EncodeSearch(SearchKey{URL: "https://x", WholeURL: true}))
+	f.Fuzz(func(t *testing.T, token string) {
+		k, err := DecodeSearch(token)
+		if err != nil {
+			return
+		}
+		again, err := DecodeSearch(EncodeSearch(k))
+		if err != nil || again != k {
+			t.Fatalf("re-decoding %+v: %+v, %v", k, again, err)
+		}
+	})
+}

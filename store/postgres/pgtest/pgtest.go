@@ -7,12 +7,14 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"net/url"
 	"os"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -23,6 +25,9 @@ var (
 	adminOnce sync.Once
 	admin     *pgxpool.Pool
 	adminErr  error
+	// extensionsSchema holds the extensions of the test database, on the
+	// search_path of every test's schema after it.
+	extensionsSchema string
 )
 
 // ServerURL returns the URL of the test server.
@@ -34,7 +39,8 @@ func ServerURL() string {
 }
 
 // URL creates an empty schema for the test, dropped when it ends, and returns
-// a URL whose connections use it.
+// a URL whose connections use it (and find the database's extensions after
+// it).
 func URL(t testing.TB) string {
 	t.Helper()
 	pool := adminPool(t)
@@ -55,7 +61,7 @@ func URL(t testing.TB) string {
 		t.Fatalf("pgtest: REVISIT_TEST_POSTGRES: %v", err)
 	}
 	q := u.Query()
-	q.Set("search_path", schema)
+	q.Set("search_path", schema+","+extensionsSchema)
 	u.RawQuery = q.Encode()
 	return u.String()
 }
@@ -68,6 +74,9 @@ func adminPool(t testing.TB) *pgxpool.Pool {
 		if adminErr == nil {
 			adminErr = admin.Ping(ctx)
 		}
+		if adminErr == nil {
+			extensionsSchema, adminErr = createExtensions(ctx, admin)
+		}
 	})
 	if adminErr != nil {
 		if os.Getenv("CI") != "" {
@@ -76,4 +85,31 @@ func adminPool(t testing.TB) *pgxpool.Pool {
 		t.Skipf("pgtest: PostgreSQL at %s unreachable, skipping: %v", ServerURL(), adminErr)
 	}
 	return admin
+}
+
+// createExtensions creates the extensions the migrations need, once per
+// database, in a schema of their own, and returns the schema that holds
+// them. A database has an extension once, in one schema: created by the
+// first test's migration in that test's schema, it would be dropped with
+// it, and with it the indexes of the other tests that use it. Test
+// processes running at once take turns (an advisory lock).
+func createExtensions(ctx context.Context, pool *pgxpool.Pool) (string, error) {
+	var schema string
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		for _, sql := range []string{
+			"SELECT pg_advisory_xact_lock(hashtextextended('revisit.pgtest.extensions', 0))",
+			"CREATE SCHEMA IF NOT EXISTS revisit_test_extensions",
+			"CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA revisit_test_extensions",
+		} {
+			if _, err := tx.Exec(ctx, sql); err != nil {
+				return err
+			}
+		}
+		return tx.QueryRow(ctx, `SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+			WHERE e.extname = 'pg_trgm'`).Scan(&schema)
+	})
+	if err != nil {
+		return "", fmt.Errorf("creating the extensions: %w", err)
+	}
+	return schema, nil
 }

@@ -1,0 +1,101 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/google/uuid"
+
+	"github.com/revisit-sched/revisit"
+)
+
+// OriginSearchPage is one page of GET /api/v1/origins/search: listed rows
+// in (url, visit_type, lister_id) order. next_page_token is absent once
+// every match has been read; a page may be short, even empty, and still
+// have one (revisit.OriginSearchPage).
+type OriginSearchPage struct {
+	Origins       []OriginMatch `json:"origins"`
+	NextPageToken string        `json:"next_page_token,omitempty"`
+}
+
+// OriginMatch is a listed row a search found, with the last visit of its
+// origin.
+type OriginMatch struct {
+	ListedOrigin
+	LastVisit       *time.Time `json:"last_visit"`
+	LastVisitStatus *string    `json:"last_visit_status"`
+}
+
+// NewOriginMatch returns the JSON form of m.
+func NewOriginMatch(m revisit.OriginMatch) OriginMatch {
+	out := OriginMatch{ListedOrigin: NewListedOrigin(m.ListedOrigin), LastVisit: m.LastVisit}
+	if m.LastVisitStatus != nil {
+		st := string(*m.LastVisitStatus)
+		out.LastVisitStatus = &st
+	}
+	return out
+}
+
+// originSearchParams are the query parameters of GET /api/v1/origins/search.
+var originSearchParams = []Param{
+	{Name: "q", Type: "string", Description: "the start of the URLs (prefix), or a part of them (substring, 3 characters or more); case counts"},
+	{Name: "match", Type: "string", Description: "prefix (default) or substring"},
+	{Name: "lister", Type: "string", Description: "only the rows of this lister: NAME or NAME/INSTANCE"},
+	{Name: "visit_type", Type: "string"},
+	{Name: "enabled", Type: "string", Description: "true, false or any (default)"},
+	{Name: "limit", Type: "integer", Description: "page size, 1 to 10000 (default 1000)"},
+	{Name: "page_token", Type: "string", Description: "the next_page_token of the previous page"},
+}
+
+func (s *Server) handleOriginSearch(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	search := revisit.OriginSearch{Query: q.Get("q"), VisitType: q.Get("visit_type"), Enabled: revisit.AnyEnabled,
+		PageToken: q.Get("page_token")}
+	var err error
+	search.Match, err = revisit.ParseURLMatch(q.Get("match"))
+	if err == nil && q.Get("enabled") != "" {
+		search.Enabled, err = revisit.ParseEnabledFilter(q.Get("enabled"))
+	}
+	if err == nil {
+		search.Limit, err = queryLimit(r, revisit.PageSize)
+	}
+	if err == nil {
+		err = search.Validate()
+	}
+	if err == nil {
+		search.ListerID, err = s.listerNamed(r.Context(), "lister", q.Get("lister"))
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	page, err := s.st.OriginsSearch(r.Context(), search)
+	s.reply(w, r, OriginSearchPage{Origins: mapSlice(page.Origins, NewOriginMatch), NextPageToken: page.NextPageToken}, err)
+}
+
+// listerNamed returns the id of the lister that the parameter field names
+// as NAME or NAME/INSTANCE; nil when spec is empty. A lister that does not
+// exist is an invalid-input error naming field.
+func (s *Server) listerNamed(ctx context.Context, field, spec string) (*uuid.UUID, error) {
+	if spec == "" {
+		return nil, nil
+	}
+	name, instance, _ := strings.Cut(spec, "/")
+	switch {
+	case name == "":
+		return nil, revisit.Invalidf(field, "%q has no lister name (NAME or NAME/INSTANCE)", spec)
+	case strings.ContainsFunc(spec, unicode.IsControl):
+		return nil, revisit.Invalidf(field, "%q contains control characters", spec)
+	}
+	l, err := s.st.ListerGet(ctx, name, instance)
+	if revisit.Code(err) == revisit.CodeNotFound {
+		return nil, revisit.Invalidf(field, "no lister %q", spec)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &l.ID, nil
+}

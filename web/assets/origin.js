@@ -1,0 +1,93 @@
+// revisit console, the page of one origin (/origin?url=…&visit_type=…):
+// GET /api/v1/origins/detail, drawn and refreshed every few seconds, and
+// the operator's actions on it (actions.js).
+
+import { setOriginEnabled, visitNow } from "./actions.js";
+import { getJSON, onLogin, setStatus } from "./api.js";
+import { el } from "./dom.js";
+import { count, dateTime, seconds, when } from "./format.js";
+import { params } from "./page.js";
+
+const REFRESH_MS = 5000;
+const listerNames = new Map(); // lister id -> NAME or NAME/INSTANCE, from the listed rows
+
+function fields(dl, pairs) {
+  dl.replaceChildren(...pairs.flatMap(([name, label, value]) =>
+    [el("dt", {}, label), el("dd", { "data-field": name }, value)]));
+}
+
+function verdict(d) {
+  const held = d.cooldowns.filter((c) => c.holds).map((c) => c.cooldown.replace("_", " "));
+  if (d.listed.length > 0 && !d.listed.some((r) => r.enabled)) {
+    return "Disabled: no grab picks it until a lister lists it again.";
+  }
+  if (d.eligible) return "Eligible now: a grab may pick it through the policies its rows qualify for.";
+  return `Held back now by the ${held.join(", ")} cooldown${held.length > 1 ? "s" : ""}.`;
+}
+
+function render(d) {
+  const now = new Date(d.now);
+  for (const r of d.listed) listerNames.set(r.lister_id, r.lister);
+  document.title = `${d.url} · revisit`;
+  document.getElementById("visit-type").textContent = d.visit_type;
+  document.getElementById("url").textContent = d.url;
+  document.getElementById("verdict").textContent = verdict(d);
+
+  const s = d.visit_stats || {};
+  fields(document.getElementById("visits"), [
+    ["last_visit_status", "outcome", s.last_visit_status || "never visited"],
+    ["last_visit", "ended", when(s.last_visit, now)],
+    ["last_successful", "last successful visit", when(s.last_successful, now)],
+    ["last_snapshot", "last snapshot", s.last_snapshot || "none"],
+    ["successive_visits", "visits in a row with this outcome", s.last_visit ? count(s.successive_visits) : "none"],
+    ["last_scheduled", "last scheduled", when(s.last_scheduled, now)],
+  ]);
+
+  const flight = document.getElementById("in-flight");
+  flight.querySelector("tbody").replaceChildren(...d.in_flight.map((v) => el("tr", { "data-visit": v.id },
+    el("td", { "data-field": "state" }, v.state), el("td", {}, when(v.scheduled_at, now)),
+    el("td", {}, when(v.sent_at, now, "not yet")), el("td", {}, v.policy),
+    el("td", {}, listerNames.get(v.lister_id) || v.lister_id), el("td", {}, v.owner), el("td", {}, v.id))));
+  flight.hidden = d.in_flight.length === 0;
+  document.getElementById("no-flight").hidden = d.in_flight.length > 0;
+
+  const n = d.next_visit;
+  fields(document.getElementById("next-visit"), [
+    ["next_visit_queue_position", "origin's next position", n.next_visit_queue_position === null ? "none" : count(n.next_visit_queue_position)],
+    ["queue_position", `${d.visit_type} queue position`, count(n.queue_position)],
+    ["ahead_seconds", "ahead of the queue", n.ahead_seconds === null ? "—"
+      : `${count(n.ahead_seconds)} s (${n.ahead_seconds < 0 ? "behind by " : ""}${seconds(Math.abs(n.ahead_seconds))})`],
+  ]);
+  document.getElementById("next-explanation").textContent = n.explanation;
+
+  document.querySelector("#cooldowns tbody").replaceChildren(...d.cooldowns.map((c) => el("tr", { "data-cooldown": c.cooldown },
+    el("td", {}, c.cooldown.replace("_", " ")), el("td", {}, c.length),
+    el("td", { "data-field": "holds", class: c.holds ? "holds" : "passes" }, c.holds ? "holds" : "passes"),
+    el("td", {}, c.holds ? when(c.until, now) : "—"),
+    el("td", { class: "explanation" }, c.explanation))));
+
+  document.querySelector("#listed tbody").replaceChildren(...d.listed.map((r) => el("tr", { "data-lister": r.lister },
+    el("td", {}, r.lister), el("td", { "data-field": "enabled" }, r.enabled ? "yes" : "no"),
+    el("td", {}, dateTime(r.last_update, "unknown")), el("td", {}, dateTime(r.first_seen)), el("td", {}, dateTime(r.last_seen)),
+    el("td", {}, r.policies.join(", ")), el("td", {}, JSON.stringify(r.extra_loader_arguments)))));
+
+  document.getElementById("origin").hidden = false;
+  setStatus("updated " + dateTime(d.now));
+}
+
+async function refresh() {
+  const d = await getJSON("/api/v1/origins/detail?" + new URLSearchParams({
+    url: params.get("url") || "", visit_type: params.get("visit_type") || "" }));
+  if (d) render(d);
+}
+
+const url = params.get("url") || "";
+const visitType = params.get("visit_type") || "";
+document.getElementById("visit-now").addEventListener("click", () => visitNow(url, visitType));
+document.getElementById("disable").addEventListener("click", () => setOriginEnabled(url, visitType, false));
+document.getElementById("enable").addEventListener("click", () => setOriginEnabled(url, visitType, true));
+document.addEventListener("revisit:changed", refresh);
+
+onLogin(refresh);
+refresh();
+setInterval(refresh, REFRESH_MS);
