@@ -2,30 +2,81 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 )
 
-// APITarget is P8's bound on the p99 latency of API reads under
-// APIClients concurrent clients (performance.md), with zero errors.
+// APIClients is how many clients P8 reads with; ConsoleClients, P11.
 const (
-	APITarget  = 50 * time.Millisecond
-	APIClients = 200
+	APIClients     = 200
+	ConsoleClients = 20
 )
 
-// APIPaths are the reads P8 names: a page of origins, the scheduler
-// metrics, the task types; and the queues.
-var APIPaths = []string{
-	"/api/v1/listed-origins?limit=100",
-	"/api/v1/scheduler-metrics",
-	"/api/v1/task-types",
-	"/api/v1/queues",
+// APIGroup is a set of reads timed together against one p99 target.
+type APIGroup struct {
+	Name   string
+	Target time.Duration
+	Paths  []string
+}
+
+// APIGroups are P8's reads: a page of origins, the scheduler metrics, the
+// task types and the queues, p99 ≤ 50 ms.
+func APIGroups() []APIGroup {
+	return []APIGroup{{Name: "reads", Target: 50 * time.Millisecond, Paths: []string{
+		"/api/v1/listed-origins?limit=100",
+		"/api/v1/scheduler-metrics",
+		"/api/v1/task-types",
+		"/api/v1/queues",
+	}}}
+}
+
+// ConsoleGroups are P11's reads, each what a console page asks of the
+// API: the overview (its summary and the last hour's history, p99 ≤ 100
+// ms), an origin's page (p99 ≤ 100 ms) and URL searches, by prefix and by
+// substring (p99 ≤ 200 ms). The origins and the searched texts come from
+// the first origins the server lists (at most samples of them).
+func ConsoleGroups(ctx context.Context, server, token string, samples int) ([]APIGroup, error) {
+	hc := &http.Client{Timeout: 30 * time.Second}
+	body, err := read(ctx, hc, strings.TrimRight(server, "/")+fmt.Sprintf("/api/v1/listed-origins?limit=%d", samples), token)
+	if err != nil {
+		return nil, err
+	}
+	var page struct {
+		Origins []struct {
+			URL       string `json:"url"`
+			VisitType string `json:"visit_type"`
+		} `json:"origins"`
+	}
+	if err := json.Unmarshal(body, &page); err != nil {
+		return nil, fmt.Errorf("listed origins: %w", err)
+	}
+	if len(page.Origins) == 0 {
+		return nil, errors.New("the server lists no origin: load some first (revisit bench store)")
+	}
+	origin := APIGroup{Name: "origin page", Target: 100 * time.Millisecond}
+	search := APIGroup{Name: "URL search", Target: 200 * time.Millisecond}
+	for _, o := range page.Origins {
+		origin.Paths = append(origin.Paths, "/api/v1/origins/detail?"+url.Values{"url": {o.URL}, "visit_type": {o.VisitType}}.Encode())
+		// The origin's URL without its last characters, and a middle part
+		// of its path.
+		prefix := o.URL[:max(len(o.URL)-3, 1)]
+		search.Paths = append(search.Paths, "/api/v1/origins/search?"+url.Values{"q": {prefix}, "match": {"prefix"}, "limit": {"50"}}.Encode())
+		if i := strings.LastIndexByte(o.URL, '/'); i > 0 && len(o.URL)-i > 4 {
+			part := o.URL[i : i+min(8, len(o.URL)-i)]
+			search.Paths = append(search.Paths, "/api/v1/origins/search?"+url.Values{"q": {part}, "match": {"substring"}, "limit": {"50"}}.Encode())
+		}
+	}
+	overview := APIGroup{Name: "overview", Target: 100 * time.Millisecond,
+		Paths: []string{"/api/v1/dashboard", "/api/v1/history?minutes=60"}}
+	return []APIGroup{overview, origin, search}, nil
 }
 
 // APIConfig configures RunAPI.
@@ -38,27 +89,46 @@ type APIConfig struct {
 	// time, for Duration.
 	Clients  int
 	Duration time.Duration
+	// Groups are the reads, taken in turn.
+	Groups []APIGroup
 }
 
-// APIReport is what RunAPI measured, over every path.
+// APIReport is what RunAPI measured, by group.
 type APIReport struct {
-	Clients   int           `json:"clients"`
-	Requests  int           `json:"requests"`
-	Errors    int           `json:"errors"`
-	PerSecond float64       `json:"requests_per_s"`
-	P50       time.Duration `json:"p50_ns"`
-	P99       time.Duration `json:"p99_ns"`
-	Max       time.Duration `json:"max_ns"`
+	Clients   int              `json:"clients"`
+	PerSecond float64          `json:"requests_per_s"`
+	Groups    []APIGroupReport `json:"groups"`
+}
+
+// APIGroupReport is what RunAPI measured of one group's reads.
+type APIGroupReport struct {
+	Name     string        `json:"name"`
+	Target   time.Duration `json:"target_p99_ns"`
+	Requests int           `json:"requests"`
+	Errors   int           `json:"errors"`
+	P50      time.Duration `json:"p50_ns"`
+	P99      time.Duration `json:"p99_ns"`
+	Max      time.Duration `json:"max_ns"`
 	// FirstError says what the first error was, if any.
 	FirstError string `json:"first_error,omitempty"`
 }
 
-// RunAPI has cfg.Clients clients read APIPaths in turn from the server for
-// cfg.Duration, and reports the latencies of their requests. An answer
-// other than 200, or no answer, is an error.
+// Met reports whether the group met its target: no error, p99 within it.
+func (g APIGroupReport) Met() bool { return g.Errors == 0 && g.Requests > 0 && g.P99 <= g.Target }
+
+// RunAPI has cfg.Clients clients read the groups' paths in turn from the
+// server for cfg.Duration, and reports the latencies of their requests by
+// group. An answer other than 200, or no answer, is an error.
 func RunAPI(ctx context.Context, cfg APIConfig) (APIReport, error) {
-	if cfg.Clients <= 0 || cfg.Duration <= 0 {
-		return APIReport{}, errors.New("clients and duration must be positive")
+	type pick struct{ group, path int }
+	var reads []pick
+	for g, group := range cfg.Groups {
+		for p := range group.Paths {
+			reads = append(reads, pick{g, p})
+		}
+	}
+	if cfg.Clients <= 0 || cfg.Duration <= 0 || len(reads) == 0 {
+		return APIReport{}, errors.New("clients, duration and paths are needed")
 	}
 	hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
 		MaxIdleConns: cfg.Clients, MaxIdleConnsPerHost: cfg.Clients}}
@@ -68,69 +138,77 @@ func RunAPI(ctx context.Context, cfg APIConfig) (APIReport, error) {
 	defer cancel()
 	var (
 		mu    sync.Mutex
-		times []time.Duration
-		rep   = APIReport{Clients: cfg.Clients}
+		times = make([][]time.Duration, len(cfg.Groups))
+		rep   = APIReport{Clients: cfg.Clients, Groups: make([]APIGroupReport, len(cfg.Groups))}
 		wg    sync.WaitGroup
 	)
+	for g, group := range cfg.Groups {
+		rep.Groups[g] = APIGroupReport{Name: group.Name, Target: group.Target}
+	}
 	start := time.Now()
 	for c := range cfg.Clients {
 		wg.Go(func() {
-			var mine []time.Duration
-			errs, first := 0, ""
-			for i := c; ctx.Err() == nil; i++ {
+			for i := c * 7919; ctx.Err() == nil; i++ {
+				r := reads[i%len(reads)]
 				t0 := time.Now()
-				err := get(ctx, hc, base+APIPaths[i%len(APIPaths)], cfg.Token)
+				_, err := read(ctx, hc, base+cfg.Groups[r.group].Paths[r.path], cfg.Token)
 				if ctx.Err() != nil {
 					break // the run ended during the request: not counted
 				}
-				mine = append(mine, time.Since(t0))
+				d := time.Since(t0)
+				mu.Lock()
+				times[r.group] = append(times[r.group], d)
+				g := &rep.Groups[r.group]
 				if err != nil {
-					if errs == 0 {
-						first = err.Error()
+					if g.Errors == 0 {
+						g.FirstError = err.Error()
 					}
-					errs++
+					g.Errors++
 				}
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			times = append(times, mine...)
-			rep.Errors += errs
-			if rep.FirstError == "" {
-				rep.FirstError = first
+				mu.Unlock()
 			}
 		})
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	if len(times) == 0 {
+	total := 0
+	for g, ts := range times {
+		if len(ts) == 0 {
+			continue
+		}
+		slices.Sort(ts)
+		r := &rep.Groups[g]
+		r.Requests = len(ts)
+		r.P50, r.P99, r.Max = ts[len(ts)/2], ts[min(len(ts)-1, len(ts)*99/100)], ts[len(ts)-1]
+		total += len(ts)
+	}
+	if total == 0 {
 		return rep, errors.New("no request completed")
 	}
-	slices.Sort(times)
-	rep.Requests = len(times)
-	rep.PerSecond = float64(len(times)) / elapsed.Seconds()
-	rep.P50, rep.P99, rep.Max = times[len(times)/2], times[min(len(times)-1, len(times)*99/100)], times[len(times)-1]
+	rep.PerSecond = float64(total) / elapsed.Seconds()
 	return rep, nil
 }
 
-// get reads one URL, requiring a 200 answer.
-func get(ctx context.Context, hc *http.Client, url, token string) error {
+// read reads one URL, requiring a 200 answer, and returns its body.
+func read(ctx context.Context, hc *http.Client, url, token string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, "GET", url, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer resp.Body.Close()
-	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
-		return err
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s", url, resp.Status)
+		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
 	}
-	return nil
+	return body, nil
 }
