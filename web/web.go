@@ -14,6 +14,8 @@
 // the scheduler metrics (actions.js, which other pages use for their
 // own actions, asks for confirmation in a dialog first; docs/actions.md).
 // Nothing is fetched from elsewhere, and no style or script is inline.
+// Every page is one layout (pages/layout.html: head, nav, token form)
+// around its own main part (pages/<page>.html), put together at start.
 //
 // The other pages read one or two API routes each: /origins searches the
 // listed origins by URL, /origin?url=…&visit_type=… shows one origin and
@@ -28,7 +30,9 @@
 package web
 
 import (
+	"bytes"
 	"embed"
+	"html/template"
 	"io/fs"
 	"net/http"
 )
@@ -36,16 +40,55 @@ import (
 //go:embed assets
 var assets embed.FS
 
-// pages are the console's pages: their paths and files.
-var pages = map[string]string{
-	"/{$}":     "index.html",
-	"/queues":  "queues.html",
-	"/workers": "workers.html",
-	"/tasks":   "tasks.html",
-	"/task":    "task.html",
-	"/listers": "listers.html",
-	"/origins": "origins.html",
-	"/origin":  "origin.html",
+// pageFiles hold the layout every page shares and each page's main part.
+//
+//go:embed pages
+var pageFiles embed.FS
+
+// page is one page of the console: its path, the file of its main part,
+// its title, what it adds to the layout, and the nav entry it is under
+// ("" for none).
+type page struct {
+	path, file, title, script, nav string
+	styles                         []string
+}
+
+var pages = []page{
+	{path: "/{$}", file: "index.html", script: "dashboard.js", nav: "/"},
+	{path: "/origins", file: "origins.html", title: "Origins", script: "origins.js", nav: "/origins", styles: []string{"origins.css"}},
+	{path: "/origin", file: "origin.html", title: "Origin", script: "origin.js", styles: []string{"origins.css"}},
+	{path: "/queues", file: "queues.html", title: "Queues", script: "queues.js", nav: "/queues", styles: []string{"pages.css"}},
+	{path: "/workers", file: "workers.html", title: "Workers", script: "workers.js", nav: "/workers", styles: []string{"pages.css"}},
+	{path: "/tasks", file: "tasks.html", title: "Tasks", script: "tasks.js", nav: "/tasks", styles: []string{"pages.css"}},
+	{path: "/task", file: "task.html", title: "Task", script: "task.js", nav: "/tasks", styles: []string{"pages.css"}},
+	{path: "/listers", file: "listers.html", title: "Listers", script: "listers.js", nav: "/listers", styles: []string{"pages.css"}},
+}
+
+// navEntries are the nav bar's links, in order.
+var navEntries = []struct{ href, label string }{
+	{"/", "Overview"}, {"/origins", "Origins"}, {"/queues", "Queues"}, {"/workers", "Workers"},
+	{"/tasks", "Tasks"}, {"/listers", "Listers"},
+}
+
+// render returns the whole HTML of p: the layout around its main part.
+func render(layout *template.Template, p page) ([]byte, error) {
+	main, err := fs.ReadFile(pageFiles, "pages/"+p.file)
+	if err != nil {
+		return nil, err
+	}
+	type link struct {
+		Href, Label string
+		Current     bool
+	}
+	var nav []link
+	for _, e := range navEntries {
+		nav = append(nav, link{e.href, e.label, e.href == p.nav})
+	}
+	var b bytes.Buffer
+	err = layout.Execute(&b, map[string]any{"Title": p.title, "Styles": p.styles, "Script": p.script, "Nav": nav,
+		// The main parts are the binary's own files.
+		"Main": template.HTML(main)})
+	return b.Bytes(), err
 }
 
 // Handler serves the console's pages and their assets under /assets/,
@@ -55,12 +98,18 @@ func Handler(next http.Handler) http.Handler {
 	if err != nil {
 		panic(err) // the embedded tree always has assets/
 	}
+	layout := template.Must(template.ParseFS(pageFiles, "pages/layout.html"))
 	files := http.FileServerFS(sub)
 	mux := http.NewServeMux()
-	for path, file := range pages {
-		mux.HandleFunc("GET "+path, func(w http.ResponseWriter, r *http.Request) {
+	for _, p := range pages {
+		html, err := render(layout, p)
+		if err != nil {
+			panic(err) // the embedded pages are fixed: a test renders them all
+		}
+		mux.HandleFunc("GET "+p.path, func(w http.ResponseWriter, r *http.Request) {
 			setHeaders(w)
-			http.ServeFileFS(w, r, sub, file)
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			_, _ = w.Write(html)
 		})
 	}
 	mux.Handle("GET /assets/", http.StripPrefix("/assets/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
