@@ -194,22 +194,8 @@ func walkEnd(from string, inclusive bool, length int) (string, []any) {
 // pages all the same, and statistics taken on a small table would pick a
 // sequential scan).
 func (e searchEngine) Rows(ctx context.Context, search revisit.OriginSearch, urls []string) ([]revisit.OriginMatch, error) {
-	where := []string{"url = ANY($1)"}
-	args := []any{urls}
-	if search.ListerID != nil {
-		args = append(args, *search.ListerID)
-		where = append(where, fmt.Sprintf("lister_id = $%d", len(args)))
-	}
-	if search.VisitType != "" {
-		args = append(args, search.VisitType)
-		where = append(where, fmt.Sprintf("visit_type = $%d", len(args)))
-	}
-	switch search.Enabled {
-	case revisit.OnlyEnabled:
-		where = append(where, "enabled")
-	case revisit.OnlyDisabled:
-		where = append(where, "NOT enabled")
-	}
+	filters, args := urlsearch.Filters(search, []any{urls}, func(n int) string { return fmt.Sprintf("$%d", n) })
+	where := append([]string{"url = ANY($1)"}, filters...)
 	sql := "SELECT " + grabsql.OriginColumns + ", last_visit, last_visit_status FROM listed_origin_all WHERE " +
 		strings.Join(where, " AND ")
 	var found []revisit.OriginMatch

@@ -60,22 +60,8 @@ func urlsQuery(search revisit.OriginSearch, from string, inclusive bool, n int) 
 
 // Rows returns the listed rows of urls that pass the search's filters.
 func (e searchEngine) Rows(ctx context.Context, search revisit.OriginSearch, urls []string) ([]revisit.OriginMatch, error) {
-	where := []string{"url IN (SELECT value FROM json_each(?1))"}
-	args := []any{jsonArray(urls)}
-	if search.ListerID != nil {
-		args = append(args, *search.ListerID)
-		where = append(where, fmt.Sprintf("lister_id = ?%d", len(args)))
-	}
-	if search.VisitType != "" {
-		args = append(args, search.VisitType)
-		where = append(where, fmt.Sprintf("visit_type = ?%d", len(args)))
-	}
-	switch search.Enabled {
-	case revisit.OnlyEnabled:
-		where = append(where, "enabled")
-	case revisit.OnlyDisabled:
-		where = append(where, "NOT enabled")
-	}
+	filters, args := urlsearch.Filters(search, []any{jsonArray(urls)}, func(n int) string { return fmt.Sprintf("?%d", n) })
+	where := append([]string{"url IN (SELECT value FROM json_each(?1))"}, filters...)
 	return query(ctx, e.s, scanMatches, "SELECT "+grabsql.OriginColumns+", last_visit, last_visit_status FROM listed_origin WHERE "+
 		strings.Join(where, " AND "), args...)
 }

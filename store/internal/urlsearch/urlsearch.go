@@ -156,3 +156,25 @@ func PrefixEnd(p string) string {
 	b[len(b)-1]++
 	return string(b)
 }
+
+// Filters returns the conditions on listed rows of the search's filters
+// (lister, visit type, enabled) and args with their arguments appended,
+// each argument named by placeholder(its position in args, from 1).
+func Filters(s revisit.OriginSearch, args []any, placeholder func(n int) string) ([]string, []any) {
+	var where []string
+	if s.ListerID != nil {
+		args = append(args, *s.ListerID)
+		where = append(where, "lister_id = "+placeholder(len(args)))
+	}
+	if s.VisitType != "" {
+		args = append(args, s.VisitType)
+		where = append(where, "visit_type = "+placeholder(len(args)))
+	}
+	switch s.Enabled {
+	case revisit.OnlyEnabled:
+		where = append(where, "enabled")
+	case revisit.OnlyDisabled:
+		where = append(where, "NOT enabled")
+	}
+	return where, args
+}
