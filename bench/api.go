@@ -42,7 +42,9 @@ func APIGroups() []APIGroup {
 // API: the overview (its summary and the last hour's history, p99 ≤ 100
 // ms), an origin's page (p99 ≤ 100 ms) and URL searches, by prefix and by
 // substring (p99 ≤ 200 ms). The origins and the searched texts come from
-// the first origins the server lists (at most samples of them).
+// the first origins the server lists (at most samples of them): a prefix
+// is an origin's URL but its last three characters, a substring its last
+// eight.
 func ConsoleGroups(ctx context.Context, server, token string, samples int) ([]APIGroup, error) {
 	hc := &http.Client{Timeout: 30 * time.Second}
 	body, err := read(ctx, hc, strings.TrimRight(server, "/")+fmt.Sprintf("/api/v1/listed-origins?limit=%d", samples), token)
@@ -65,12 +67,12 @@ func ConsoleGroups(ctx context.Context, server, token string, samples int) ([]AP
 	search := APIGroup{Name: "URL search", Target: 200 * time.Millisecond}
 	for _, o := range page.Origins {
 		origin.Paths = append(origin.Paths, "/api/v1/origins/detail?"+url.Values{"url": {o.URL}, "visit_type": {o.VisitType}}.Encode())
-		// The origin's URL without its last characters, and a middle part
-		// of its path.
+		// The origin's URL without its last characters, and its last
+		// characters: what an operator looking for a repository types.
 		prefix := o.URL[:max(len(o.URL)-3, 1)]
 		search.Paths = append(search.Paths, "/api/v1/origins/search?"+url.Values{"q": {prefix}, "match": {"prefix"}, "limit": {"50"}}.Encode())
-		if i := strings.LastIndexByte(o.URL, '/'); i > 0 && len(o.URL)-i > 4 {
-			part := o.URL[i : i+min(8, len(o.URL)-i)]
+		if len(o.URL) > 8 {
+			part := o.URL[len(o.URL)-8:]
 			search.Paths = append(search.Paths, "/api/v1/origins/search?"+url.Values{"q": {part}, "match": {"substring"}, "limit": {"50"}}.Encode())
 		}
 	}
@@ -116,19 +118,17 @@ type APIGroupReport struct {
 // Met reports whether the group met its target: no error, p99 within it.
 func (g APIGroupReport) Met() bool { return g.Errors == 0 && g.Requests > 0 && g.P99 <= g.Target }
 
-// RunAPI has cfg.Clients clients read the groups' paths in turn from the
-// server for cfg.Duration, and reports the latencies of their requests by
-// group. An answer other than 200, or no answer, is an error.
+// RunAPI has cfg.Clients clients read the groups' paths from the server
+// for cfg.Duration, each group as often, and reports the latencies of
+// their requests by group. An answer other than 200, or no answer, is an error.
 func RunAPI(ctx context.Context, cfg APIConfig) (APIReport, error) {
-	type pick struct{ group, path int }
-	var reads []pick
-	for g, group := range cfg.Groups {
-		for p := range group.Paths {
-			reads = append(reads, pick{g, p})
-		}
+	if cfg.Clients <= 0 || cfg.Duration <= 0 || len(cfg.Groups) == 0 {
+		return APIReport{}, errors.New("clients, duration and groups are needed")
 	}
-	if cfg.Clients <= 0 || cfg.Duration <= 0 || len(reads) == 0 {
-		return APIReport{}, errors.New("clients, duration and paths are needed")
+	for _, g := range cfg.Groups {
+		if len(g.Paths) == 0 {
+			return APIReport{}, fmt.Errorf("group %s has no path", g.Name)
+		}
 	}
 	hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
 		MaxIdleConns: cfg.Clients, MaxIdleConnsPerHost: cfg.Clients}}
@@ -148,22 +148,24 @@ func RunAPI(ctx context.Context, cfg APIConfig) (APIReport, error) {
 	start := time.Now()
 	for c := range cfg.Clients {
 		wg.Go(func() {
+			// The groups in turn, so that each is read as often, and in
+			// each group its paths in turn.
 			for i := c * 7919; ctx.Err() == nil; i++ {
-				r := reads[i%len(reads)]
+				g := i % len(cfg.Groups)
+				paths := cfg.Groups[g].Paths
 				t0 := time.Now()
-				_, err := read(ctx, hc, base+cfg.Groups[r.group].Paths[r.path], cfg.Token)
+				_, err := read(ctx, hc, base+paths[(i/len(cfg.Groups))%len(paths)], cfg.Token)
 				if ctx.Err() != nil {
 					break // the run ended during the request: not counted
 				}
 				d := time.Since(t0)
 				mu.Lock()
-				times[r.group] = append(times[r.group], d)
-				g := &rep.Groups[r.group]
-				if err != nil {
-					if g.Errors == 0 {
-						g.FirstError = err.Error()
+				times[g] = append(times[g], d)
+				if r := &rep.Groups[g]; err != nil {
+					if r.Errors == 0 {
+						r.FirstError = err.Error()
 					}
-					g.Errors++
+					r.Errors++
 				}
 				mu.Unlock()
 			}

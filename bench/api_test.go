@@ -37,7 +37,7 @@ func TestConsoleReads(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"overview", "origin page", "URL search"}, []string{groups[0].Name, groups[1].Name, groups[2].Name})
 	require.Len(t, groups[1].Paths, 10, "one origin page for each origin sampled")
-	require.Contains(t, groups[2].Paths, "/api/v1/origins/search?limit=50&match=substring&q=%2Frepo-00")
+	require.Contains(t, groups[2].Paths, "/api/v1/origins/search?limit=50&match=substring&q=epo-0003")
 
 	rep, err := bench.RunAPI(ctx, bench.APIConfig{Server: srv.URL, Clients: 3, Duration: 500 * time.Millisecond, Groups: groups})
 	require.NoError(t, err)

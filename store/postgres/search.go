@@ -189,10 +189,10 @@ func walkEnd(from string, inclusive bool, length int) (string, []any) {
 }
 
 // Rows returns the listed rows, pending ones included, of urls that pass
-// the search's filters, each URL probed in the hash indexes on url
-// (withIndexScans: a bitmap of a few hundred probes would read as many
-// pages all the same, and statistics taken on a small table would pick a
-// sequential scan).
+// the search's filters, each URL probed in the hash indexes on url. Only
+// sequential scans are turned off (statistics taken on a small table
+// would pick one): a hash index serves url = ANY(…) through a bitmap scan
+// alone, and without it the planner walks a whole index instead.
 func (e searchEngine) Rows(ctx context.Context, search revisit.OriginSearch, urls []string) ([]revisit.OriginMatch, error) {
 	filters, args := urlsearch.Filters(search, []any{urls}, func(n int) string { return fmt.Sprintf("$%d", n) })
 	where := append([]string{"url = ANY($1)"}, filters...)
@@ -200,12 +200,13 @@ func (e searchEngine) Rows(ctx context.Context, search revisit.OriginSearch, url
 		strings.Join(where, " AND ")
 	var found []revisit.OriginMatch
 	err := e.s.inTx(ctx, func(tx pgx.Tx) error {
-		return withIndexScans(ctx, tx, func() error {
-			rows, _ := tx.Query(ctx, sql, args...)
-			var err error
-			found, err = pgx.CollectRows(rows, scanMatch)
+		if _, err := tx.Exec(ctx, "SET LOCAL enable_seqscan = off"); err != nil {
 			return err
-		})
+		}
+		rows, _ := tx.Query(ctx, sql, args...)
+		var err error
+		found, err = pgx.CollectRows(rows, scanMatch)
+		return err
 	})
 	return found, err
 }
