@@ -194,13 +194,10 @@ func walkEnd(from string, inclusive bool, length int) (string, []any) {
 // would pick one): a hash index serves url = ANY(…) through a bitmap scan
 // alone, and without it the planner walks a whole index instead.
 func (e searchEngine) Rows(ctx context.Context, search revisit.OriginSearch, urls []string) ([]revisit.OriginMatch, error) {
-	filters, args := urlsearch.Filters(search, []any{urls}, func(n int) string { return fmt.Sprintf("$%d", n) })
-	where := append([]string{"url = ANY($1)"}, filters...)
-	sql := "SELECT " + grabsql.OriginColumns + ", last_visit, last_visit_status FROM listed_origin_all WHERE " +
-		strings.Join(where, " AND ")
+	sql, args := rowsQuery(search, urls)
 	var found []revisit.OriginMatch
 	err := e.s.inTx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "SET LOCAL enable_seqscan = off"); err != nil {
+		if _, err := tx.Exec(ctx, rowsSetting); err != nil {
 			return err
 		}
 		rows, _ := tx.Query(ctx, sql, args...)
@@ -209,6 +206,17 @@ func (e searchEngine) Rows(ctx context.Context, search revisit.OriginSearch, url
 		return err
 	})
 	return found, err
+}
+
+// rowsSetting is the setting of Rows' transaction.
+const rowsSetting = "SET LOCAL enable_seqscan = off"
+
+// rowsQuery returns the statement of Rows.
+func rowsQuery(search revisit.OriginSearch, urls []string) (string, []any) {
+	filters, args := urlsearch.Filters(search, []any{urls}, func(n int) string { return fmt.Sprintf("$%d", n) })
+	where := append([]string{"url = ANY($1)"}, filters...)
+	return "SELECT " + grabsql.OriginColumns + ", last_visit, last_visit_status FROM listed_origin_all WHERE " +
+		strings.Join(where, " AND "), args
 }
 
 // scanMatch scans grabsql.OriginColumns, last_visit and last_visit_status.

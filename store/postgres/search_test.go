@@ -90,6 +90,11 @@ func TestSearchPlans(t *testing.T) {
 	trigram, trigramArgs := trigramQuery("%project-01234%", "%project-01234%", "", true, 101)
 	window, windowArgs := trigramQuery("%p/project-01234%", "%group12/project-01234%", "", true, 101)
 	walk, walkArgs := walkQuery("%https://%", "", true, walkLength, 101)
+	var some []string
+	for i := range 500 {
+		some = append(some, fmt.Sprintf("https://forge3.example/group12/project-%05d", i))
+	}
+	rows, rowsArgs := rowsQuery(revisit.OriginSearch{}, some)
 	for _, c := range []struct {
 		name, setup, sql string
 		args             []any
@@ -100,10 +105,13 @@ func TestSearchPlans(t *testing.T) {
 		{"rare substring's end", strings.Join(trigramOnly, "; "), window, windowArgs,
 			"Index Cond: (url ~~ '%p/project-01234%'::text)"},
 		{"common substring", "", walk, walkArgs, "Index Only Scan using origin_url_pkey"},
+		{"rows of the URLs", rowsSetting, rows, rowsArgs, "Bitmap Index Scan on listed_origin_url"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			plan := explainWith(t, ctx, s, c.setup, c.sql, c.args...)
 			require.Contains(t, plan, c.want)
+			require.NotContains(t, plan, "Seq Scan")
+			require.NotContains(t, plan, "Filter: (url = ANY", "a probe of each URL, not a walk of an index")
 			if c.name == "prefix" {
 				require.Contains(t, plan, "Index Cond: ((url >= ", "the prefix bounds the scan")
 			}
