@@ -192,8 +192,10 @@ func TestPauseResumeAndRequeueLost(t *testing.T) {
 
 	out = h.json("POST", "/api/v1/visit-types/git/resume", "", 200)
 	require.Nil(t, out["paused"])
+	require.Equal(t, true, out["was_paused"])
 	require.Empty(t, paused())
 	h.audited("resume", "git", "writer")
+	require.Equal(t, false, h.json("POST", "/api/v1/visit-types/git/resume", "", 200)["was_paused"])
 	dash = h.json("GET", "/api/v1/dashboard", "", 200)["visit_types"].([]any)[0].(map[string]any)
 	require.Nil(t, dash["paused"])
 

@@ -24,6 +24,13 @@ type VisitTypePause struct {
 	Paused    *Pause `json:"paused"`
 }
 
+// ResumeResponse is a visit type resumed (Paused is null) and whether it
+// was paused.
+type ResumeResponse struct {
+	VisitTypePause
+	WasPaused bool `json:"was_paused"`
+}
+
 // RequeueResponse counts the visits an operator declared lost.
 type RequeueResponse struct {
 	VisitType string `json:"visit_type"`
@@ -69,7 +76,7 @@ func (s *Server) handleResume(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		s.audit(r, "resume", vt, "was_paused", was)
 	}
-	s.reply(w, r, VisitTypePause{VisitType: vt}, err)
+	s.reply(w, r, ResumeResponse{VisitTypePause: VisitTypePause{VisitType: vt}, WasPaused: was}, err)
 }
 
 // handleRequeueLost declares lost now the visits of the visit type sent

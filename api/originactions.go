@@ -9,7 +9,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/revisit-sched/revisit"
-	"github.com/revisit-sched/revisit/broker"
 	"github.com/revisit-sched/revisit/internal/service/visitsend"
 )
 
@@ -53,9 +52,11 @@ func (s *Server) handleVisitNow(w http.ResponseWriter, r *http.Request) {
 	s.reply(w, r, res, err)
 }
 
-// visitNow dispatches a visit of the origin and sends its message at
-// once, with a high priority, to its visit type's queue, whatever the
-// queue's depth: the visit is in flight as the orchestrator's are.
+// VisitInFlightHint ends the message of a visit now refused because a
+// visit of the origin is in flight.
+const VisitInFlightHint = "; force: true sends another"
+
+// visitNow sends the visit of the origin (visitsend.SendOrigin).
 func (s *Server) visitNow(ctx context.Context, req VisitNowRequest) (VisitNowResponse, error) {
 	if s.cfg.Broker == nil {
 		return VisitNowResponse{}, revisit.Errorf(revisit.CodeUnavailable, "this server has no broker to send visits through")
@@ -68,41 +69,19 @@ func (s *Server) visitNow(ctx context.Context, req VisitNowRequest) (VisitNowRes
 	if err != nil {
 		return VisitNowResponse{}, err
 	}
-	v, err := s.st.VisitsDispatchOrigin(ctx, revisit.OriginDispatchParams{
-		Key:      revisit.OriginKey{URL: req.URL, VisitType: req.VisitType},
-		ListerID: req.ListerID, Owner: actionOwner(), Now: s.now(), Force: req.Force})
+	v, err := visitsend.SendOrigin(ctx, s.st, s.cfg.Broker,
+		visitsend.Config{Owner: actionOwner(), Origin: visitsend.SenderName(), Clock: s.cfg.Clock}, tt,
+		revisit.OriginDispatchParams{Key: revisit.OriginKey{URL: req.URL, VisitType: req.VisitType},
+			ListerID: req.ListerID, Now: s.now(), Force: req.Force})
 	var e *revisit.Error
 	if errors.As(err, &e) && e.Code == revisit.CodeConflict {
-		return VisitNowResponse{}, revisit.Errorf(revisit.CodeConflict, "%s; force: true sends another", e.Message)
+		return VisitNowResponse{}, revisit.Errorf(revisit.CodeConflict, "%s%s", e.Message, VisitInFlightHint)
 	}
 	if err != nil {
 		return VisitNowResponse{}, err
 	}
-	sender := visitsend.NewSender(s.st, s.cfg.Broker,
-		visitsend.Config{Owner: actionOwner(), Origin: visitsend.SenderName(), Clock: s.cfg.Clock})
-	priority := visitsend.HighPriority
-	out, err := sender.SendVisits(ctx, tt.BackendName, tt.BackendName, &priority, []revisit.Visit{v})
-	switch {
-	case err != nil:
-		return VisitNowResponse{}, err
-	case out.Unsure > 0:
-		return VisitNowResponse{}, revisit.Errorf(revisit.CodeUnavailable, "the broker did not confirm the message "+
-			"to queue %s (%v); it may be queued all the same: its visit is kept as lost, so that its result counts",
-			tt.BackendName, out.Err)
-	case out.Failed > 0:
-		return VisitNowResponse{}, revisit.Errorf(revisit.CodeUnavailable,
-			"the message was not sent to queue %s (%v); nothing is in flight", tt.BackendName, queueProblem(out.Err))
-	}
 	return VisitNowResponse{ID: v.ID, URL: v.Origin.URL, VisitType: v.Origin.VisitType, ListerID: v.Origin.ListerID,
 		Queue: tt.BackendName, ScheduledAt: v.ScheduledAt}, nil
-}
-
-// queueProblem explains a queue the broker does not know.
-func queueProblem(err error) error {
-	if errors.Is(err, broker.ErrQueueMissing) {
-		return errors.New("the queue does not exist: no worker declared it yet")
-	}
-	return err
 }
 
 // OriginEnabledRequest is the body of POST /api/v1/listed-origins/enable

@@ -96,45 +96,57 @@ func (s *Server) handleOriginDetail(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	d, err := s.originDetail(r.Context(), key)
+	d, err := LoadOriginDetail(r.Context(), s.st, key, s.now())
 	s.reply(w, r, d, err)
 }
 
-// originDetail reads what the stores keep of the origin and explains it.
-func (s *Server) originDetail(ctx context.Context, key revisit.OriginKey) (OriginDetail, error) {
-	d := OriginDetail{URL: key.URL, VisitType: key.VisitType, Now: s.now()}
-	page, err := s.st.ListedOriginsGet(ctx, revisit.ListedOriginFilter{URLs: []string{key.URL}, VisitType: key.VisitType,
+// OriginDetailStore is what LoadOriginDetail reads of a store.
+// store.Store implements it.
+type OriginDetailStore interface {
+	ListedOriginsGet(ctx context.Context, f revisit.ListedOriginFilter) (revisit.ListedOriginPage, error)
+	ListerGetByIDs(ctx context.Context, ids []uuid.UUID) ([]revisit.Lister, error)
+	VisitStatsGet(ctx context.Context, keys []revisit.OriginKey) ([]revisit.VisitStats, error)
+	VisitsOfOrigin(ctx context.Context, key revisit.OriginKey) ([]revisit.Visit, error)
+	QueuePositionGet(ctx context.Context, visitType string) (int64, error)
+}
+
+// LoadOriginDetail reads what st keeps of the origin key and explains it
+// as of now: the body of GET /api/v1/origins/detail. An origin of which
+// st knows nothing is a not-found error.
+func LoadOriginDetail(ctx context.Context, st OriginDetailStore, key revisit.OriginKey, now time.Time) (OriginDetail, error) {
+	d := OriginDetail{URL: key.URL, VisitType: key.VisitType, Now: now}
+	page, err := st.ListedOriginsGet(ctx, revisit.ListedOriginFilter{URLs: []string{key.URL}, VisitType: key.VisitType,
 		Enabled: revisit.AnyEnabled})
 	if err != nil {
 		return d, err
 	}
-	stats, err := s.st.VisitStatsGet(ctx, []revisit.OriginKey{key})
+	stats, err := st.VisitStatsGet(ctx, []revisit.OriginKey{key})
 	if err != nil {
 		return d, err
 	}
-	visits, err := s.st.VisitsOfOrigin(ctx, key)
+	visits, err := st.VisitsOfOrigin(ctx, key)
 	if err != nil {
 		return d, err
 	}
 	if len(page.Origins) == 0 && len(stats) == 0 && len(visits) == 0 {
 		return d, revisit.Errorf(revisit.CodeNotFound, "no origin %s of visit type %s", key.URL, key.VisitType)
 	}
-	st := revisit.NewVisitStats(key)
+	vs := revisit.NewVisitStats(key)
 	if len(stats) > 0 {
-		st = stats[0]
-		js := NewVisitStats(st)
+		vs = stats[0]
+		js := NewVisitStats(vs)
 		d.VisitStats = &js
 	}
-	if d.Listed, err = s.listedRows(ctx, page.Origins, st); err != nil {
+	if d.Listed, err = listedRows(ctx, st, page.Origins, vs); err != nil {
 		return d, err
 	}
-	position, err := s.st.QueuePositionGet(ctx, key.VisitType)
+	position, err := st.QueuePositionGet(ctx, key.VisitType)
 	if err != nil {
 		return d, err
 	}
-	d.NextVisit = newNextVisit(key.VisitType, st, position, page.Origins)
+	d.NextVisit = newNextVisit(key.VisitType, vs, position, page.Origins)
 	held := false
-	for _, c := range revisit.DefaultCooldowns().States(st, d.Now) {
+	for _, c := range revisit.DefaultCooldowns().States(vs, d.Now) {
 		held = held || c.Holds
 		d.Cooldowns = append(d.Cooldowns, CooldownState{Cooldown: c.Cooldown, Length: config.Duration(c.Length),
 			Since: c.Since, Holds: c.Holds, Until: c.Until, Explanation: explainCooldown(c)})
@@ -147,12 +159,12 @@ func (s *Server) originDetail(ctx context.Context, key revisit.OriginKey) (Origi
 	return d, nil
 }
 
-// listedRows returns the rows of an origin whose stats are st, each with
-// its lister's name and the policies it qualifies for.
-func (s *Server) listedRows(ctx context.Context, rows []revisit.ListedOrigin, st revisit.VisitStats) ([]ListedRow, error) {
+// listedRows returns the rows of an origin whose stats are vs, each with
+// its lister's name (read from st) and the policies it qualifies for.
+func listedRows(ctx context.Context, st OriginDetailStore, rows []revisit.ListedOrigin, vs revisit.VisitStats) ([]ListedRow, error) {
 	ids := mapSlice(rows, func(o revisit.ListedOrigin) uuid.UUID { return o.ListerID })
 	slices.SortFunc(ids, func(a, b uuid.UUID) int { return slices.Compare(a[:], b[:]) })
-	ls, err := s.st.ListerGetByIDs(ctx, slices.Compact(ids))
+	ls, err := st.ListerGetByIDs(ctx, slices.Compact(ids))
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +177,7 @@ func (s *Server) listedRows(ctx context.Context, rows []revisit.ListedOrigin, st
 		l := listers[o.ListerID]
 		out[i] = ListedRow{ListedOrigin: NewListedOrigin(o), Lister: listerLabel(l), Policies: []string{}}
 		for _, p := range revisit.Policies {
-			if p.Qualifies(o, st, l) {
+			if p.Qualifies(o, vs, l) {
 				out[i].Policies = append(out[i].Policies, string(p))
 			}
 		}

@@ -230,8 +230,8 @@ func (s *Server) actionRoutes() []Route {
 				"(a visit type paused already keeps who paused it and when).",
 			Response: VisitTypePause{}, handle: s.handlePause},
 		{Method: "POST", Path: "/api/v1/visit-types/{visit_type}/resume", Scope: ScopeWrite,
-			Summary:  "Resume a paused visit type: its loop runs a round at once.",
-			Response: VisitTypePause{}, handle: s.handleResume},
+			Summary:  "Resume a paused visit type: its loop runs a round at once; was_paused says whether it was paused.",
+			Response: ResumeResponse{}, handle: s.handleResume},
 		{Method: "POST", Path: "/api/v1/visit-types/{visit_type}/requeue-lost", Scope: ScopeWrite,
 			Summary: "Declare lost now every visit of the visit type sent and still without a result, and offer " +
 				"their origins again at once (for messages the workers lost); a late result still counts.",

@@ -2,6 +2,7 @@ package visitsend
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 
@@ -152,4 +153,51 @@ func (s *Sender) SendVisits(ctx context.Context, task, queue string, priority *u
 	// Publish's error is also in each publication's outcome.
 	pubs, _ := s.b.Publish(ctx, queue, msgs)
 	return Record(ctx, s.st, visits, pubs, s.cfg.Clock.Now())
+}
+
+// OriginStore is what SendOrigin needs of a store: a Sender's, and the
+// dispatch of one origin.
+type OriginStore interface {
+	Store
+	// VisitsDispatchOrigin marks one origin scheduled and records its
+	// visit pending; ErrConflict when one is in flight, unless forced.
+	VisitsDispatchOrigin(ctx context.Context, p revisit.OriginDispatchParams) (revisit.Visit, error)
+}
+
+// SendOrigin dispatches the visit of one origin that an operator asks for
+// (p, whose Owner is cfg.Owner) and sends its message at once, with
+// HighPriority, to the queue of the visit type's load task type tt,
+// whatever the queue's depth: the visit is then in flight as the
+// orchestrator's are. A visit of the origin in flight already is the
+// store's ErrConflict (unless p.Force); a message the broker did not
+// confirm is ErrUnavailable, saying what became of its visit.
+func SendOrigin(ctx context.Context, st OriginStore, b Broker, cfg Config, tt revisit.TaskType,
+	p revisit.OriginDispatchParams) (revisit.Visit, error) {
+	p.Owner = cfg.Owner
+	v, err := st.VisitsDispatchOrigin(ctx, p)
+	if err != nil {
+		return v, err
+	}
+	priority := HighPriority
+	out, err := NewSender(st, b, cfg).SendVisits(ctx, tt.BackendName, tt.BackendName, &priority, []revisit.Visit{v})
+	switch {
+	case err != nil:
+		return v, err
+	case out.Unsure > 0:
+		return v, revisit.Errorf(revisit.CodeUnavailable, "the broker did not confirm the message "+
+			"to queue %s (%v); it may be queued all the same: its visit is kept as lost, so that its result counts",
+			tt.BackendName, out.Err)
+	case out.Failed > 0:
+		return v, revisit.Errorf(revisit.CodeUnavailable,
+			"the message was not sent to queue %s (%v); nothing is in flight", tt.BackendName, queueProblem(out.Err))
+	}
+	return v, nil
+}
+
+// queueProblem explains a queue the broker does not know.
+func queueProblem(err error) error {
+	if errors.Is(err, broker.ErrQueueMissing) {
+		return errors.New("the queue does not exist: no worker declared it yet")
+	}
+	return err
 }
