@@ -11,12 +11,15 @@ package client
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -266,6 +269,236 @@ func (c *Client) Queues(ctx context.Context) ([]api.Queue, error) {
 	var out api.QueuesResponse
 	err := c.do(ctx, "GET", "/api/v1/queues", nil, nil, &out)
 	return out.Queues, err
+}
+
+// OriginsSearch returns one page of the listed rows whose URL matches the
+// search (revisit.OriginSearchPage: a page may be short and still have a
+// next page). A lister named by id is sent by name, as the route takes it.
+func (c *Client) OriginsSearch(ctx context.Context, s revisit.OriginSearch) (revisit.OriginSearchPage, error) {
+	q := url.Values{"q": {s.Query}}
+	if s.Match != "" {
+		q.Set("match", string(s.Match))
+	}
+	if s.ListerID != nil {
+		ls, err := c.ListerGetByIDs(ctx, []uuid.UUID{*s.ListerID})
+		if err != nil {
+			return revisit.OriginSearchPage{}, err
+		}
+		if len(ls) == 0 {
+			return revisit.OriginSearchPage{}, revisit.Errorf(revisit.CodeNotFound, "no lister with id %s", s.ListerID)
+		}
+		q.Set("lister", ls[0].Name)
+		if ls[0].InstanceName != "" {
+			q.Set("lister", ls[0].Name+"/"+ls[0].InstanceName)
+		}
+	}
+	if s.VisitType != "" {
+		q.Set("visit_type", s.VisitType)
+	}
+	if s.Enabled != revisit.AnyEnabled {
+		q.Set("enabled", strconv.FormatBool(s.Enabled == revisit.OnlyEnabled))
+	}
+	if s.Limit > 0 {
+		q.Set("limit", strconv.Itoa(s.Limit))
+	}
+	if s.PageToken != "" {
+		q.Set("page_token", s.PageToken)
+	}
+	var out api.OriginSearchPage
+	err := c.do(ctx, "GET", "/api/v1/origins/search", q, nil, &out)
+	page := revisit.OriginSearchPage{NextPageToken: out.NextPageToken}
+	page.Origins = domains(out.Origins, func(m api.OriginMatch) revisit.OriginMatch {
+		om := revisit.OriginMatch{ListedOrigin: m.ListedOrigin.Domain(), LastVisit: m.LastVisit}
+		if m.LastVisitStatus != nil {
+			st := revisit.VisitStatus(*m.LastVisitStatus)
+			om.LastVisitStatus = &st
+		}
+		return om
+	})
+	return page, err
+}
+
+// OriginDetail returns what the server knows of one origin, explained.
+func (c *Client) OriginDetail(ctx context.Context, key revisit.OriginKey) (api.OriginDetail, error) {
+	var out api.OriginDetail
+	err := c.do(ctx, "GET", "/api/v1/origins/detail", url.Values{"url": {key.URL}, "visit_type": {key.VisitType}}, nil, &out)
+	return out, err
+}
+
+// History returns the last minutes (1 to 1440; 0: the server's default)
+// of the figures the server keeps in memory.
+func (c *Client) History(ctx context.Context, minutes int) (api.HistoryResponse, error) {
+	q := url.Values{}
+	if minutes != 0 {
+		q.Set("minutes", strconv.Itoa(minutes))
+	}
+	var out api.HistoryResponse
+	err := c.do(ctx, "GET", "/api/v1/history", q, nil, &out)
+	return out, err
+}
+
+// QueueMessages returns one page of the messages of a queue of the
+// server's embedded broker: f's Queue, Listing (empty: waiting), Limit and
+// PageToken; the server's clock decides which leases hold (f.Now is
+// ignored).
+func (c *Client) QueueMessages(ctx context.Context, f revisit.QueueMessageFilter) (api.QueueMessagesResponse, error) {
+	q := url.Values{}
+	if f.Listing != "" {
+		q.Set("state", string(f.Listing))
+	}
+	if f.Limit > 0 {
+		q.Set("limit", strconv.Itoa(f.Limit))
+	}
+	if f.PageToken != "" {
+		q.Set("page_token", f.PageToken)
+	}
+	var out api.QueueMessagesResponse
+	err := c.do(ctx, "GET", "/api/v1/queues/"+url.PathEscape(f.Queue)+"/messages", q, nil, &out)
+	return out, err
+}
+
+// Workers returns the workers of the server's embedded broker.
+func (c *Client) Workers(ctx context.Context) (api.WorkersResponse, error) {
+	var out api.WorkersResponse
+	err := c.do(ctx, "GET", "/api/v1/workers", nil, nil, &out)
+	return out, err
+}
+
+// BrokerQueues returns every queue as the server's broker sees it now.
+func (c *Client) BrokerQueues(ctx context.Context) (api.BrokerQueuesResponse, error) {
+	var out api.BrokerQueuesResponse
+	err := c.do(ctx, "GET", "/api/v1/broker/queues", nil, nil, &out)
+	return out, err
+}
+
+// Tasks returns one page of generic tasks. The route filters by Type,
+// Status, Policy and Priority only: other filters are an invalid-input
+// error naming them.
+func (c *Client) Tasks(ctx context.Context, f revisit.TaskFilter) (api.TasksPage, error) {
+	switch {
+	case len(f.IDs) > 0:
+		return api.TasksPage{}, revisit.Invalidf("ids", "not a filter of the tasks through a server: get each with Task")
+	case f.NextRunBefore != nil || f.NextRunAfter != nil:
+		return api.TasksPage{}, revisit.Invalidf("next_run", "not a filter of the tasks through a server")
+	}
+	q := url.Values{}
+	for k, v := range map[string]string{"type": f.Type, "status": string(f.Status), "policy": string(f.Policy),
+		"page_token": f.PageToken} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	if f.Priority != nil {
+		q.Set("priority", cmp.Or(string(*f.Priority), "none"))
+	}
+	if f.Limit > 0 {
+		q.Set("limit", strconv.Itoa(f.Limit))
+	}
+	var out api.TasksPage
+	err := c.do(ctx, "GET", "/api/v1/tasks", q, nil, &out)
+	return out, err
+}
+
+// Task returns one generic task and its runs, newest first.
+func (c *Client) Task(ctx context.Context, id int64) (api.TaskDetail, error) {
+	var out api.TaskDetail
+	err := c.do(ctx, "GET", "/api/v1/tasks/"+strconv.FormatInt(id, 10), nil, nil, &out)
+	return out, err
+}
+
+// VisitNow sends the visit of one origin at once (docs/actions.md).
+func (c *Client) VisitNow(ctx context.Context, req api.VisitNowRequest) (api.VisitNowResponse, error) {
+	var out api.VisitNowResponse
+	err := c.do(ctx, "POST", "/api/v1/visits", nil, req, &out)
+	return out, err
+}
+
+// ListedOriginsSetEnabled enables or disables the listed rows of an
+// origin, every lister's or only listerID's, and returns how many changed.
+func (c *Client) ListedOriginsSetEnabled(ctx context.Context, key revisit.OriginKey, listerID *uuid.UUID,
+	enabled bool) (int, error) {
+	path := "/api/v1/listed-origins/disable"
+	if enabled {
+		path = "/api/v1/listed-origins/enable"
+	}
+	var out api.OriginEnabledResponse
+	err := c.do(ctx, "POST", path, nil,
+		api.OriginEnabledRequest{URL: key.URL, VisitType: key.VisitType, ListerID: listerID}, &out)
+	return out.Changed, err
+}
+
+// VisitTypePauseSet pauses a visit type and returns its pause. The server
+// decides who paused it (the token's name) and when: p.By and p.At are
+// ignored.
+func (c *Client) VisitTypePauseSet(ctx context.Context, p revisit.Pause) (revisit.Pause, error) {
+	var out api.VisitTypePause
+	if err := c.do(ctx, "POST", visitTypePath(p.VisitType, "pause"), nil, nil, &out); err != nil {
+		return revisit.Pause{}, err
+	}
+	if out.Paused == nil {
+		return revisit.Pause{}, fmt.Errorf("pause %s: the answer has no pause", p.VisitType)
+	}
+	return revisit.Pause{VisitType: out.VisitType, By: out.Paused.By, At: out.Paused.At}, nil
+}
+
+// VisitTypePauseClear resumes a visit type and reports whether it was
+// paused.
+func (c *Client) VisitTypePauseClear(ctx context.Context, visitType string) (bool, error) {
+	var out api.ResumeResponse
+	err := c.do(ctx, "POST", visitTypePath(visitType, "resume"), nil, nil, &out)
+	return out.WasPaused, err
+}
+
+// VisitsExpire declares lost every visit of the visit type sent and still
+// without a result, and returns how many. The server's clock is the
+// bound: before is ignored.
+func (c *Client) VisitsExpire(ctx context.Context, visitType string, _ time.Time) (int, error) {
+	var out api.RequeueResponse
+	err := c.do(ctx, "POST", visitTypePath(visitType, "requeue-lost"), nil, nil, &out)
+	return out.Lost, err
+}
+
+func visitTypePath(visitType, action string) string {
+	return "/api/v1/visit-types/" + url.PathEscape(visitType) + "/" + action
+}
+
+// TasksSetStatus disables tasks, one request each, in order: the server
+// sets no other status (an invalid-input error naming status). It stops
+// at the first error, which says how many tasks were disabled before.
+func (c *Client) TasksSetStatus(ctx context.Context, ids []int64, status revisit.TaskStatus) error {
+	if status != revisit.TaskDisabled {
+		return revisit.Invalidf("status", "a server only disables tasks, not set them %s", status)
+	}
+	return c.taskActions(ctx, ids, "disable")
+}
+
+// TasksRespawn respawns disabled or completed tasks, one request each, in
+// order: each is due now (the server's clock), so nextRun must be nil (an
+// invalid-input error naming next_run); a task waiting or dispatched is a
+// conflict error. It stops at the first error, which says how many tasks
+// were respawned before.
+func (c *Client) TasksRespawn(ctx context.Context, ids []int64, nextRun *time.Time) error {
+	if nextRun != nil {
+		return revisit.Invalidf("next_run", "a server respawns tasks due now; their next run cannot be chosen")
+	}
+	return c.taskActions(ctx, ids, "respawn")
+}
+
+// taskActions posts the action to each task in turn.
+func (c *Client) taskActions(ctx context.Context, ids []int64, action string) error {
+	for i, id := range ids {
+		var out api.TaskState
+		err := c.do(ctx, "POST", "/api/v1/tasks/"+strconv.FormatInt(id, 10)+"/"+action, nil, nil, &out)
+		var e *revisit.Error
+		if errors.As(err, &e) && i > 0 {
+			return &revisit.Error{Code: e.Code, Field: e.Field,
+				Message: fmt.Sprintf("%s (the %d task(s) before it were changed)", e.Message, i)}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // domains maps a slice with f.
