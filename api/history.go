@@ -19,11 +19,11 @@ type History interface {
 // totals of the last 24 hours.
 type HistoryResponse = history.Window
 
-// historyMinutes is the rule of the minutes of GET /api/v1/history.
-var historyMinutes = revisit.Limit{Field: "minutes", Min: 1, Max: history.Minutes, Def: 60}
+// HistoryMinutes is the rule of the minutes of GET /api/v1/history.
+var HistoryMinutes = revisit.Limit{Field: "minutes", Min: 1, Max: history.Minutes, Def: 60}
 
 func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request) {
-	n, err := queryLimit(r, historyMinutes)
+	n, err := queryLimit(r, HistoryMinutes)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

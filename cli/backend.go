@@ -28,6 +28,13 @@ type backend interface {
 	QueuePositionGet(ctx context.Context, visitType string) (int64, error)
 	MetricsGet(ctx context.Context, listerID *uuid.UUID, visitType string) ([]revisit.SchedulerMetrics, error)
 	MetricsUpdate(ctx context.Context, listerID *uuid.UUID, now time.Time) ([]revisit.SchedulerMetrics, error)
+	OriginsSearch(ctx context.Context, s revisit.OriginSearch) (revisit.OriginSearchPage, error)
+	ListedOriginsSetEnabled(ctx context.Context, key revisit.OriginKey, listerID *uuid.UUID, enabled bool) (int, error)
+	VisitTypePauseSet(ctx context.Context, p revisit.Pause) (revisit.Pause, error)
+	VisitTypePauseClear(ctx context.Context, visitType string) (bool, error)
+	VisitsExpire(ctx context.Context, visitType string, before time.Time) (int, error)
+	TasksSetStatus(ctx context.Context, ids []int64, status revisit.TaskStatus) error
+	TasksRespawn(ctx context.Context, ids []int64, nextRun *time.Time) error
 }
 
 var (
@@ -41,6 +48,21 @@ func (a *app) backend(cmd *cobra.Command) (backend, error) {
 	if a.server == "" {
 		return a.openStore(cmd)
 	}
+	return a.newClient(cmd)
+}
+
+// serverClient returns the API client of --server, for the commands that
+// only a running server answers: without --server, a usage error saying
+// that cmd asks it for what.
+func (a *app) serverClient(cmd *cobra.Command, what string) (*client.Client, error) {
+	if a.server == "" {
+		return nil, usagef("--server is required: %s asks a running revisit serve for %s", cmd.CommandPath(), what)
+	}
+	return a.newClient(cmd)
+}
+
+// newClient returns the API client of --server.
+func (a *app) newClient(cmd *cobra.Command) (*client.Client, error) {
 	if _, err := a.config(cmd); err != nil {
 		return nil, err
 	}

@@ -19,8 +19,14 @@ type listerFlag struct {
 }
 
 func (f *listerFlag) register(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.spec, "lister", "", "only the origins of the lister `NAME[/INSTANCE]`")
-	cmd.Flags().StringVar(&f.id, "lister-id", "", "only the origins of the lister with this `UUID`")
+	f.registerAs(cmd, "only the origins of the lister")
+}
+
+// registerAs registers the flags with usage what: "what NAME[/INSTANCE]"
+// and "what with this UUID".
+func (f *listerFlag) registerAs(cmd *cobra.Command, what string) {
+	cmd.Flags().StringVar(&f.spec, "lister", "", what+" `NAME[/INSTANCE]`")
+	cmd.Flags().StringVar(&f.id, "lister-id", "", what+" with this `UUID`")
 }
 
 // parse checks the flags without the store: the name and instance, or the

@@ -13,11 +13,16 @@ import (
 func (a *app) originCommand() *cobra.Command {
 	oc := &cobra.Command{
 		Use:   "origin",
-		Short: "Record, list and schedule listed origins",
+		Short: "Record, list, search, show and schedule listed origins, and act on one",
 	}
 	oc.AddCommand(
 		a.originRecordCommand(),
 		a.originListCommand(),
+		a.originSearchCommand(),
+		a.originShowCommand(),
+		a.originVisitNowCommand(),
+		a.originEnabledCommand(false),
+		a.originEnabledCommand(true),
 		a.grabCommand("grab-next", false),
 		a.grabCommand("peek-next", true),
 		a.updateMetricsCommand(),

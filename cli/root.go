@@ -107,6 +107,19 @@ func named(name string, err error) error {
 	return err
 }
 
+// flagged words an invalid-input error in the command line's terms: the
+// field it names becomes the argument or flag that names gives for it,
+// and the error a usage error. Other errors are returned as they are.
+func flagged(err error, names map[string]string) error {
+	var e *revisit.Error
+	if errors.As(err, &e) && e.Code == revisit.CodeInvalid {
+		if name, ok := names[e.Field]; ok {
+			return usagef("%s: %s", name, e.Message)
+		}
+	}
+	return err
+}
+
 func oneLine(s string) string {
 	if !strings.ContainsAny(s, "\r\n") {
 		return s
@@ -188,7 +201,11 @@ and flags, each overriding the one before.`,
 		a.addForgeNowCommand(),
 		a.visitStatsCommand(),
 		a.visitStatusCommand(),
+		a.visitTypeCommand(),
 		a.brokerCommand(),
+		a.queueCommand(),
+		a.workerCommand(),
+		a.historyCommand(),
 		a.scheduleRecurrentCommand(),
 		a.listenerCommand(),
 		a.journalClientCommand(),
@@ -332,7 +349,7 @@ func (a *app) openStore(cmd *cobra.Command) (store.Store, error) {
 // readOnlyCommands change nothing in the store: on a store that does not
 // exist they say so rather than create it.
 var readOnlyCommands = []string{"broker depth", "broker events", "db status", "lister list", "lister show",
-	"origin check-ingested", "origin list", "origin metrics", "origin peek-next", "task list", "task list-pending", "task-type list",
+	"origin check-ingested", "origin list", "origin metrics", "origin peek-next", "origin search", "origin show", "task list", "task list-pending", "task-type list",
 	"task-type show", "visit-stats show"}
 
 // readsOnly reports whether cmd is one of readOnlyCommands.

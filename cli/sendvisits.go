@@ -17,18 +17,24 @@ import (
 // newSender returns the sender of the commands that send visits: each
 // visit is in flight, recorded under this process's name, until its result.
 func (a *app) newSender(st store.Store, b broker.Broker) *visitsend.Sender {
-	return visitsend.NewSender(st, b, visitsend.Config{Owner: holder.New(), Origin: visitsend.SenderName(), Clock: a.env.Clock})
+	return visitsend.NewSender(st, b, a.senderConfig())
+}
+
+// senderConfig is how the commands that send visits sign them: each visit
+// is recorded under this process's name.
+func (a *app) senderConfig() visitsend.Config {
+	return visitsend.Config{Owner: holder.New(), Origin: visitsend.SenderName(), Clock: a.env.Clock}
 }
 
 // loadTaskType returns the task type load-<visitType>, whose backend name
 // names the task and queue of the visit type's visits.
-func loadTaskType(ctx context.Context, st store.Store, visitType string) (revisit.TaskType, error) {
+func loadTaskType(ctx context.Context, st backend, visitType string) (revisit.TaskType, error) {
 	return taskTypeNamed(ctx, st, "load-"+visitType)
 }
 
 // taskTypeNamed returns the task type name, saying how to create it when
 // it does not exist.
-func taskTypeNamed(ctx context.Context, st store.Store, name string) (revisit.TaskType, error) {
+func taskTypeNamed(ctx context.Context, st backend, name string) (revisit.TaskType, error) {
 	tt, err := st.TaskTypeGet(ctx, name)
 	if revisit.Code(err) == revisit.CodeNotFound {
 		return tt, revisit.Errorf(revisit.CodeNotFound, "no task type %s (add it with revisit task-type add or register)", name)

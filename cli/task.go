@@ -44,7 +44,7 @@ func (a *app) taskCommand() *cobra.Command {
 		Short: "Manage generic tasks (oneshot or recurring jobs of a task type)",
 	}
 	task.AddCommand(a.taskAddCommand(), a.taskScheduleCommand(), a.taskListCommand(),
-		a.taskListPendingCommand(), a.taskRespawnCommand(), a.taskArchiveCommand())
+		a.taskListPendingCommand(), a.taskRespawnCommand(), a.taskDisableCommand(), a.taskArchiveCommand())
 	return task
 }
 
@@ -308,6 +308,27 @@ the others, oldest next run first; at most --limit of each kind per type.`,
 	return cmd
 }
 
+// taskIDsArgs are the arguments ID... of the commands that act on tasks.
+func taskIDsArgs(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return usagef("want arguments ID..., got none")
+	}
+	return nil
+}
+
+// parseTaskIDs reads the arguments ID... as task ids.
+func parseTaskIDs(args []string) ([]int64, error) {
+	ids := make([]int64, len(args))
+	for i, s := range args {
+		id, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || id <= 0 {
+			return nil, usagef("ID: %q is not a task id", s)
+		}
+		ids[i] = id
+	}
+	return ids, nil
+}
+
 func (a *app) taskRespawnCommand() *cobra.Command {
 	var nextRun string
 	cmd := &cobra.Command{
@@ -315,31 +336,29 @@ func (a *app) taskRespawnCommand() *cobra.Command {
 		Short: "Make tasks due again",
 		Long: `Make tasks due again, whatever their status: status next_run_not_scheduled,
 retries back to the task type's num_retries, and next run --next-run when
-given (else unchanged). Every ID must exist, or nothing changes.`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return usagef("want arguments ID..., got none")
-			}
-			return nil
-		},
+given (else unchanged). Every ID must exist, or nothing changes.
+
+Through --server, as the console does: each task is due now, and only a
+disabled or completed task is respawned; the tasks are respawned one after
+the other, and the first refusal stops the command.`,
+		Args: taskIDsArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ids := make([]int64, len(args))
-			for i, s := range args {
-				id, err := strconv.ParseInt(s, 10, 64)
-				if err != nil || id <= 0 {
-					return usagef("ID: %q is not a task id", s)
-				}
-				ids[i] = id
+			ids, err := parseTaskIDs(args)
+			if err != nil {
+				return err
 			}
 			var next *time.Time
 			if nextRun != "" {
+				if a.server != "" {
+					return usagef("--next-run: a server respawns tasks due now; leave it out with --server")
+				}
 				t, err := parseTime("--next-run", nextRun)
 				if err != nil {
 					return usageError{err}
 				}
 				next = &t
 			}
-			st, err := a.openStore(cmd)
+			st, err := a.backend(cmd)
 			if err != nil {
 				return err
 			}
@@ -351,4 +370,30 @@ given (else unchanged). Every ID must exist, or nothing changes.`,
 	}
 	cmd.Flags().StringVar(&nextRun, "next-run", "", "next run `time`, RFC 3339 or a date (default: unchanged)")
 	return cmd
+}
+
+func (a *app) taskDisableCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "disable ID...",
+		Short: "Disable tasks: they are not dispatched again unless respawned",
+		Long: `Set the status of tasks to disabled: the runner never dispatches them again,
+unless they are respawned. Every ID must exist, or nothing changes; through
+--server, the tasks are disabled one after the other, and the first error
+stops the command.`,
+		Args: taskIDsArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ids, err := parseTaskIDs(args)
+			if err != nil {
+				return err
+			}
+			st, err := a.backend(cmd)
+			if err != nil {
+				return err
+			}
+			if err := st.TasksSetStatus(cmd.Context(), ids, revisit.TaskDisabled); err != nil {
+				return fmt.Errorf("disable: %w", err)
+			}
+			return a.printSummary(fmt.Sprintf("disabled %d task(s)", len(ids)), cols("disabled"), len(ids))
+		},
+	}
 }
