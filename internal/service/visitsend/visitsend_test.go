@@ -266,3 +266,43 @@ func TestSendVisitsOfAnOperatorWithAPriority(t *testing.T) {
 		require.Equal(t, revisit.VisitSent, got[0].State)
 	})
 }
+
+// TestSendOrigin: an operator's visit is sent at once with a high
+// priority under the sender's owner; a second is the store's conflict
+// unless forced; a message not sent leaves nothing in flight and says why.
+func TestSendOrigin(t *testing.T) {
+	teststore.Engines(t, func(t *testing.T, st store.Store) {
+		ctx := context.Background()
+		world(t, st, 2)
+		tt := revisit.TaskType{Type: "load-git", BackendName: gitTask}
+		cfg := visitsend.Config{Owner: "operator-process", Origin: "revisit@test"}
+		p := revisit.OriginDispatchParams{Key: revisit.OriginKey{URL: "https://forge.example/r1", VisitType: "git"}}
+		b := &recording{}
+		v, err := visitsend.SendOrigin(ctx, st, b, cfg, tt, p)
+		require.NoError(t, err)
+		require.Equal(t, "operator-process", v.Owner)
+		require.Len(t, b.msgs, 1)
+		require.Equal(t, visitsend.HighPriority, b.msgs[0].Properties.Priority)
+		require.Equal(t, v.ID, b.msgs[0].Properties.CorrelationID)
+		got, err := st.VisitsGet(ctx, []string{v.ID})
+		require.NoError(t, err)
+		require.Equal(t, revisit.VisitSent, got[0].State)
+		require.Equal(t, revisit.OperatorChoice, got[0].Policy)
+
+		_, err = visitsend.SendOrigin(ctx, st, b, cfg, tt, p)
+		require.ErrorIs(t, err, revisit.ErrConflict)
+		require.Len(t, b.msgs, 1, "nothing sent")
+		p.Force = true
+		_, err = visitsend.SendOrigin(ctx, st, b, cfg, tt, p)
+		require.NoError(t, err)
+		require.Len(t, b.msgs, 2)
+
+		p = revisit.OriginDispatchParams{Key: revisit.OriginKey{URL: "https://forge.example/r0", VisitType: "git"}}
+		_, err = visitsend.SendOrigin(ctx, st, outcomes{{Err: broker.ErrQueueMissing}}, cfg, tt, p)
+		require.Equal(t, &revisit.Error{Code: revisit.CodeUnavailable, Message: "the message was not sent to queue " +
+			gitTask + " (the queue does not exist: no worker declared it yet); nothing is in flight"}, err)
+		inFlight, err := st.VisitsOfOrigin(ctx, p.Key)
+		require.NoError(t, err)
+		require.Empty(t, inFlight)
+	})
+}
