@@ -80,6 +80,12 @@ type StoreReport struct {
 	Grabs   []Latency `json:"grab_next_visits"`
 	// RecordPS is P3: origins/s recorded in batches of 1000, half new.
 	RecordPS float64 `json:"record_origins_per_s"`
+	// On stores that index the URLs a recording lists for the first time
+	// after it (store.URLIndexer), IndexPS is how fast they were then
+	// indexed for search (URLs/s), and RecordIndexedPS is RecordPS with
+	// that indexing counted in the recording's time.
+	IndexPS         float64 `json:"index_urls_per_s,omitempty"`
+	RecordIndexedPS float64 `json:"record_and_index_origins_per_s,omitempty"`
 }
 
 // benchState is kept in lister A's current_state, so that a later run on
@@ -150,6 +156,10 @@ func (se *session) start(ctx context.Context, w io.Writer) error {
 		if err := load(ctx, se.Store, se.ds, se.clk, se.a.ID, se.b.ID, w); err != nil {
 			return err
 		}
+		progress(w, "index the URLs for search")
+		if _, _, err := indexURLs(ctx, se.Store); err != nil {
+			return err
+		}
 		se.loaded, se.loadPS = true, float64(se.ds.Origins)/time.Since(start).Seconds()
 		state = benchState{Origins: se.ds.Origins, Seed: se.ds.Seed}
 	case state.Origins != se.ds.Origins || state.Seed != se.ds.Seed:
@@ -194,8 +204,37 @@ func RunStore(ctx context.Context, cfg StoreConfig) (StoreReport, error) {
 		}
 	}
 	progress(cfg.Progress, "record %d batches of 1000 (half new, half updates)", cfg.RecordBatches)
-	rep.RecordPS, err = timeRecord(ctx, se, se.ds, se.a.ID, se.b.ID, cfg.RecordBatches, cfg.RecordWriters)
+	took, err := timeRecord(ctx, se, se.ds, se.a.ID, se.b.ID, cfg.RecordBatches, cfg.RecordWriters)
+	if err != nil || took == 0 {
+		return rep, err
+	}
+	recorded := float64(cfg.RecordBatches * 1000)
+	rep.RecordPS = recorded / took.Seconds()
+	urls, indexing, err := indexURLs(ctx, se.Store)
+	if urls > 0 {
+		rep.IndexPS = float64(urls) / indexing.Seconds()
+		rep.RecordIndexedPS = recorded / (took + indexing).Seconds()
+	}
 	return rep, err
+}
+
+// indexURLs indexes for search every URL waiting in the store's backlog,
+// if it keeps one (store.URLIndexer), and returns how many and how long
+// it took.
+func indexURLs(ctx context.Context, s store.Store) (int, time.Duration, error) {
+	ix, ok := s.(store.URLIndexer)
+	if !ok {
+		return 0, 0, nil
+	}
+	const batch = 50_000
+	start, total := time.Now(), 0
+	for {
+		n, err := ix.IndexOriginURLs(ctx, batch)
+		total += n
+		if err != nil || n < batch {
+			return total, time.Since(start), err
+		}
+	}
 }
 
 // load records the data set in batches of 1000 from two writers, each
@@ -340,11 +379,11 @@ func visit(ctx context.Context, s store.Store, origins []revisit.ListedOrigin, n
 	return err
 }
 
-// timeRecord measures recording batches of 1000 origins, half of them new
-// and half already listed, into the loaded data set, writers batches at
-// once, as origin record records them (recording.Writer). The origins are
-// drawn before the clock starts.
-func timeRecord(ctx context.Context, s store.Store, ds Dataset, a, b uuid.UUID, batches, writers int) (float64, error) {
+// timeRecord returns how long recording batches of 1000 origins took, half
+// of them new and half already listed, into the loaded data set, writers
+// batches at once, as origin record records them (recording.Writer). The
+// origins are drawn before the clock starts.
+func timeRecord(ctx context.Context, s store.Store, ds Dataset, a, b uuid.UUID, batches, writers int) (time.Duration, error) {
 	if batches == 0 {
 		return 0, nil
 	}
@@ -363,7 +402,7 @@ func timeRecord(ctx context.Context, s store.Store, ds Dataset, a, b uuid.UUID, 
 	if err != nil {
 		return 0, err
 	}
-	return float64(batches*1000) / time.Since(start).Seconds(), nil
+	return time.Since(start), nil
 }
 
 // recordBatches draws batches of 1000 origins to record into the loaded

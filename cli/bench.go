@@ -486,6 +486,16 @@ Cases that ran short of eligible origins in either run are left out.`,
 				"", "", "", fmt.Sprintf("P3 %.0f/s", rep.RecordPS), rep.RecordPS >= bench.RecordTarget); err != nil {
 				return err
 			}
+			if rep.IndexPS > 0 {
+				if err := rw.Row("then index their new URLs for search (URLs/s)", "", "", "", "", "",
+					fmt.Sprintf("%.0f/s", rep.IndexPS), ""); err != nil {
+					return err
+				}
+				if err := rw.Row("record and index, in all (origins/s)", batches, batches*1000, "", "", "",
+					fmt.Sprintf("%.0f/s", rep.RecordIndexedPS), ""); err != nil {
+					return err
+				}
+			}
 			return rw.Close()
 		},
 	}

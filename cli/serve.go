@@ -21,7 +21,9 @@ import (
 	"github.com/revisit-sched/revisit/demo"
 	"github.com/revisit-sched/revisit/history"
 	"github.com/revisit-sched/revisit/internal/service/livequeue"
+	"github.com/revisit-sched/revisit/internal/service/urlindex"
 	"github.com/revisit-sched/revisit/runner"
+	"github.com/revisit-sched/revisit/store"
 	"github.com/revisit-sched/revisit/swhrpc"
 	"github.com/revisit-sched/revisit/web"
 )
@@ -232,6 +234,11 @@ func (a *app) serve(cmd *cobra.Command, c config.Config, addr string, selected m
 			Logger: a.log.With("role", roleAPI)})
 		apiCfg.History = hist
 		roles = append(roles, role{name: "history", run: hist.Run})
+		if ix, ok := st.(store.URLIndexer); ok {
+			roles = append(roles, role{name: "url-index", run: func(ctx context.Context) error {
+				return urlindex.Run(ctx, ix, urlindex.Config{Logger: a.log.With("role", roleAPI)})
+			}})
+		}
 	}
 	if q, ok := b.(*embedded.Broker); ok && selected[roleAPI] {
 		apiCfg.Queues = q

@@ -175,6 +175,16 @@ type Maintainer interface {
 	Maintain(ctx context.Context) error
 }
 
+// URLIndexer is implemented by stores that index the URLs recordings list
+// for the first time after the recording, in large batches (PostgreSQL's
+// origin_url_backlog): a search indexes what waits first, up to a bound,
+// and `revisit serve` keeps the backlog short by calling IndexOriginURLs.
+type URLIndexer interface {
+	// IndexOriginURLs indexes up to max waiting URLs and returns how many
+	// it indexed.
+	IndexOriginURLs(ctx context.Context, max int) (int, error)
+}
+
 // SettingsAdvisor is implemented by stores whose database server has
 // settings under which revisit is known to run much slower. Long-running
 // commands and the benches log the advice when they start.

@@ -24,7 +24,7 @@ func TestMaintainVacuumsAndAnalyzes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"listed_origin", "listed_origin_pending", "listed_origin_picked", "lister", "origin_url",
+	want := []string{"listed_origin", "listed_origin_pending", "listed_origin_picked", "lister", "origin_url", "origin_url_backlog",
 		"visit_in_flight", "visit_stats"}
 	if !slices.Equal(maintained, want) {
 		t.Fatalf("vacuumed and analyzed: %v, want %v", maintained, want)

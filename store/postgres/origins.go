@@ -126,7 +126,8 @@ func (s *Store) recordOrigins(ctx context.Context, input []revisit.ListedOrigin,
 //
 // Pending rows are updated where they sit; a new row of an origin pending
 // under another lister takes that grab's last_scheduled. The URL of a new
-// row goes to origin_url, where searches find it. The rows of origins
+// row goes to origin_url_backlog, to be indexed for searches
+// (IndexOriginURLs). The rows of origins
 // that several listers list are flagged shared (markScheduled): here those
 // listed twice in the batch, in shareOrigins those that other listers
 // listed before.
@@ -172,10 +173,9 @@ func recordStatement(returned, tail string) string {
 		WHERE o.url = m.url AND o.visit_type = m.visit_type AND NOT o.shared AND NOT EXISTS (SELECT FROM b
 			WHERE b.lister_id = o.lister_id AND b.url = o.url AND b.visit_type = o.visit_type)
 	), searched AS (
-		-- The URLs of the rows inserted, for the search (migration 00022),
-		-- in order: concurrent recordings take the keys in one order.
-		INSERT INTO origin_url (url) SELECT DISTINCT url FROM up WHERE inserted ORDER BY url
-		ON CONFLICT DO NOTHING
+		-- The URLs of the rows inserted, to be indexed for the search
+		-- (migration 00025, IndexOriginURLs).
+		INSERT INTO origin_url_backlog (url) SELECT DISTINCT url FROM up WHERE inserted
 	)
 	` + tail
 }

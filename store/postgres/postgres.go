@@ -350,9 +350,9 @@ func (s *Store) withIndexLookups(ctx context.Context, tx pgx.Tx, fn func() error
 // left in listed_origin by the moves to listed_origin_pending cost every
 // later write: on the 10M set, after an orchestrator run of a million
 // visits, visit-status processing ran 40 % slower until a vacuum
-// (docs/deploy/README.md, on autovacuum). Vacuuming origin_url also moves
-// the URLs recorded since into the body of its trigram index.
+// (docs/deploy/README.md, on autovacuum). URLs waiting to be indexed for
+// search stay in origin_url_backlog (IndexOriginURLs moves them).
 func (s *Store) Maintain(ctx context.Context) error {
-	_, err := s.pool.Exec(ctx, "VACUUM (ANALYZE) listed_origin, listed_origin_pending, listed_origin_picked, visit_stats, visit_in_flight, lister, origin_url")
+	_, err := s.pool.Exec(ctx, "VACUUM (ANALYZE) listed_origin, listed_origin_pending, listed_origin_picked, visit_stats, visit_in_flight, lister, origin_url, origin_url_backlog")
 	return translate(wrap(err, "vacuum"))
 }

@@ -9,23 +9,33 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/store/internal/urlsearch"
 )
 
-// originURLs returns the URLs of origin_url, in order.
+// originURLs returns the URLs of origin_url, in order, after indexing
+// every URL of its backlog.
 func originURLs(t *testing.T, s *Store) []string {
 	t.Helper()
-	rows, _ := s.pool.Query(context.Background(), "SELECT url FROM origin_url ORDER BY url")
+	_, err := s.IndexOriginURLs(context.Background(), 1_000_000)
+	require.NoError(t, err)
+	return tableURLs(t, s, "origin_url")
+}
+
+// tableURLs returns the url column of a table, in order.
+func tableURLs(t *testing.T, s *Store, table string) []string {
+	t.Helper()
+	rows, _ := s.pool.Query(context.Background(), "SELECT url FROM "+table+" ORDER BY url")
 	urls, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	require.NoError(t, err)
 	return urls
 }
 
-// TestOriginURLHoldsEveryListedURL: recording puts the URL of each new
-// listed row in origin_url once, whatever its lister and visit type, and
-// migration 00022 copies the URLs of the rows already listed, pending
+// TestOriginURLHoldsEveryListedURL: once indexed, origin_url holds the
+// URL of each new listed row once, whatever its lister and visit type,
+// and migration 00022 copies the URLs of the rows already listed, pending
 // ones included.
 func TestOriginURLHoldsEveryListedURL(t *testing.T) {
 	ctx := context.Background()
@@ -60,6 +70,58 @@ func TestOriginURLHoldsEveryListedURL(t *testing.T) {
 	require.Equal(t, want, originURLs(t, s))
 }
 
+// TestRecordingLeavesURLsToIndex: a recording appends the URLs of the rows
+// it inserts to origin_url_backlog and writes nothing to origin_url; a
+// move indexes at most what it is asked, concurrent moves index every URL
+// once, a URL indexed already is not indexed twice, and a search indexes
+// what waits before it reads.
+func TestRecordingLeavesURLsToIndex(t *testing.T) {
+	ctx := context.Background()
+	s := OpenMigrated(t, nil)
+	recordGitOrigins(t, s, 40)
+	require.Empty(t, tableURLs(t, s, "origin_url"))
+	require.Len(t, tableURLs(t, s, "origin_url_backlog"), 40)
+
+	moved, err := s.IndexOriginURLs(ctx, 1)
+	require.NoError(t, err)
+	require.Equal(t, 1, moved)
+	require.Len(t, tableURLs(t, s, "origin_url"), 1)
+
+	var g errgroup.Group
+	counts := make([]int, 4)
+	for i := range counts {
+		g.Go(func() error {
+			for {
+				n, err := s.IndexOriginURLs(ctx, 3)
+				counts[i] += n
+				if err != nil || n == 0 {
+					return err
+				}
+			}
+		})
+	}
+	require.NoError(t, g.Wait())
+	require.Equal(t, 39, counts[0]+counts[1]+counts[2]+counts[3])
+	require.Empty(t, tableURLs(t, s, "origin_url_backlog"))
+	indexed := tableURLs(t, s, "origin_url")
+	require.Len(t, indexed, 40)
+
+	// The same URL listed for another visit type waits again, and is
+	// indexed once; a search finds a URL recorded just before it.
+	l, err := s.ListerGetOrCreate(ctx, "github", "")
+	require.NoError(t, err)
+	_, err = s.ListedOriginsRecord(ctx, []revisit.ListedOrigin{
+		{ListerID: l.ID, URL: indexed[0], VisitType: "hg", Enabled: true},
+		{ListerID: l.ID, URL: "https://forge.example/searched-at-once", VisitType: "git", Enabled: true}})
+	require.NoError(t, err)
+	page, err := s.OriginsSearch(ctx, revisit.OriginSearch{Query: "searched-at", Match: revisit.MatchSubstring})
+	require.NoError(t, err)
+	require.Len(t, page.Origins, 1)
+	require.Equal(t, "https://forge.example/searched-at-once", page.Origins[0].URL)
+	require.Empty(t, tableURLs(t, s, "origin_url_backlog"))
+	require.Equal(t, append(indexed, "https://forge.example/searched-at-once"), tableURLs(t, s, "origin_url"))
+}
+
 // TestSearchPlans checks how origin_url answers the URLs of a search, on a
 // few thousand URLs with statistics: a prefix is a range of the primary
 // key, read in order; a substring the planner expects in few URLs comes
@@ -76,6 +138,8 @@ func TestSearchPlans(t *testing.T) {
 			URL: fmt.Sprintf("https://forge%d.example/group%d/project-%05d", i%7, i%50, i)}
 	}
 	_, err = s.ListedOriginsRecord(ctx, origins)
+	require.NoError(t, err)
+	_, err = s.IndexOriginURLs(ctx, len(origins))
 	require.NoError(t, err)
 	require.NoError(t, s.Maintain(ctx))
 	engine := searchEngine{s: s, trigramMatches: trigramMatches, walkLength: walkLength}
@@ -142,6 +206,8 @@ func TestSearchWalkStops(t *testing.T) {
 			URL: fmt.Sprintf("https://b.example/needle-%04d", i)})
 	}
 	_, err = s.ListedOriginsRecord(ctx, origins)
+	require.NoError(t, err)
+	_, err = s.IndexOriginURLs(ctx, len(origins))
 	require.NoError(t, err)
 	follow := func(e searchEngine) (urls []string, pages int) {
 		search := revisit.OriginSearch{Query: "needle", Match: revisit.MatchSubstring, Limit: 50}
