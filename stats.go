@@ -37,6 +37,22 @@ type VisitStats struct {
 	NextVisitQueuePosition *int64
 	NextPositionOffset     int
 	SuccessiveVisits       int
+	// Recent holds the origin's last results, newest first, at most
+	// RecentResultsKept. A write with nil Recent leaves the stored ones.
+	Recent []RecentResult
+}
+
+// RecentResultsKept is how many results of an origin its stats keep.
+const RecentResultsKept = 5
+
+// RecentResult is one result of an origin's visit as its stats keep it.
+type RecentResult struct {
+	// Date is the date of the result, as in LastVisit.
+	Date   time.Time
+	Status VisitStatus
+	// Eventful reports that the visit brought a snapshot other than the
+	// one before, or said it was eventful; only a successful visit is.
+	Eventful bool
 }
 
 // Key returns the origin key of s.

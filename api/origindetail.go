@@ -24,7 +24,11 @@ type OriginDetail struct {
 	Listed []ListedRow `json:"listed"`
 	// VisitStats are null before the origin's first visit or schedule.
 	VisitStats *VisitStats `json:"visit_stats"`
-	NextVisit  NextVisit   `json:"next_visit"`
+	// RecentResults are the origin's last results, newest first: at most
+	// revisit.RecentResultsKept, from those its stats have kept (since
+	// migration 00024).
+	RecentResults []RecentResult `json:"recent_results"`
+	NextVisit     NextVisit      `json:"next_visit"`
 	// Cooldowns are those of semantics §3.1, with their default lengths.
 	Cooldowns []CooldownState `json:"cooldowns"`
 	// Eligible reports whether a grab with the default cooldowns may pick
@@ -71,6 +75,16 @@ type CooldownState struct {
 	// Until is the last instant the cooldown holds the origin.
 	Until       *time.Time `json:"until"`
 	Explanation string     `json:"explanation"`
+}
+
+// RecentResult is one of an origin's last results.
+type RecentResult struct {
+	Date time.Time `json:"date"`
+	// Status is successful, failed or not_found.
+	Status string `json:"status"`
+	// Eventful reports that the visit brought a snapshot other than the
+	// one before, or said it was eventful.
+	Eventful bool `json:"eventful"`
 }
 
 // VisitInFlight is a visit of the origin dispatched to workers and not yet
@@ -137,6 +151,9 @@ func LoadOriginDetail(ctx context.Context, st OriginDetailStore, key revisit.Ori
 		js := NewVisitStats(vs)
 		d.VisitStats = &js
 	}
+	d.RecentResults = mapSlice(vs.Recent, func(r revisit.RecentResult) RecentResult {
+		return RecentResult{Date: r.Date, Status: string(r.Status), Eventful: r.Eventful}
+	})
 	if d.Listed, err = listedRows(ctx, st, page.Origins, vs); err != nil {
 		return d, err
 	}

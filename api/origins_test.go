@@ -139,6 +139,7 @@ func TestOriginDetail(t *testing.T) {
 		require.Equal(t, []any{"oldest_scheduled_first", "origins_without_last_update", "stop_after_success",
 			"first_visits_after_listing"}, byLister["heptapod"]["policies"])
 		require.Nil(t, d["visit_stats"])
+		require.Equal(t, []any{}, d["recent_results"])
 		require.Equal(t, true, d["eligible"])
 		require.Empty(t, d["in_flight"])
 		next := d["next_visit"].(map[string]any)
@@ -166,6 +167,8 @@ func TestOriginDetail(t *testing.T) {
 		stats := d["visit_stats"].(map[string]any)
 		require.Equal(t, "failed", stats["last_visit_status"])
 		require.Equal(t, "2026-03-01T11:30:00Z", stats["last_scheduled"])
+		require.Equal(t, []any{map[string]any{"date": "2026-03-01T10:00:00Z", "status": "failed", "eventful": false}},
+			d["recent_results"])
 		inFlight := d["in_flight"].([]any)
 		require.Len(t, inFlight, 1)
 		v := inFlight[0].(map[string]any)
@@ -197,6 +200,29 @@ func TestOriginDetail(t *testing.T) {
 		require.Greater(t, position, 0.0, "the failed visit placed it")
 		require.Equal(t, position-next["queue_position"].(float64), next["ahead_seconds"])
 		require.Contains(t, next["explanation"], "ahead")
+
+		// Six results more, one late: the five newest, newest first.
+		snapshot := func(c string) string { return strings.Repeat(c, 40) }
+		h.json("POST", "/api/v1/visit-statuses", `[
+			{"origin": "`+linux+`", "visit_type": "git", "status": "full", "date": "2026-03-01T10:10:00Z", "snapshot": "`+snapshot("a")+`"},
+			{"origin": "`+linux+`", "visit_type": "git", "status": "full", "date": "2026-03-01T10:20:00Z", "snapshot": "`+snapshot("a")+`"},
+			{"origin": "`+linux+`", "visit_type": "git", "status": "not_found", "date": "2026-03-01T10:30:00Z"},
+			{"origin": "`+linux+`", "visit_type": "git", "status": "partial", "date": "2026-03-01T10:40:00Z", "eventful": true},
+			{"origin": "`+linux+`", "visit_type": "git", "status": "failed", "date": "2026-03-01T10:50:00Z"},
+			{"origin": "`+linux+`", "visit_type": "git", "status": "failed", "date": "2026-03-01T10:05:00Z"},
+			{"origin": "`+linux+`", "visit_type": "git", "status": "full", "date": "2026-03-01T11:00:00Z", "snapshot": "`+snapshot("b")+`"}]`, 200)
+		result := func(date, status string, eventful bool) any {
+			return map[string]any{"date": "2026-03-01T" + date + ":00Z", "status": status, "eventful": eventful}
+		}
+		require.Equal(t, []any{result("11:00", "successful", true), result("10:50", "failed", false),
+			result("10:40", "successful", true), result("10:30", "not_found", false), result("10:20", "successful", false)},
+			detail()["recent_results"])
+		schemas := h.json("GET", "/api/v1/openapi.json", "", 200)["components"].(map[string]any)["schemas"].(map[string]any)
+		recent := schemas["OriginDetail"].(map[string]any)["properties"].(map[string]any)["recent_results"]
+		require.Equal(t, map[string]any{"type": "array", "items": map[string]any{"$ref": "#/components/schemas/RecentResult"}}, recent)
+		require.Equal(t, map[string]any{"date": map[string]any{"type": "string", "format": "date-time"},
+			"status": map[string]any{"type": "string"}, "eventful": map[string]any{"type": "boolean"}},
+			schemas["RecentResult"].(map[string]any)["properties"], "the OpenAPI document describes them")
 
 		h.fails("GET", "/api/v1/origins/detail?visit_type=git&url=https://nowhere.example/x", "", 404, "not_found", "", "no origin")
 		h.fails("GET", "/api/v1/origins/detail?visit_type=git", "", 400, "invalid", "url", "missing")

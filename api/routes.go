@@ -132,7 +132,7 @@ func (s *Server) dataRoutes() []Route {
 			Params:   originSearchParams,
 			Response: OriginSearchPage{}, handle: s.handleOriginSearch},
 		{Method: "GET", Path: "/api/v1/origins/detail", Scope: ScopeRead,
-			Summary: "One origin: its listed rows, visit stats, next position on its visit type's clock and the cooldowns that hold it, explained, and its visits in flight (404 when revisit knows nothing of it).",
+			Summary: "One origin: its listed rows, visit stats, last results (at most 5, newest first), next position on its visit type's clock and the cooldowns that hold it, explained, and its visits in flight (404 when revisit knows nothing of it).",
 			Params: []Param{{Name: "url", Type: "string", Description: "the origin's URL"},
 				{Name: "visit_type", Type: "string"}},
 			Response: OriginDetail{}, handle: s.handleOriginDetail},

@@ -189,6 +189,7 @@ func TestOriginShow(t *testing.T) {
 		"\nlisted by:\nLISTER  ENABLED  LAST_UPDATE  FIRST_SEEN",
 		"oldest_scheduled_first,origins_without_last_update",
 		"\nvisit stats:\n  none: never scheduled nor visited\n",
+		"\nrecent results:\n  none kept yet\n",
 		"\nnext visit:\n  No next position yet",
 		"\ncooldowns:\nCOOLDOWN   LENGTH  HOLDS  UNTIL  WHY\nabsolute   12h     false  -      Passes: never scheduled.\n",
 		"\nin flight:\n  no visit\n",
@@ -202,6 +203,17 @@ func TestOriginShow(t *testing.T) {
 	require.Contains(t, text, "last_scheduled:        2025-03-01T12:00:00Z")
 	require.Contains(t, text, "absolute   12h     true   2025-03-02T00:00:00Z  Scheduled at 2025-03-01T12:00:00Z")
 	require.Regexp(t, `\nin flight:\nID +STATE +POLICY +SCHEDULED_AT +SENT_AT +OWNER\n\S+ +sent +operator +2025-03-01T12:00:00Z`, text)
+
+	w.ok("visit-status", "ingest", w.file("results.jsonl",
+		`{"origin": "`+r0+`", "visit_type": "git", "status": "failed", "date": "2025-03-01T11:00:00Z"}`+"\n"+
+			`{"origin": "`+r0+`", "visit_type": "git", "status": "full", "date": "2025-03-01T11:30:00Z", "snapshot": "`+
+			strings.Repeat("0a", 20)+`"}`+"\n"))
+	text = w.ok("origin", "show", r0)
+	require.Equal(t, text, w.ok(w.remote(testReadToken, "origin", "show", r0)...), "the same through the server")
+	require.Contains(t, text, "\nrecent results:\n"+
+		"DATE                  STATUS      EVENTFUL\n"+
+		"2025-03-01T11:30:00Z  successful  true\n"+
+		"2025-03-01T11:00:00Z  failed      false\n\nnext visit:")
 
 	detail := w.jsonObject("origin", "show", r0)
 	require.Equal(t, detail, w.jsonObject(w.remote(testReadToken, "origin", "show", r0)...))

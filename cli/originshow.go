@@ -21,10 +21,11 @@ func (a *app) originShowCommand() *cobra.Command {
 		Use:   "show URL [--visit-type VT]",
 		Short: "Show what revisit knows of one origin, and when and why it is visited next",
 		Long: `Show one origin (a URL and a visit type): its listed rows, each with its
-lister and the policies whose condition it meets; its visit stats; where it
-stands on the visit type's virtual clock; the cooldowns that hold it back,
-each with until when and why; and its visits in flight. Without
---visit-type, the visit type of its listed rows, when they have only one.
+lister and the policies whose condition it meets; its visit stats; its last
+results (at most 5, newest first); where it stands on the visit type's
+virtual clock; the cooldowns that hold it back, each with until when and
+why; and its visits in flight. Without --visit-type, the visit type of its
+listed rows, when they have only one.
 
 --format json prints the document of the API's GET /api/v1/origins/detail.`,
 		Args: exactArgs("URL"),
@@ -108,12 +109,14 @@ func (a *app) originDetail(cmd *cobra.Command, st backend, key revisit.OriginKey
 
 var (
 	listedRowColumns = cols("lister", "enabled", "last_update", "first_seen", "last_seen", "policies")
+	recentColumns    = cols("date", "status", "eventful")
 	cooldownColumns  = cols("cooldown", "length", "holds", "until", "why")
 	inFlightColumns  = cols("id", "state", "policy", "scheduled_at", "sent_at", "owner")
 )
 
 // printOriginDetail prints d as text: its fields, then a section each for
-// its listed rows, visit stats, next visit, cooldowns and visits in flight.
+// its listed rows, visit stats, recent results, next visit, cooldowns and
+// visits in flight.
 func (a *app) printOriginDetail(d api.OriginDetail) error {
 	if err := a.printObject(cols("url", "visit_type", "as_of", "eligible"), d.URL, d.VisitType, d.Now,
 		d.Eligible); err != nil {
@@ -142,6 +145,20 @@ func (a *app) printOriginDetail(d api.OriginDetail) error {
 		orText{s.LastScheduled, "never"}, orText{s.LastSnapshot, "none"}, s.SuccessiveVisits,
 		s.NextPositionOffset); err != nil {
 		return err
+	}
+	fmt.Fprintln(a.env.Stdout, "\nrecent results:")
+	if len(d.RecentResults) == 0 {
+		fmt.Fprintln(a.env.Stdout, "  none kept yet")
+	} else {
+		rw := a.rows(recentColumns)
+		for _, r := range d.RecentResults {
+			if err := rw.Row(r.Date, r.Status, r.Eventful); err != nil {
+				return err
+			}
+		}
+		if err := rw.Close(); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(a.env.Stdout, "\nnext visit:\n  %s\n\ncooldowns:\n", d.NextVisit.Explanation)
 	rw := a.rows(cooldownColumns)

@@ -499,6 +499,60 @@ func disabledOneByOne(stats map[revisit.OriginKey]revisit.VisitStats, batch []Vi
 	return disabled
 }
 
+// TestRecentResults folds seven results of an origin, one batch and one
+// message a batch: its stats keep the five newest, newest first, each
+// eventful when it brought a snapshot other than the one before or said
+// so; a late result and a status still ongoing add nothing.
+func TestRecentResults(t *testing.T) {
+	eventful := msg(StatusPartial, 4, "")
+	eventful.Eventful = ptr(true)
+	uneventful := msg(StatusFull, 6, "")
+	uneventful.Eventful = ptr(false)
+	batch := []VisitStatus{
+		msg(StatusFull, 1, "A"),    // first snapshot: eventful
+		msg(StatusFull, 2, "A"),    // the same: not eventful
+		msg(StatusFailed, 3, ""),   // failed
+		eventful,                   // says eventful
+		msg(StatusNotFound, 5, ""), // not found
+		uneventful,                 // says not eventful
+		msg(StatusFull, 7, "D"),    // another snapshot: eventful
+		msg(StatusFull, 0, "X"),    // late
+		msg(StatusOngoing, 8, ""),  // not over
+	}
+	want := []revisit.RecentResult{
+		{Date: d(7), Status: revisit.VisitSuccessful, Eventful: true},
+		{Date: d(6), Status: revisit.VisitSuccessful},
+		{Date: d(5), Status: revisit.VisitNotFound},
+		{Date: d(4), Status: revisit.VisitSuccessful, Eventful: true},
+		{Date: d(3), Status: revisit.VisitFailed},
+	}
+	res := Fold(nil, nil, batch, uZero)
+	require.Len(t, res.Stats, 1)
+	assert.Equal(t, want, res.Stats[0].Recent, "one batch")
+	assert.Equal(t, 2, res.Ignored)
+
+	var row *revisit.VisitStats
+	var history [][]revisit.RecentResult
+	for _, m := range batch[:7] {
+		s, _ := step(t, row, m)
+		history = append(history, s.Recent)
+		row = &s
+	}
+	assert.Equal(t, want, row.Recent, "one message a batch")
+	assert.Equal(t, []revisit.RecentResult{{Date: d(1), Status: revisit.VisitSuccessful, Eventful: true}}, history[0])
+	assert.Equal(t, []revisit.RecentResult{{Date: d(2), Status: revisit.VisitSuccessful},
+		{Date: d(1), Status: revisit.VisitSuccessful, Eventful: true}}, history[1])
+	assert.Len(t, history[4], revisit.RecentResultsKept)
+	assert.Equal(t, d(1), history[4][4].Date, "five results: the first is still there")
+	assert.Equal(t, d(2), history[5][4].Date, "six: the first is gone")
+	assert.Equal(t, want[1:], history[5][:4], "the rows read are left alone")
+
+	stored := map[revisit.OriginKey]revisit.VisitStats{gitKey: *row}
+	late := Fold(stored, nil, []VisitStatus{msg(StatusFailed, 7, ""), msg(StatusFailed, 6, "")}, uZero)
+	assert.Empty(t, late.Stats)
+	assert.Equal(t, 2, late.Late)
+}
+
 func TestNullNeverOverwritten(t *testing.T) {
 	row := revisit.NewVisitStats(gitKey)
 	row.LastScheduled = ptr(d(0))
@@ -623,6 +677,9 @@ func (f *fakeStore) VisitStatsWrite(_ context.Context, writes []revisit.VisitSta
 			s.NextVisitQueuePosition = cmpOr(s.NextVisitQueuePosition, old.NextVisitQueuePosition)
 			if s.LastSnapshot == nil {
 				s.LastSnapshot = old.LastSnapshot
+			}
+			if s.Recent == nil {
+				s.Recent = old.Recent
 			}
 		}
 		f.stats[k] = s

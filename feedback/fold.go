@@ -110,7 +110,9 @@ func (r Result) without(keys map[revisit.OriginKey]bool, part Result) Result {
 //     The offset is always clamped to [MinOffset, MaxOffset].
 //  5. last_visit and last_visit_status take the message's; a successful
 //     visit sets last_successful to the later of its date and the old one,
-//     and last_snapshot to its snapshot when it has one.
+//     and last_snapshot to its snapshot when it has one. The result (date,
+//     status, eventful) goes in front of Recent, which keeps the newest
+//     revisit.RecentResultsKept.
 //  6. next_visit_queue_position = base + floor(IntervalDays(offset) × 86400
 //     × (1 + u)), base being the origin's position if set and non-zero, else
 //     the visit type's queue position. The visit type's queue position is
@@ -197,6 +199,7 @@ func apply(s revisit.VisitStats, m VisitStatus, typePosition int64, rnd func() f
 
 	s.LastVisit = &date
 	s.LastVisitStatus = &status
+	s.Recent = pushRecent(s.Recent, revisit.RecentResult{Date: date, Status: status, Eventful: eventful})
 	if status == revisit.VisitSuccessful {
 		if s.LastSuccessful == nil || date.After(*s.LastSuccessful) {
 			d := date
@@ -237,6 +240,12 @@ func outcome(s revisit.VisitStats, m VisitStatus) (revisit.VisitStatus, bool) {
 	default:
 		return revisit.VisitFailed, false
 	}
+}
+
+// pushRecent returns recent with r in front, keeping the newest
+// revisit.RecentResultsKept; recent itself is left as it is.
+func pushRecent(recent []revisit.RecentResult, r revisit.RecentResult) []revisit.RecentResult {
+	return append([]revisit.RecentResult{r}, recent[:min(len(recent), revisit.RecentResultsKept-1)]...)
 }
 
 // disabling reports whether s, as left by a message, disables its origin.

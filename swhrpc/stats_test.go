@@ -2,12 +2,16 @@ package swhrpc
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/internal/testkit/teststore"
+	"github.com/revisit-sched/revisit/store"
 	"github.com/revisit-sched/revisit/swhwire"
 )
 
@@ -56,6 +60,33 @@ func TestVisitStats(t *testing.T) {
 		c.fails(http.StatusBadRequest, "SchedulerException", "ids[0]: want a (url, visit_type) pair, got a str",
 			"visit_stats/get", "ids", []any{"https://github.com/o/a"})
 		require.Empty(t, list(t, c.ok("visit_stats/get", "ids", []any{[]any{"https://github.com/o/c", "git"}})), "nothing written")
+	})
+}
+
+// TestVisitStatsKeepRecentResults: the RPC's stats carry no recent results
+// (the model has no such field), so its upsert leaves those stored and
+// its get does not return them.
+func TestVisitStatsKeepRecentResults(t *testing.T) {
+	teststore.Engines(t, func(t *testing.T, st store.Store) {
+		ctx := context.Background()
+		c := serve(t, st, Config{})
+		at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+		key := revisit.OriginKey{URL: "https://github.com/o/a", VisitType: "git"}
+		stats := revisit.NewVisitStats(key)
+		stats.LastVisit, stats.LastVisitStatus = &at, new(revisit.VisitFailed)
+		recent := []revisit.RecentResult{{Date: at, Status: revisit.VisitFailed}}
+		stats.Recent = recent
+		require.NoError(t, st.VisitStatsUpsert(ctx, []revisit.VisitStats{stats}))
+
+		later := at.Add(time.Hour)
+		c.ok("visit_stats/upsert", "origin_visit_stats", []any{visitStats(key.URL, "last_visit", later,
+			"last_visit_status", swhwire.VisitSuccessful, "last_scheduled", later)})
+		got, err := st.VisitStatsGet(ctx, []revisit.OriginKey{key})
+		require.NoError(t, err)
+		require.Equal(t, later, *got[0].LastVisit, "the RPC's upsert is written")
+		require.Equal(t, recent, got[0].Recent, "and leaves the recent results")
+		rpc := list(t, c.ok("visit_stats/get", "ids", []any{[]any{key.URL, "git"}}))
+		require.Equal(t, visitStatsFields, names(rpc[0].(swhwire.Model)), "the RPC's model, without them")
 	})
 }
 

@@ -126,6 +126,7 @@ func TestOriginsPages(t *testing.T) {
 		require.NoError(t, chromedp.Do(bctx, chromedp.Click(chromedp.CSS(row+`a`))))
 		waitText(t, bctx, "#url", forgeURL(target))
 		waitText(t, bctx, `#visits [data-field="last_visit_status"]`, "never visited")
+		waitTrue(t, bctx, `!document.getElementById("no-recent").hidden && document.getElementById("recent").hidden`)
 		waitText(t, bctx, `#listed tr[data-lister="forge/git.example.org"] [data-field="enabled"]`, "yes")
 
 		// A search of more than a page: 101 origins of team 7, 50 a page.
@@ -185,6 +186,14 @@ func TestOriginsPages(t *testing.T) {
 		require.True(t, strings.HasPrefix(ended, stats.LastVisit.UTC().Format("2006-01-02 15:04:05")+" UTC"),
 			"the page shows the visit's date, %s: %q", stats.LastVisit, ended)
 		waitText(t, bctx, `#visits [data-field="last_snapshot"]`, "0123456789abcdef0123456789abcdef01234567")
+		// Its recent results: this one, the first snapshot, so eventful.
+		waitText(t, bctx, `#recent tbody tr:first-child [data-field="status"]`, "successful")
+		require.Equal(t, "yes", mustText(t, bctx, `#recent tbody tr:first-child [data-field="eventful"]`))
+		date := mustText(t, bctx, `#recent tbody tr:first-child [data-field="date"]`)
+		require.True(t, strings.HasPrefix(date, stats.LastVisit.UTC().Format("2006-01-02 15:04:05")+" UTC ("),
+			"the result's date, written as the last visit's, %s: %q", stats.LastVisit, date)
+		require.Equal(t, 1, evaluate[int](t, bctx, `document.querySelectorAll("#recent tbody tr").length`))
+		require.True(t, evaluate[bool](t, bctx, `document.getElementById("no-recent").hidden`))
 		waitText(t, bctx, `#cooldowns [data-cooldown="absolute"] [data-field="holds"]`, "holds")
 		require.Contains(t, mustText(t, bctx, "#next-explanation"), "Next visit at position")
 		screenshot(t, bctx, "origin-"+engine+".png")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/store/internal/batch"
+	"github.com/revisit-sched/revisit/store/internal/recent"
 	"github.com/revisit-sched/revisit/store/internal/wake"
 )
 
@@ -42,7 +43,7 @@ func (s *Store) VisitStatsGet(ctx context.Context, keys []revisit.OriginKey) ([]
 var getStats = `
 	SELECT k.url, k.visit_type, vs.last_successful, vs.last_visit, vs.last_visit_status,
 		GREATEST(vs.last_scheduled, m.last_scheduled), vs.last_snapshot, vs.next_visit_queue_position,
-		COALESCE(vs.next_position_offset, $3), COALESCE(vs.successive_visits, $4)
+		COALESCE(vs.next_position_offset, $3), COALESCE(vs.successive_visits, $4), vs.recent
 	FROM (SELECT DISTINCT * FROM unnest($1::text[], $2::text[]) AS k(url, visit_type)) AS k
 	LEFT JOIN visit_stats vs ON vs.url = k.url AND vs.visit_type = k.visit_type
 	LEFT JOIN LATERAL (` + pendingMark("k") + `) AS m(last_scheduled) ON true
@@ -103,6 +104,7 @@ func (s *Store) VisitStatsWrite(ctx context.Context, writes []revisit.VisitStats
 		offsets, successive          = make([]int32, n), make([]int32, n)
 		guarded, disable             = make([]bool, n), make([]bool, n)
 		ifLastVisit                  = make([]pgtype.Timestamptz, n)
+		recents                      = make([][]byte, n)
 	)
 	for i, w := range writes {
 		st := w.Stats
@@ -116,6 +118,7 @@ func (s *Store) VisitStatsWrite(ctx context.Context, writes []revisit.VisitStats
 		}
 		offsets[i], successive[i] = int32(st.NextPositionOffset), int32(st.SuccessiveVisits)
 		guarded[i], ifLastVisit[i], disable[i] = w.Guarded, timestamptz(w.IfLastVisit), w.Disable
+		recents[i] = recent.Encode(st.Recent)
 	}
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		if err := shareGrabLocks(ctx, tx, types); err != nil {
@@ -125,7 +128,7 @@ func (s *Store) VisitStatsWrite(ctx context.Context, writes []revisit.VisitStats
 			var staleURLs, staleTypes []string
 			err := tx.QueryRow(ctx, writeStats,
 				urls, types, successful, visit, status, scheduled, snapshots, positions, offsets, successive,
-				guarded, ifLastVisit, disable).Scan(&res.Disabled, &staleURLs, &staleTypes)
+				guarded, ifLastVisit, disable, recents).Scan(&res.Disabled, &staleURLs, &staleTypes)
 			for i := range staleURLs {
 				res.Stale = append(res.Stale, revisit.OriginKey{URL: staleURLs[i], VisitType: staleTypes[i]})
 			}
@@ -143,7 +146,7 @@ var writeStats = `
 	WITH input AS (
 		SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::timestamptz[], $5::text[],
 			$6::timestamptz[], $7::bytea[], $8::int8[], $9::int4[], $10::int4[], $11::bool[], $12::timestamptz[],
-			$13::bool[]) AS i(` + statsColumns + `, guarded, if_last_visit, disable)
+			$13::bool[], $14::bytea[]) AS i(` + statsColumns + `, guarded, if_last_visit, disable, recent)
 	), marks AS (
 		SELECT p.url, p.visit_type, max(p.last_scheduled) AS last_scheduled
 		FROM listed_origin_pending p JOIN input i ON p.url = i.url AND p.visit_type = i.visit_type
@@ -160,16 +163,17 @@ var writeStats = `
 			last_snapshot = COALESCE(s.last_snapshot, vs.last_snapshot),
 			next_visit_queue_position = COALESCE(s.next_visit_queue_position, vs.next_visit_queue_position),
 			next_position_offset = s.next_position_offset,
-			successive_visits = s.successive_visits
+			successive_visits = s.successive_visits,
+			recent = COALESCE(s.recent, vs.recent)
 		FROM src s
 		WHERE vs.url = s.url AND vs.visit_type = s.visit_type
 			AND (NOT s.guarded OR vs.last_visit IS NOT DISTINCT FROM s.if_last_visit)
 		RETURNING vs.url, vs.visit_type, vs.last_successful, vs.last_visit, vs.last_visit_status, vs.last_scheduled,
 			vs.next_visit_queue_position
 	), inserted AS (
-		INSERT INTO visit_stats (` + statsColumns + `)
+		INSERT INTO visit_stats (` + statsColumns + `, recent)
 		SELECT s.url, s.visit_type, s.last_successful, s.last_visit, s.last_visit_status, s.scheduled, s.last_snapshot,
-			s.next_visit_queue_position, s.next_position_offset, s.successive_visits
+			s.next_visit_queue_position, s.next_position_offset, s.successive_visits, s.recent
 		FROM src s
 		WHERE (NOT s.guarded OR s.if_last_visit IS NULL)
 			AND NOT EXISTS (SELECT FROM updated u WHERE u.url = s.url AND u.visit_type = s.visit_type)
@@ -211,11 +215,16 @@ var writeStats = `
 		WHERE NOT EXISTS (SELECT FROM up WHERE up.url = i.url AND up.visit_type = i.visit_type)) AS stale`
 
 func scanStats(row pgx.CollectableRow) (revisit.VisitStats, error) {
-	var st revisit.VisitStats
-	err := row.Scan(&st.URL, &st.VisitType, &st.LastSuccessful, &st.LastVisit, &st.LastVisitStatus, &st.LastScheduled,
-		&st.LastSnapshot, &st.NextVisitQueuePosition, &st.NextPositionOffset, &st.SuccessiveVisits)
+	var (
+		st     revisit.VisitStats
+		stored []byte
+	)
+	if err := row.Scan(&st.URL, &st.VisitType, &st.LastSuccessful, &st.LastVisit, &st.LastVisitStatus, &st.LastScheduled,
+		&st.LastSnapshot, &st.NextVisitQueuePosition, &st.NextPositionOffset, &st.SuccessiveVisits, &stored); err != nil {
+		return st, err
+	}
 	st.LastSuccessful, st.LastVisit, st.LastScheduled = utcPtr(st.LastSuccessful), utcPtr(st.LastVisit), utcPtr(st.LastScheduled)
-	return st, err
+	return st, recent.Into(&st, stored)
 }
 
 func timestamptz(t *time.Time) pgtype.Timestamptz {

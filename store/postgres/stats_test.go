@@ -3,12 +3,14 @@ package postgres
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/store"
 	"github.com/revisit-sched/revisit/store/postgres/pgtest"
+	"github.com/revisit-sched/revisit/store/storetest"
 )
 
 // TestVisitStatsGetProbesPendingOrigins checks that reading stats finds the
@@ -54,4 +56,71 @@ func pendingSequentialScans(t *testing.T, s *Store) int64 {
 	require.NoError(t, s.pool.QueryRow(ctx, `SELECT seq_scan FROM pg_stat_user_tables
 		WHERE schemaname = current_schema() AND relname = 'listed_origin_pending'`).Scan(&n))
 	return n
+}
+
+// TestRecentResultsMigration: migration 00024 keeps the stats it finds,
+// down and up again.
+func TestRecentResultsMigration(t *testing.T) {
+	s := OpenMigrated(t, nil)
+	storetest.RecentResultsMigration(t, s, func(ctx context.Context, version int64) error {
+		p, db, err := s.provider(ctx)
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		_, err = p.DownTo(ctx, version)
+		return err
+	})
+}
+
+// TestUndecodableRecentResults: stored recent results that do not decode
+// fail the read of the stats with an error naming the origin.
+func TestUndecodableRecentResults(t *testing.T) {
+	ctx := context.Background()
+	s := OpenMigrated(t, nil)
+	k := revisit.OriginKey{URL: "https://forge.example/a", VisitType: "git"}
+	require.NoError(t, s.VisitStatsUpsert(ctx, []revisit.VisitStats{revisit.NewVisitStats(k)}))
+	_, err := s.pool.Exec(ctx, `UPDATE visit_stats SET recent = '\x010203'`)
+	require.NoError(t, err)
+	_, err = s.VisitStatsGet(ctx, []revisit.OriginKey{k})
+	require.ErrorContains(t, err, "the recent results stored for https://forge.example/a (git) do not decode: 3 bytes")
+	require.Equal(t, revisit.CodeInternal, revisit.Code(err))
+}
+
+// TestResultsUpdateStatsInPlace: a result rewrites its origin's stats row,
+// recent results included, as a HOT update (no index entry written), as
+// docs/store.md says.
+func TestResultsUpdateStatsInPlace(t *testing.T) {
+	ctx := context.Background()
+	// One connection: the updates counted are the ones the writes made.
+	s, err := Open(ctx, pgtest.URL(t)+"&pool_max_conns=1", store.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	require.NoError(t, s.Migrate(ctx))
+	k := revisit.OriginKey{URL: "https://forge.example/a", VisitType: "git"}
+	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	for i := range 20 {
+		var read *time.Time
+		if i > 0 {
+			read = new(t0.Add(time.Duration(i-1) * time.Hour))
+		}
+		st := revisit.NewVisitStats(k)
+		st.LastVisit, st.LastVisitStatus = new(t0.Add(time.Duration(i)*time.Hour)), new(revisit.VisitFailed)
+		for j := range min(i+1, revisit.RecentResultsKept) {
+			st.Recent = append(st.Recent, revisit.RecentResult{Date: t0.Add(time.Duration(i-j) * time.Hour),
+				Status: revisit.VisitFailed})
+		}
+		res, err := s.VisitStatsWrite(ctx, []revisit.VisitStatsWrite{{Stats: st, Guarded: true, IfLastVisit: read}})
+		require.NoError(t, err)
+		require.Empty(t, res.Stale)
+	}
+	stats, err := s.VisitStatsGet(ctx, []revisit.OriginKey{k})
+	require.NoError(t, err)
+	require.Len(t, stats[0].Recent, revisit.RecentResultsKept)
+	_, err = s.pool.Exec(ctx, "SELECT pg_stat_force_next_flush()")
+	require.NoError(t, err)
+	var updates, hot int64
+	require.NoError(t, s.pool.QueryRow(ctx, `SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables
+		WHERE schemaname = current_schema() AND relname = 'visit_stats'`).Scan(&updates, &hot))
+	require.Equal(t, [2]int64{19, 19}, [2]int64{updates, hot}, "updates of visit_stats, HOT ones")
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/revisit-sched/revisit/store"
+	"github.com/revisit-sched/revisit/store/storetest"
 )
 
 func TestMigrateTwiceIsNoop(t *testing.T) {
@@ -119,4 +120,18 @@ func TestSharedRowsMigration(t *testing.T) {
 	if rows.Err() != nil || !maps.Equal(got, want) {
 		t.Fatalf("shared rows, count by URL: %v (%v), want %v", got, rows.Err(), want)
 	}
+}
+
+// TestRecentResultsMigration: migration 00024 keeps the stats it finds,
+// down and up again.
+func TestRecentResultsMigration(t *testing.T) {
+	s := openTest(t, nil)
+	storetest.RecentResultsMigration(t, s, func(ctx context.Context, version int64) error {
+		p, err := s.provider()
+		if err != nil {
+			return err
+		}
+		_, err = p.DownTo(ctx, version)
+		return err
+	})
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/store/internal/batch"
+	"github.com/revisit-sched/revisit/store/internal/recent"
 	"github.com/revisit-sched/revisit/store/internal/wake"
 )
 
@@ -15,8 +16,8 @@ const statsColumns = "url, visit_type, last_successful, last_visit, last_visit_s
 
 // upsertStats writes one stats row, a NULL never overwriting a stored value,
 // and returns the five columns that listed_origin copies.
-const upsertStats = `INSERT INTO visit_stats (` + statsColumns + `)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+const upsertStats = `INSERT INTO visit_stats (` + statsColumns + `, recent)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
 ON CONFLICT (url, visit_type) DO UPDATE SET
 	last_successful = COALESCE(excluded.last_successful, visit_stats.last_successful),
 	last_visit = COALESCE(excluded.last_visit, visit_stats.last_visit),
@@ -25,7 +26,8 @@ ON CONFLICT (url, visit_type) DO UPDATE SET
 	last_snapshot = COALESCE(excluded.last_snapshot, visit_stats.last_snapshot),
 	next_visit_queue_position = COALESCE(excluded.next_visit_queue_position, visit_stats.next_visit_queue_position),
 	next_position_offset = excluded.next_position_offset,
-	successive_visits = excluded.successive_visits
+	successive_visits = excluded.successive_visits,
+	recent = COALESCE(excluded.recent, visit_stats.recent)
 RETURNING last_successful, last_visit, last_visit_status, last_scheduled, next_visit_queue_position`
 
 // copyStats sets the stats copy of every listed row of one origin.
@@ -54,7 +56,7 @@ func (s *Store) VisitStatsGet(ctx context.Context, keys []revisit.OriginKey) ([]
 		s.last_visit_status,
 		max(COALESCE(s.last_scheduled, k.mark), COALESCE(k.mark, s.last_scheduled)),
 		s.last_snapshot, s.next_visit_queue_position,
-		COALESCE(s.next_position_offset, ?2), COALESCE(s.successive_visits, ?3)
+		COALESCE(s.next_position_offset, ?2), COALESCE(s.successive_visits, ?3), s.recent
 		FROM (SELECT key, value, (SELECT max(m.last_scheduled) FROM listed_origin AS lo
 			JOIN listed_origin_mark AS m ON m.id = lo.id
 			WHERE lo.url = value ->> 0 AND lo.visit_type = value ->> 1) AS mark FROM json_each(?1)) AS k
@@ -68,17 +70,20 @@ func (s *Store) VisitStatsGet(ctx context.Context, keys []revisit.OriginKey) ([]
 func scanVisitStats(rows *sql.Rows, err error) ([]revisit.VisitStats, error) {
 	return collect(rows, err, []revisit.VisitStats{}, func(rows *sql.Rows) (revisit.VisitStats, error) {
 		var (
-			v      revisit.VisitStats
-			status sql.NullString
+			v             revisit.VisitStats
+			status        sql.NullString
+			recentResults []byte
 		)
-		err := rows.Scan(&v.URL, &v.VisitType, timePtrCol{&v.LastSuccessful}, timePtrCol{&v.LastVisit},
+		if err := rows.Scan(&v.URL, &v.VisitType, timePtrCol{&v.LastSuccessful}, timePtrCol{&v.LastVisit},
 			&status, timePtrCol{&v.LastScheduled}, &v.LastSnapshot, int64PtrCol{&v.NextVisitQueuePosition},
-			&v.NextPositionOffset, &v.SuccessiveVisits)
+			&v.NextPositionOffset, &v.SuccessiveVisits, &recentResults); err != nil {
+			return v, err
+		}
 		if status.Valid {
 			st := revisit.VisitStatus(status.String)
 			v.LastVisitStatus = &st
 		}
-		return v, err
+		return v, recent.Into(&v, recentResults)
 	})
 }
 
@@ -122,9 +127,12 @@ func (s *Store) VisitStatsWrite(ctx context.Context, writes []revisit.VisitStats
 					continue
 				}
 			}
-			var snapshot any
+			var snapshot, recentResults any
 			if v.LastSnapshot != nil {
 				snapshot = v.LastSnapshot
+			}
+			if b := recent.Encode(v.Recent); b != nil {
+				recentResults = b
 			}
 			mark, err := takenMark(ctx, take, v.URL, v.VisitType)
 			if err != nil {
@@ -134,7 +142,7 @@ func (s *Store) VisitStatsWrite(ctx context.Context, writes []revisit.VisitStats
 			if err := up.QueryRowContext(ctx, v.URL, v.VisitType,
 				microPtr(v.LastSuccessful), microPtr(v.LastVisit), strPtr(v.LastVisitStatus),
 				laterMicro(v.LastScheduled, mark), snapshot, int64Ptr(v.NextVisitQueuePosition),
-				v.NextPositionOffset, v.SuccessiveVisits).Scan(&c[0], &c[1], &c[2], &c[3], &c[4]); err != nil {
+				v.NextPositionOffset, v.SuccessiveVisits, recentResults).Scan(&c[0], &c[1], &c[2], &c[3], &c[4]); err != nil {
 				return err
 			}
 			if _, err := cp.ExecContext(ctx, v.URL, v.VisitType, c[0], c[1], c[2], c[3], c[4]); err != nil {

@@ -23,6 +23,7 @@ func requireStats(t *testing.T, want, got revisit.VisitStats) {
 	require.Equal(t, want.NextVisitQueuePosition, got.NextVisitQueuePosition, "next_visit_queue_position")
 	require.Equal(t, want.NextPositionOffset, got.NextPositionOffset, "next_position_offset")
 	require.Equal(t, want.SuccessiveVisits, got.SuccessiveVisits, "successive_visits")
+	requireRecent(t, want.Recent, got.Recent, "recent")
 }
 
 func init() {
@@ -57,6 +58,8 @@ func init() {
 			NextVisitQueuePosition: ip(1 << 40),
 			NextPositionOffset:     7,
 			SuccessiveVisits:       3,
+			Recent: []revisit.RecentResult{{Date: at(-2*day + 2*time.Microsecond), Status: revisit.VisitFailed},
+				{Date: at(-3*day + 1500*time.Nanosecond), Status: revisit.VisitSuccessful, Eventful: true}},
 		}
 		other := revisit.NewVisitStats(revisit.OriginKey{URL: url("a"), VisitType: "hg"})
 		other.LastVisitStatus = stp(revisit.VisitNotFound)
@@ -89,6 +92,7 @@ func init() {
 			NextVisitQueuePosition: ip(12345),
 			NextPositionOffset:     6,
 			SuccessiveVisits:       2,
+			Recent:                 []revisit.RecentResult{{Date: at(-2 * day), Status: revisit.VisitSuccessful}},
 		}
 		f.upsert(full)
 
@@ -110,6 +114,7 @@ func init() {
 		over.LastVisitStatus = stp(revisit.VisitNotFound)
 		over.LastSnapshot = []byte("other")
 		over.NextVisitQueuePosition = ip(7)
+		over.Recent = []revisit.RecentResult{{Date: at(-time.Hour), Status: revisit.VisitNotFound}}
 		f.upsert(over)
 		requireStats(t, over, *f.stats("a", "git"))
 	})

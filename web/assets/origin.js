@@ -43,6 +43,13 @@ function render(d) {
     ["last_scheduled", "last scheduled", when(s.last_scheduled, now)],
   ]);
 
+  const recent = document.getElementById("recent");
+  recent.querySelector("tbody").replaceChildren(...d.recent_results.map((r) => el("tr", { "data-date": r.date },
+    el("td", { "data-field": "date" }, when(r.date, now)), el("td", { "data-field": "status" }, r.status),
+    el("td", { "data-field": "eventful" }, r.status !== "successful" ? "—" : r.eventful ? "yes" : "no"))));
+  recent.hidden = d.recent_results.length === 0;
+  document.getElementById("no-recent").hidden = d.recent_results.length > 0;
+
   const flight = document.getElementById("in-flight");
   flight.querySelector("tbody").replaceChildren(...d.in_flight.map((v) => el("tr", { "data-visit": v.id },
     el("td", { "data-field": "state" }, v.state), el("td", {}, when(v.scheduled_at, now)),

@@ -12,6 +12,7 @@ import (
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/store/internal/pagetoken"
+	"github.com/revisit-sched/revisit/store/internal/recent"
 )
 
 // ListedOrigins validates a batch, naming the first bad origin by its index
@@ -126,7 +127,7 @@ func validateStats(s revisit.VisitStats) error {
 	if s.SuccessiveVisits < 1 {
 		return revisit.Invalidf("successive_visits", "%d is less than 1", s.SuccessiveVisits)
 	}
-	return nil
+	return recent.Validate(s.Recent)
 }
 
 // indexed prefixes the field of an invalid-input error with the batch
