@@ -244,10 +244,24 @@ func (j *fakeJournal) setLag(lag map[int32]int64) {
 	j.lag = lag
 }
 
-// text waits for the element sel and returns its text.
+// text returns the rendered text of the first element sel selects, an
+// error while there is none. It asks the page itself: chromedp's copy of
+// the DOM, with Chromium 156, missed elements added after a query that had
+// not found them, and kept missing them.
 func text(ctx context.Context, sel string) (string, error) {
-	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
-	return strings.TrimSpace(s), err
+	quoted, err := json.Marshal(sel)
+	if err != nil {
+		return "", err
+	}
+	s, err := chromedp.Run(ctx, chromedp.Evaluate[*string](
+		`(e => e ? e.innerText : null)(document.querySelector(`+string(quoted)+`))`))
+	if err != nil {
+		return "", err
+	}
+	if s == nil {
+		return "", fmt.Errorf("no element %s in the page", sel)
+	}
+	return strings.TrimSpace(*s), nil
 }
 
 // waitMatch waits until the text of the element sel matches.

@@ -18,18 +18,29 @@ import (
 // its backlog are indexed, searchCatchUp at most; their rows from the
 // listed and pending tables, through their hash indexes on url.
 func (s *Store) OriginsSearch(ctx context.Context, search revisit.OriginSearch) (revisit.OriginSearchPage, error) {
-	if _, err := s.IndexOriginURLs(ctx, searchCatchUp); err != nil {
-		return revisit.OriginSearchPage{}, err
+	for indexed := 0; indexed < searchCatchUp; {
+		n, err := s.IndexOriginURLs(ctx, catchUpBatch)
+		if err != nil {
+			return revisit.OriginSearchPage{}, err
+		}
+		if n < catchUpBatch {
+			break
+		}
+		indexed += n
 	}
 	page, err := urlsearch.Run(ctx, searchEngine{s: s, trigramMatches: trigramMatches, walkLength: walkLength}, search)
 	return page, translate(wrap(err, "search origins"))
 }
 
 // searchCatchUp is how many URLs waiting to be indexed a search indexes
-// before it reads (~0.3 s for 20,000 at 10M): all of them unless
-// recordings are adding more than `revisit serve`'s indexer keeps up
-// with, in which case the newest are found by a later search.
-const searchCatchUp = 20_000
+// at most before it reads, catchUpBatch a transaction (~3 s for 200,000
+// at 10M): all of them unless a bulk recording is adding more than
+// `revisit serve`'s indexer keeps up with, in which case the newest are
+// found by a later search.
+const (
+	searchCatchUp = 200_000
+	catchUpBatch  = 50_000
+)
 
 // The bounds of a substring's search (docs/store.md, "Searching origins by
 // URL", has the figures at 10M origins).
