@@ -112,19 +112,11 @@ standard error; --all follows every page.`,
 				if err := a.printOrigins(ctx, rw, names, page.Origins); err != nil {
 					return err
 				}
-				if page.NextPageToken == "" {
-					break
-				}
-				if !all {
-					if err := rw.Close(); err != nil {
-						return err
-					}
-					fmt.Fprintf(a.env.Stderr, "revisit: more origins follow: --page-token %s\n", page.NextPageToken)
-					return nil
+				if more, err := a.pageEnd(rw, page.NextPageToken, all, "origins follow"); !more {
+					return err
 				}
 				f.PageToken = page.NextPageToken
 			}
-			return rw.Close()
 		},
 	}
 	fl := cmd.Flags()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
 	"github.com/revisit-sched/revisit"
@@ -13,10 +14,16 @@ import (
 	"github.com/revisit-sched/revisit/internal/service/visitsend"
 )
 
-// originKeyArgs reads the arguments URL VISIT_TYPE of an origin.
-func originKeyArgs(args []string) (revisit.OriginKey, error) {
+// originTarget reads the arguments URL VISIT_TYPE of an origin and the
+// lister flag of an action on it, and opens the backend that acts.
+func (a *app) originTarget(cmd *cobra.Command, args []string, lf *listerFlag) (backend, revisit.OriginKey, *uuid.UUID, error) {
 	key := revisit.OriginKey{URL: args[0], VisitType: args[1]}
-	return key, flagged(revisit.ValidateOriginKey(key), map[string]string{"url": "URL", "visit_type": "VISIT_TYPE"})
+	err := flagged(revisit.ValidateOriginKey(key), map[string]string{"url": "URL", "visit_type": "VISIT_TYPE"})
+	if err != nil {
+		return nil, key, nil, err
+	}
+	st, listerID, err := a.openStoreForLister(cmd, lf)
+	return st, key, listerID, err
 }
 
 func (a *app) originVisitNowCommand() *cobra.Command {
@@ -37,11 +44,7 @@ When a visit of the origin is in flight already, nothing is sent unless
 configured broker (--broker).`,
 		Args: exactArgs("URL", "VISIT_TYPE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			key, err := originKeyArgs(args)
-			if err != nil {
-				return err
-			}
-			st, listerID, err := a.openStoreForLister(cmd, &lf)
+			st, key, listerID, err := a.originTarget(cmd, args, &lf)
 			if err != nil {
 				return err
 			}
@@ -115,11 +118,7 @@ row as the lister says).`,
 		Long:  long + "\n\nIt prints how many rows changed: none when they were " + verb + "d already.",
 		Args:  exactArgs("URL", "VISIT_TYPE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			key, err := originKeyArgs(args)
-			if err != nil {
-				return err
-			}
-			st, listerID, err := a.openStoreForLister(cmd, &lf)
+			st, key, listerID, err := a.originTarget(cmd, args, &lf)
 			if err != nil {
 				return err
 			}

@@ -95,15 +95,8 @@ page.`,
 						return err
 					}
 				}
-				if page.NextPageToken == "" {
-					return rw.Close()
-				}
-				if !all {
-					if err := rw.Close(); err != nil {
-						return err
-					}
-					fmt.Fprintf(a.env.Stderr, "revisit: more matches may follow: --page-token %s\n", page.NextPageToken)
-					return nil
+				if more, err := a.pageEnd(rw, page.NextPageToken, all, "matches may follow"); !more {
+					return err
 				}
 				s.PageToken = page.NextPageToken
 			}

@@ -277,6 +277,23 @@ func (rw *rowWriter) Close() error {
 	return rw.err
 }
 
+// pageEnd ends one page of a paged listing printed to rw. With no next
+// page, or with one that all does not ask for, it closes rw and says on
+// stderr how to ask for the next ("revisit: more <more>: --page-token
+// …"); it reports whether the caller goes on with next.
+func (a *app) pageEnd(rw *rowWriter, next string, all bool, more string) (bool, error) {
+	if next != "" && all {
+		return true, nil
+	}
+	if err := rw.Close(); err != nil {
+		return false, err
+	}
+	if next != "" {
+		fmt.Fprintf(a.env.Stderr, "revisit: more %s: --page-token %s\n", more, next)
+	}
+	return false, nil
+}
+
 // marshalObject writes the columns and values as one JSON object, keys in
 // column order.
 func marshalObject(cols []column, vals []any) ([]byte, error) {

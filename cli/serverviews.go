@@ -106,15 +106,8 @@ page is printed on standard error; --all follows every page.`,
 						return err
 					}
 				}
-				if page.NextPageToken == "" {
-					return rw.Close()
-				}
-				if !all {
-					if err := rw.Close(); err != nil {
-						return err
-					}
-					fmt.Fprintf(a.env.Stderr, "revisit: more messages follow: --page-token %s\n", page.NextPageToken)
-					return nil
+				if more, err := a.pageEnd(rw, page.NextPageToken, all, "messages follow"); !more {
+					return err
 				}
 				f.PageToken = page.NextPageToken
 			}

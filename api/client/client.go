@@ -183,12 +183,7 @@ func (c *Client) ListedOriginsGet(ctx context.Context, f revisit.ListedOriginFil
 	}
 	q.Set("enabled", map[revisit.EnabledFilter]string{revisit.OnlyEnabled: "true", revisit.OnlyDisabled: "false",
 		revisit.AnyEnabled: "any"}[f.Enabled])
-	if f.Limit > 0 {
-		q.Set("limit", fmt.Sprint(f.Limit))
-	}
-	if f.PageToken != "" {
-		q.Set("page_token", f.PageToken)
-	}
+	setPage(q, f.Limit, f.PageToken)
 	var out api.ListedOriginsPage
 	err := c.do(ctx, "GET", "/api/v1/listed-origins", q, nil, &out)
 	return revisit.ListedOriginPage{Origins: domains(out.Origins, api.ListedOrigin.Domain),
@@ -298,12 +293,7 @@ func (c *Client) OriginsSearch(ctx context.Context, s revisit.OriginSearch) (rev
 	if s.Enabled != revisit.AnyEnabled {
 		q.Set("enabled", strconv.FormatBool(s.Enabled == revisit.OnlyEnabled))
 	}
-	if s.Limit > 0 {
-		q.Set("limit", strconv.Itoa(s.Limit))
-	}
-	if s.PageToken != "" {
-		q.Set("page_token", s.PageToken)
-	}
+	setPage(q, s.Limit, s.PageToken)
 	var out api.OriginSearchPage
 	err := c.do(ctx, "GET", "/api/v1/origins/search", q, nil, &out)
 	page := revisit.OriginSearchPage{NextPageToken: out.NextPageToken}
@@ -346,12 +336,7 @@ func (c *Client) QueueMessages(ctx context.Context, f revisit.QueueMessageFilter
 	if f.Listing != "" {
 		q.Set("state", string(f.Listing))
 	}
-	if f.Limit > 0 {
-		q.Set("limit", strconv.Itoa(f.Limit))
-	}
-	if f.PageToken != "" {
-		q.Set("page_token", f.PageToken)
-	}
+	setPage(q, f.Limit, f.PageToken)
 	var out api.QueueMessagesResponse
 	err := c.do(ctx, "GET", "/api/v1/queues/"+url.PathEscape(f.Queue)+"/messages", q, nil, &out)
 	return out, err
@@ -382,8 +367,7 @@ func (c *Client) Tasks(ctx context.Context, f revisit.TaskFilter) (api.TasksPage
 		return api.TasksPage{}, revisit.Invalidf("next_run", "not a filter of the tasks through a server")
 	}
 	q := url.Values{}
-	for k, v := range map[string]string{"type": f.Type, "status": string(f.Status), "policy": string(f.Policy),
-		"page_token": f.PageToken} {
+	for k, v := range map[string]string{"type": f.Type, "status": string(f.Status), "policy": string(f.Policy)} {
 		if v != "" {
 			q.Set(k, v)
 		}
@@ -391,9 +375,7 @@ func (c *Client) Tasks(ctx context.Context, f revisit.TaskFilter) (api.TasksPage
 	if f.Priority != nil {
 		q.Set("priority", cmp.Or(string(*f.Priority), "none"))
 	}
-	if f.Limit > 0 {
-		q.Set("limit", strconv.Itoa(f.Limit))
-	}
+	setPage(q, f.Limit, f.PageToken)
 	var out api.TasksPage
 	err := c.do(ctx, "GET", "/api/v1/tasks", q, nil, &out)
 	return out, err
@@ -511,4 +493,15 @@ func domains[T, U any](in []T, f func(T) U) []U {
 		out[i] = f(v)
 	}
 	return out
+}
+
+// setPage sets the page parameters of a listing's query: limit (0: the
+// server's default) and page_token (empty: the first page).
+func setPage(q url.Values, limit int, token string) {
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	if token != "" {
+		q.Set("page_token", token)
+	}
 }

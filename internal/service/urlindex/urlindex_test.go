@@ -34,7 +34,11 @@ func (b *backlog) IndexOriginURLs(_ context.Context, max int) (int, error) {
 
 func (b *backlog) add(n int) { b.mu.Lock(); b.waiting += n; b.mu.Unlock() }
 
-func (b *backlog) state() (int, int) { b.mu.Lock(); defer b.mu.Unlock(); return b.waiting, len(b.calls) }
+func (b *backlog) state() (int, int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.waiting, len(b.calls)
+}
 
 // TestRunEmptiesTheBacklogInBatches: Run indexes in batches until one
 // comes back short, then waits for the next tick; a failure is retried
