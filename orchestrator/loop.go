@@ -41,6 +41,8 @@ type loop struct {
 	// pause is the visit type's pause as the last round read it; nil
 	// when it was not paused.
 	pause atomic.Pointer[revisit.Pause]
+	// expiredAt is when a round last looked for lost visits (expire).
+	expiredAt time.Time
 }
 
 // publication is a round's batch being published in the background, so
@@ -317,9 +319,17 @@ func (l *loop) round(ctx context.Context) (leased.Rest, error) {
 }
 
 // expire marks lost the visits without result within the timeout, and
-// forgets those lost for longer than the lost retention.
+// forgets those lost for longer than the lost retention. It looks at most
+// every expiryInterval of the timeout: a visit is then declared lost that
+// much after its timeout at worst, and the rounds in between write
+// nothing for it (two transactions a round otherwise, usually finding
+// nothing).
 func (l *loop) expire(ctx context.Context) error {
-	deadline := l.o.cfg.Clock.Now().Add(-l.o.timeout(l.visitType))
+	now, timeout := l.o.cfg.Clock.Now(), l.o.timeout(l.visitType)
+	if since := now.Sub(l.expiredAt); since >= 0 && since < expiryInterval(timeout) {
+		return nil
+	}
+	deadline := now.Add(-timeout)
 	if _, err := l.o.store.VisitsForgetLost(ctx, l.visitType, deadline.Add(-l.o.cfg.LostRetention)); err != nil {
 		return fmt.Errorf("forget old lost visits: %w", err)
 	}
@@ -327,12 +337,19 @@ func (l *loop) expire(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("expire lost visits: %w", err)
 	}
+	l.expiredAt = now
 	if n > 0 {
 		l.o.metrics.lost.WithLabelValues(l.visitType).Add(float64(n))
 		l.log.Warn("visits lost: no result within the timeout; their origins are offered again",
 			"lost", n, "timeout", l.o.timeout(l.visitType))
 	}
 	return nil
+}
+
+// expiryInterval is how often rounds look for lost visits, for a visit
+// timeout: a minute, or a tenth of the timeout when that is shorter.
+func expiryInterval(timeout time.Duration) time.Duration {
+	return min(time.Minute, timeout/10)
 }
 
 // dispatch grabs free origins among the shares (work-conserving) and

@@ -83,3 +83,53 @@ func TestStepperRunsTheLoopsRoundsOnTheCallersClock(t *testing.T) {
 		require.Len(t, step.Visits, 100, "lost visits are offered again")
 	})
 }
+
+// expiryCounter is a store that counts the looks for lost visits.
+type expiryCounter struct {
+	store.Store
+	looks int
+}
+
+func (c *expiryCounter) VisitsExpire(ctx context.Context, visitType string, before time.Time) (int, error) {
+	c.looks++
+	return c.Store.VisitsExpire(ctx, visitType, before)
+}
+
+// TestRoundsLookForLostVisitsEveryMinute: the rounds of a minute look for
+// lost visits once (a tenth of the timeout when that is shorter), and a
+// visit past its timeout is declared lost by the first round that looks.
+func TestRoundsLookForLostVisitsEveryMinute(t *testing.T) {
+	ctx := context.Background()
+	st := &expiryCounter{Store: teststore.SQLite(t)}
+	w := newWorld(t, st.Store, 10)
+	w.add(neverVisited, 10)
+	b := newFakeBroker()
+	now := time.Now().UTC()
+	cfg := testConfig("stepper")
+	cfg.Clock = func() time.Time { return now }
+	cfg.VisitTimeout = 5 * time.Minute // looked for every 30 s
+	o, err := New(st, b, cfg)
+	require.NoError(t, err)
+	s, err := o.Stepper(ctx, "git")
+	require.NoError(t, err)
+	defer s.Close(ctx)
+
+	round := func(after time.Duration) Step {
+		now = now.Add(after)
+		step, err := s.Round(ctx)
+		require.NoError(t, err)
+		return step
+	}
+	require.Len(t, round(0).Visits, 10)
+	require.Equal(t, 1, st.looks)
+	b.take(gitTask, 10) // taken, never answered
+	round(10 * time.Second)
+	round(10 * time.Second)
+	require.Equal(t, 1, st.looks, "20 s after the last look")
+	round(15 * time.Second)
+	require.Equal(t, 2, st.looks, "35 s after")
+	require.Empty(t, round(4*time.Minute+20*time.Second).Visits, "4 min 55 s after the dispatch: not lost yet")
+	require.Len(t, round(10*time.Second).Visits, 0, "lost 5 s ago, but the last look was 10 s ago")
+	require.Len(t, round(25*time.Second).Visits, 10, "the next look declares them lost, and they go again")
+	require.Equal(t, 4, st.looks)
+}
