@@ -122,19 +122,12 @@ func (a *app) printOriginDetail(d api.OriginDetail) error {
 		d.Eligible); err != nil {
 		return err
 	}
-	fmt.Fprintln(a.env.Stdout, "\nlisted by:")
-	if len(d.Listed) == 0 {
-		fmt.Fprintln(a.env.Stdout, "  no lister")
-	} else {
-		rw := a.rows(listedRowColumns)
-		for _, l := range d.Listed {
-			if err := rw.Row(l.Lister, l.Enabled, l.LastUpdate, l.FirstSeen, l.LastSeen, l.Policies); err != nil {
-				return err
-			}
-		}
-		if err := rw.Close(); err != nil {
-			return err
-		}
+	listed := make([][]any, len(d.Listed))
+	for i, l := range d.Listed {
+		listed[i] = []any{l.Lister, l.Enabled, l.LastUpdate, l.FirstSeen, l.LastSeen, l.Policies}
+	}
+	if err := a.printSection("listed by", "no lister", listedRowColumns, listed); err != nil {
+		return err
 	}
 	fmt.Fprintln(a.env.Stdout, "\nvisit stats:")
 	if s := d.VisitStats; s == nil {
@@ -146,38 +139,40 @@ func (a *app) printOriginDetail(d api.OriginDetail) error {
 		s.NextPositionOffset); err != nil {
 		return err
 	}
-	fmt.Fprintln(a.env.Stdout, "\nrecent results:")
-	if len(d.RecentResults) == 0 {
-		fmt.Fprintln(a.env.Stdout, "  none kept yet")
-	} else {
-		rw := a.rows(recentColumns)
-		for _, r := range d.RecentResults {
-			if err := rw.Row(r.Date, r.Status, r.Eventful); err != nil {
-				return err
-			}
-		}
-		if err := rw.Close(); err != nil {
-			return err
-		}
+	recent := make([][]any, len(d.RecentResults))
+	for i, r := range d.RecentResults {
+		recent[i] = []any{r.Date, r.Status, r.Eventful}
 	}
-	fmt.Fprintf(a.env.Stdout, "\nnext visit:\n  %s\n\ncooldowns:\n", d.NextVisit.Explanation)
-	rw := a.rows(cooldownColumns)
-	for _, c := range d.Cooldowns {
-		if err := rw.Row(c.Cooldown, time.Duration(c.Length), c.Holds, c.Until, c.Explanation); err != nil {
-			return err
-		}
-	}
-	if err := rw.Close(); err != nil {
+	if err := a.printSection("recent results", "none kept yet", recentColumns, recent); err != nil {
 		return err
 	}
-	fmt.Fprintln(a.env.Stdout, "\nin flight:")
-	if len(d.InFlight) == 0 {
-		_, err := fmt.Fprintln(a.env.Stdout, "  no visit")
+	fmt.Fprintf(a.env.Stdout, "\nnext visit:\n  %s\n", d.NextVisit.Explanation)
+	cooldowns := make([][]any, len(d.Cooldowns))
+	for i, c := range d.Cooldowns {
+		cooldowns[i] = []any{c.Cooldown, time.Duration(c.Length), c.Holds, c.Until, c.Explanation}
+	}
+	if err := a.printSection("cooldowns", "", cooldownColumns, cooldowns); err != nil {
 		return err
 	}
-	rw = a.rows(inFlightColumns)
-	for _, v := range d.InFlight {
-		if err := rw.Row(v.ID, v.State, v.Policy, v.ScheduledAt, v.SentAt, v.Owner); err != nil {
+	inFlight := make([][]any, len(d.InFlight))
+	for i, v := range d.InFlight {
+		inFlight[i] = []any{v.ID, v.State, v.Policy, v.ScheduledAt, v.SentAt, v.Owner}
+	}
+	return a.printSection("in flight", "no visit", inFlightColumns, inFlight)
+}
+
+// printSection prints one titled part of a detail: a table of its rows,
+// or the words none when it has none (the table, headers only, when none
+// is empty).
+func (a *app) printSection(title, none string, columns []column, rows [][]any) error {
+	fmt.Fprintf(a.env.Stdout, "\n%s:\n", title)
+	if len(rows) == 0 && none != "" {
+		_, err := fmt.Fprintln(a.env.Stdout, "  "+none)
+		return err
+	}
+	rw := a.rows(columns)
+	for _, r := range rows {
+		if err := rw.Row(r...); err != nil {
 			return err
 		}
 	}
