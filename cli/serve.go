@@ -234,11 +234,14 @@ func (a *app) serve(cmd *cobra.Command, c config.Config, addr string, selected m
 			Logger: a.log.With("role", roleAPI)})
 		apiCfg.History = hist
 		roles = append(roles, role{name: "history", run: hist.Run})
-		if ix, ok := st.(store.URLIndexer); ok {
-			roles = append(roles, role{name: "url-index", run: func(ctx context.Context) error {
-				return urlindex.Run(ctx, ix, urlindex.Config{Logger: a.log.With("role", roleAPI)})
-			}})
-		}
+	}
+	// Whatever its roles, a server indexes the URLs recordings listed for
+	// the first time: a fleet that serves no search still keeps the
+	// backlog empty.
+	if ix, ok := st.(store.URLIndexer); ok {
+		roles = append(roles, role{name: "url-index", run: func(ctx context.Context) error {
+			return urlindex.Run(ctx, ix, urlindex.Config{Logger: a.log.With("role", "url-index")})
+		}})
 	}
 	if q, ok := b.(*embedded.Broker); ok && selected[roleAPI] {
 		apiCfg.Queues = q

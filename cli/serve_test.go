@@ -15,10 +15,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/api/client"
+	"github.com/revisit-sched/revisit/store/postgres/pgtest"
 	"github.com/revisit-sched/revisit/swhwire"
 	"github.com/revisit-sched/revisit/worker"
 )
@@ -215,6 +217,39 @@ func TestServeRPCRole(t *testing.T) {
 		resp.Body.Close()
 		require.Equal(t, want, resp.StatusCode, path)
 	}
+}
+
+// TestServeIndexesRecordedURLs: a server whose roles serve no search
+// (rpc alone, on PostgreSQL) still indexes the URLs recordings listed for
+// the first time, emptying their backlog.
+func TestServeIndexesRecordedURLs(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.url = pgtest.URL(t)
+	h.ok("db", "migrate")
+	ctx := context.Background()
+	st := h.store()
+	l, err := st.ListerGetOrCreate(ctx, "gitlab", "")
+	require.NoError(t, err)
+	_, err = st.ListedOriginsRecord(ctx, []revisit.ListedOrigin{
+		{ListerID: l.ID, URL: "https://forge.example/a", VisitType: "git", Enabled: true},
+		{ListerID: l.ID, URL: "https://forge.example/b", VisitType: "git", Enabled: true}})
+	require.NoError(t, err)
+	st.Close()
+	conn, err := pgx.Connect(ctx, h.url)
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	count := func(table string) int {
+		var n int
+		require.NoError(t, conn.QueryRow(ctx, "SELECT count(*) FROM "+table).Scan(&n))
+		return n
+	}
+	require.Equal(t, 2, count("origin_url_backlog"))
+	require.Zero(t, count("origin_url"))
+
+	startServe(t, buildRevisit(t), h.dir, "serve", "--store", h.url, "--roles", "rpc")
+	require.Eventually(t, func() bool { return count("origin_url_backlog") == 0 }, 20*time.Second, 50*time.Millisecond)
+	require.Equal(t, 2, count("origin_url"))
 }
 
 func TestServeRefusesOpenNonLoopback(t *testing.T) {
