@@ -19,7 +19,7 @@ const (
 // MinuteCount counts the events of one kind and visit type in one minute,
 // as the store recalls them from what it keeps: the visits in flight (their
 // policy, when they were scheduled and lost) and the visit stats (each
-// origin's last visit and last schedule).
+// origin's last results and last schedule).
 type MinuteCount struct {
 	VisitType string
 	Kind      ActivityKind

@@ -85,3 +85,35 @@ func init() {
 		require.Equal(t, "until", err.(*revisit.Error).Field)
 	})
 }
+
+func init() {
+	register("Activity/ResultsKeptWithTheStats", func(t *testing.T, newStore NewStore) {
+		f := newFixture(t, newStore)
+		// Three results of one origin in the window, one before it; a
+		// second origin whose stats were written without their results
+		// since its last kept one (its last visit counts too), a third
+		// with no results kept (its last visit alone).
+		kept := func(d time.Duration, status revisit.VisitStatus, eventful bool) revisit.RecentResult {
+			return revisit.RecentResult{Date: at(d), Status: status, Eventful: eventful}
+		}
+		stats := func(name string, last time.Duration, status revisit.VisitStatus, rs ...revisit.RecentResult) revisit.VisitStats {
+			return revisit.VisitStats{URL: url(name), VisitType: "git", LastVisit: atp(last), LastVisitStatus: stp(status),
+				NextPositionOffset: 4, SuccessiveVisits: 1, Recent: rs}
+		}
+		f.upsert(
+			stats("a", 10*time.Minute, revisit.VisitFailed, kept(10*time.Minute, revisit.VisitFailed, false),
+				kept(3*time.Minute+30*time.Second, revisit.VisitSuccessful, true),
+				kept(3*time.Minute, revisit.VisitSuccessful, false), kept(-time.Hour, revisit.VisitNotFound, false)),
+			stats("b", 20*time.Minute, revisit.VisitNotFound, kept(3*time.Minute, revisit.VisitSuccessful, true)),
+			stats("c", 10*time.Minute, revisit.VisitSuccessful))
+		require.Equal(t, []revisit.MinuteCount{
+			minuteCount("git", revisit.ActivityResult, "failed", 10*time.Minute, 1),
+			minuteCount("git", revisit.ActivityResult, "not_found", 20*time.Minute, 1),
+			minuteCount("git", revisit.ActivityResult, "successful", 3*time.Minute, 3),
+			minuteCount("git", revisit.ActivityResult, "successful", 10*time.Minute, 1),
+		}, f.activity(base, at(time.Hour)), "every result kept, and last visits not among them")
+		require.Equal(t, []revisit.MinuteCount{
+			minuteCount("git", revisit.ActivityResult, "successful", 3*time.Minute, 3),
+		}, f.activity(base, at(4*time.Minute)), "the window bounds each result")
+	})
+}

@@ -3,7 +3,8 @@
 // stores: 9 bytes a result, newest first, NULL when there is none. A
 // result is its date, in microseconds since the Unix epoch (a big-endian
 // int64), then one byte: its status's code, with eventfulBit set when it
-// was eventful.
+// was eventful. Activity counts them, with the rest of a stats row, for
+// the stores' ActivityByMinute.
 package recent
 
 import (
