@@ -3,7 +3,6 @@ package web_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -11,9 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/revisit-sched/revisit"
-	"github.com/revisit-sched/revisit/internal/testkit/browser"
 	"github.com/revisit-sched/revisit/store"
-	"github.com/revisit-sched/revisit/store/sqlite"
 )
 
 // click clicks the element sel once it is visible.
@@ -46,15 +43,8 @@ func pauses(t *testing.T, ctx context.Context, st store.Store) []revisit.Pause {
 // metrics from the overview's buttons, each confirmed in the dialog
 // first.
 func TestOverviewActions(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "web.db"), store.Options{})
-	require.NoError(t, err)
-	seed(t, ctx, st)
-	s := newStack(t, ctx, st, nil)
-	bctx := browser.New(t)
-	problems := browser.Errors(t, bctx)
-	require.NoError(t, chromedp.Do(bctx, chromedp.Navigate(s.srv.URL+"/")))
+	o := openOverview(t, nil)
+	ctx, st, bctx, problems := o.ctx, o.st, o.bctx, o.problems
 	waitText(t, bctx, git+`[data-field="in_flight"]`, "4")
 
 	// Cancelled, the pause changes nothing.

@@ -304,16 +304,34 @@ func evaluate[T any](t *testing.T, ctx context.Context, script string) T {
 
 const git = `[data-visit-type="git"] `
 
-func TestDashboard(t *testing.T) {
+// overviewPage is a seeded SQLite store served by a stack (with journal,
+// if any) and the overview open in a browser whose console errors are
+// collected.
+type overviewPage struct {
+	ctx, bctx context.Context
+	st        store.Store
+	s         *stack
+	problems  func() []string
+}
+
+// openOverview opens the overview of a seeded store in a browser.
+func openOverview(t *testing.T, journal api.JournalLag) overviewPage {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	t.Cleanup(cancel)
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "web.db"), store.Options{})
 	require.NoError(t, err)
 	seed(t, ctx, st)
-	s := newStack(t, ctx, st, nil)
+	s := newStack(t, ctx, st, journal)
 	bctx := browser.New(t)
 	problems := browser.Errors(t, bctx)
 	require.NoError(t, chromedp.Do(bctx, chromedp.Navigate(s.srv.URL+"/")))
+	return overviewPage{ctx: ctx, bctx: bctx, st: st, s: s, problems: problems}
+}
+
+func TestDashboard(t *testing.T) {
+	o := openOverview(t, nil)
+	ctx, s, bctx, problems := o.ctx, o.s, o.bctx, o.problems
 
 	waitText(t, bctx, git+`[data-field="max_queue_length"]`, "100")
 	waitText(t, bctx, `#listers [data-field="origins_known"]`, "4")
@@ -417,16 +435,9 @@ func TestOverviewAfterRestart(t *testing.T) {
 }
 
 func TestDashboardJournal(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "web.db"), store.Options{})
-	require.NoError(t, err)
-	seed(t, ctx, st)
 	j := &fakeJournal{lag: map[int32]int64{0: 1200, 2: 5, 10: 0}}
-	s := newStack(t, ctx, st, j)
-	bctx := browser.New(t)
-	problems := browser.Errors(t, bctx)
-	require.NoError(t, chromedp.Do(bctx, chromedp.Navigate(s.srv.URL+"/")))
+	o := openOverview(t, j)
+	bctx, problems := o.bctx, o.problems
 
 	waitText(t, bctx, `#journal [data-field="topic"]`, "swh.journal.objects.origin_visit_status")
 	waitText(t, bctx, `#journal [data-field="total_lag"]`, "1,205")
