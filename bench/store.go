@@ -15,6 +15,7 @@ import (
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/feedback"
+	"github.com/revisit-sched/revisit/internal/service/urlindex"
 	"github.com/revisit-sched/revisit/recording"
 	"github.com/revisit-sched/revisit/store"
 )
@@ -226,15 +227,9 @@ func indexURLs(ctx context.Context, s store.Store) (int, time.Duration, error) {
 	if !ok {
 		return 0, 0, nil
 	}
-	const batch = 50_000
-	start, total := time.Now(), 0
-	for {
-		n, err := ix.IndexOriginURLs(ctx, batch)
-		total += n
-		if err != nil || n < batch {
-			return total, time.Since(start), err
-		}
-	}
+	start := time.Now()
+	total, err := urlindex.Drain(ctx, ix, urlindex.DefaultBatch)
+	return total, time.Since(start), err
 }
 
 // load records the data set in batches of 1000 from two writers, each

@@ -11,12 +11,16 @@ import (
 	"github.com/revisit-sched/revisit/store"
 )
 
+// DefaultBatch is how many URLs a call indexes by default: ~0.7 s at 10M
+// origins.
+const DefaultBatch = 50_000
+
 // Config configures Run.
 type Config struct {
 	// Every is how long Run waits after emptying the backlog (default 5 s).
 	Every time.Duration
-	// Batch is how many URLs one call indexes at most (default 50,000:
-	// ~0.7 s at 10M origins).
+	// Batch is how many URLs one call indexes at most (default
+	// DefaultBatch).
 	Batch  int
 	Logger *slog.Logger
 }
@@ -30,7 +34,7 @@ func Run(ctx context.Context, ix store.URLIndexer, cfg Config) error {
 		every = 5 * time.Second
 	}
 	if batch <= 0 {
-		batch = 50_000
+		batch = DefaultBatch
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -38,27 +42,30 @@ func Run(ctx context.Context, ix store.URLIndexer, cfg Config) error {
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
-		total := 0
-		for {
-			n, err := ix.IndexOriginURLs(ctx, batch)
-			total += n
-			if err != nil {
-				if ctx.Err() == nil {
-					log.Warn("indexing recorded URLs for search", "err", err, "indexed", total)
-				}
-				break
-			}
-			if n < batch {
-				break
-			}
-		}
-		if total > 0 {
+		total, err := Drain(ctx, ix, batch)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			log.Warn("indexing recorded URLs for search", "err", err, "indexed", total)
+		case total > 0:
 			log.Debug("indexed recorded URLs for search", "urls", total)
 		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-tick.C:
+		}
+	}
+}
+
+// Drain indexes the backlog, batch URLs a call, until a call indexes fewer,
+// and returns how many it indexed, also on error.
+func Drain(ctx context.Context, ix store.URLIndexer, batch int) (int, error) {
+	total := 0
+	for {
+		n, err := ix.IndexOriginURLs(ctx, batch)
+		total += n
+		if err != nil || n < batch {
+			return total, err
 		}
 	}
 }
