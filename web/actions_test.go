@@ -94,3 +94,20 @@ func TestOverviewActions(t *testing.T) {
 	waitPrefix(t, bctx, "#action-message", "Scheduler metrics recomputed")
 	require.Empty(t, problems(), "the page logs no error")
 }
+
+// TestQuestionAskedAgainAtOnce cancels a question and asks again in the
+// same instant, before the dialog's close event of the cancelled one: the
+// second question takes its own answer.
+func TestQuestionAskedAgainAtOnce(t *testing.T) {
+	o := openOverview(t, nil)
+	waitText(t, o.bctx, git+`[data-field="in_flight"]`, "4")
+	click(t, o.bctx, git+`[data-action="pause"]`)
+	waitPrefix(t, o.bctx, `#confirm-action[open] [data-field="question"]`, "Pause git?")
+	require.True(t, evaluate[bool](t, o.bctx, `document.querySelector('#confirm-action [data-action="cancel"]').click(),
+		document.querySelector('[data-visit-type="git"] [data-action="pause"]').click(),
+		document.getElementById("confirm-action").open`), "asked again before the first close event")
+	answer(t, o.bctx, "Pause git?", "confirm")
+	waitText(t, o.bctx, "#action-message", "git paused.")
+	require.Len(t, pauses(t, o.ctx, o.st), 1)
+	require.Empty(t, o.problems(), "the page logs no error")
+}

@@ -8,16 +8,31 @@
 import { el } from "./dom.js";
 import { authHeaders } from "./token.js";
 
-// dialog returns the page's confirmation dialog, made on first use.
+// waiting resolves the promise of the question the dialog shows now.
+let waiting = null;
+
+// answered gives the operator's answer to the question shown, once.
+function answered(yes) {
+  const resolve = waiting;
+  waiting = null;
+  if (resolve) resolve(yes);
+}
+
+// dialog returns the page's confirmation dialog, made on first use. The
+// answer is taken when given (a button submits the form, Escape cancels),
+// not from the dialog's close event, which comes later: a question asked
+// again before it came would take the earlier answer.
 function dialog() {
   let d = document.getElementById("confirm-action");
   if (d) return d;
-  d = el("dialog", { id: "confirm-action" },
-    el("form", { method: "dialog" },
-      el("p", { "data-field": "question" }),
-      el("div", { class: "dialog-buttons" },
-        el("button", { value: "cancel", "data-action": "cancel" }, "Cancel"),
-        el("button", { value: "confirm", "data-action": "confirm", class: "confirm" }, "Confirm"))));
+  const form = el("form", { method: "dialog" },
+    el("p", { "data-field": "question" }),
+    el("div", { class: "dialog-buttons" },
+      el("button", { value: "cancel", "data-action": "cancel" }, "Cancel"),
+      el("button", { value: "confirm", "data-action": "confirm", class: "confirm" }, "Confirm")));
+  form.addEventListener("submit", (e) => answered(!!e.submitter && e.submitter.value === "confirm"));
+  d = el("dialog", { id: "confirm-action" }, form);
+  d.addEventListener("cancel", () => answered(false));
   document.body.append(d);
   return d;
 }
@@ -26,13 +41,11 @@ function dialog() {
 // verb, and resolves to whether the operator confirmed.
 export function confirmAction(question, verb) {
   const d = dialog();
+  answered(false);
   d.querySelector('[data-field="question"]').textContent = question;
   d.querySelector('[data-action="confirm"]').textContent = verb;
-  d.returnValue = "";
   d.showModal();
-  return new Promise((resolve) => {
-    d.addEventListener("close", () => resolve(d.returnValue === "confirm"), { once: true });
-  });
+  return new Promise((resolve) => { waiting = resolve; });
 }
 
 // say shows what came of an action in the page's action line, made on
