@@ -29,6 +29,96 @@ func TestGrabPlans(t *testing.T) {
 	}
 }
 
+// TestCooldownsSkippedInIndex checks that the candidate query of the four
+// policies whose order keeps origins in a cooldown (migration 00026) reads
+// a listed_origin row only once it passed every condition: the cooldowns
+// are checked on the policy index's columns, before the row's seek.
+func TestCooldownsSkippedInIndex(t *testing.T) {
+	s := openTest(t, nil)
+	ctx := context.Background()
+	root := func(name string) int64 {
+		var page int64
+		if err := s.r.QueryRowContext(ctx, "SELECT rootpage FROM sqlite_schema WHERE name = ?", name).Scan(&page); err != nil {
+			t.Fatalf("root page of %s: %v", name, err)
+		}
+		return page
+	}
+	table := root("listed_origin")
+	for _, c := range grabsql.PlanCases(uuid.NewString()) {
+		switch c.Name {
+		case "never_visited_oldest_update_first", "already_visited_order_by_lag", "origins_without_last_update",
+			"stop_after_success":
+		default:
+			continue
+		}
+		t.Run(c.Name, func(t *testing.T) {
+			q, err := dialect.Build(c.Params)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ops := bytecode(t, ctx, s, q.SQL, append(q.Args, 1000)...)
+			// The row is read from its first Column on the table's cursor;
+			// a condition that fails jumps to the loop's Next, after the
+			// ResultRow. No such jump may come after the row's read.
+			cursors := map[int64]int64{} // root page by cursor
+			read, result, next := -1, -1, -1
+			for i, op := range ops {
+				switch {
+				case op.code == "OpenRead":
+					cursors[op.p1] = op.p2
+				case op.code == "Column" && cursors[op.p1] == table && read < 0:
+					read = i
+				case op.code == "ResultRow" && read >= 0 && result < 0:
+					result = i
+				case op.code == "Next" && result >= 0 && next < 0:
+					next = i
+				}
+			}
+			if read < 0 || next < 0 {
+				t.Fatalf("no read of the row (%d) or no loop (%d) in:\n%v", read, next, ops)
+			}
+			for i := read; i < result; i++ {
+				if ops[i].code != "Column" && ops[i].p2 == int64(next) {
+					t.Errorf("op %d (%s) checks a condition after the row's read (op %d): the cooldowns are not in %s\n%v",
+						i, ops[i].code, read, c.Index, ops)
+					break
+				}
+			}
+		})
+	}
+}
+
+// op is one instruction of a statement's bytecode.
+type op struct {
+	code   string
+	p1, p2 int64
+}
+
+// bytecode returns the instructions SQLite runs for a statement (EXPLAIN).
+func bytecode(t *testing.T, ctx context.Context, s *Store, sql string, args ...any) []op {
+	t.Helper()
+	rows, err := s.r.QueryContext(ctx, "EXPLAIN "+sql, args...)
+	if err != nil {
+		t.Fatalf("explain: %v\n%s", err, sql)
+	}
+	defer rows.Close()
+	var ops []op
+	for rows.Next() {
+		var (
+			o                         op
+			addr, p3, p4, p5, comment any
+		)
+		if err := rows.Scan(&addr, &o.code, &o.p1, &o.p2, &p3, &p4, &p5, &comment); err != nil {
+			t.Fatal(err)
+		}
+		ops = append(ops, o)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return ops
+}
+
 // TestVisitPlans checks that expiry walks the visits not yet lost only, and
 // forgetting the lost ones only: each round's expiry must not read the lost
 // visits kept for the lost retention.
