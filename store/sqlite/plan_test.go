@@ -132,6 +132,10 @@ func TestVisitPlans(t *testing.T) {
 	}{
 		"expire": {expireVisits, "visit_in_flight_open", []any{"git", now, now}},
 		"forget": {forgetLostVisits, "visit_in_flight_lost", []any{"git", now}},
+		"look for expiring visits": {"SELECT 1 FROM visit_in_flight WHERE " + expiring, "visit_in_flight_open",
+			[]any{"git", now}},
+		"look for lost visits": {"SELECT 1 FROM visit_in_flight WHERE " + forgettable, "visit_in_flight_lost",
+			[]any{"git", now}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if plan := explainSQL(t, ctx, s, c.sql, c.args...); !strings.Contains(plan, "USING INDEX "+c.index+" ") {

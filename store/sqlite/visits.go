@@ -142,17 +142,31 @@ func (s *Store) release(ctx context.Context, op, cond string, key any, maybePubl
 // Expiry walks the visits not yet lost only (visit_in_flight_open), so
 // that the lost ones kept for the lost retention cost it nothing, and
 // declares them lost at ?3; forgetting walks the lost ones only
-// (visit_in_flight_lost).
+// (visit_in_flight_lost). Each first looks on a reader whether a visit
+// is concerned: the rounds look every minute and usually find none, and
+// a write transaction that changes nothing still waits for the writer.
 const (
-	expireVisits = `UPDATE visit_in_flight SET state = 'lost', lost_at = ?3
-		WHERE visit_type = ?1 AND scheduled_at < ?2 AND lost_at IS NULL AND state = 'sent' AND sent_at < ?2`
-	forgetLostVisits = `DELETE FROM visit_in_flight
-		WHERE visit_type = ?1 AND scheduled_at < ?2 AND lost_at IS NOT NULL AND sent_at < ?2`
+	expiring         = `visit_type = ?1 AND scheduled_at < ?2 AND lost_at IS NULL AND state = 'sent' AND sent_at < ?2`
+	expireVisits     = `UPDATE visit_in_flight SET state = 'lost', lost_at = ?3 WHERE ` + expiring
+	forgettable      = `visit_type = ?1 AND scheduled_at < ?2 AND lost_at IS NOT NULL AND sent_at < ?2`
+	forgetLostVisits = `DELETE FROM visit_in_flight WHERE ` + forgettable
 )
+
+// anyVisit reports whether a visit of visit_in_flight meets cond, whose
+// parameters are the visit type (?1) and a time (?2).
+func (s *Store) anyVisit(ctx context.Context, cond, visitType string, before time.Time) (bool, error) {
+	var found bool
+	err := s.queryRow(ctx, `SELECT EXISTS (SELECT 1 FROM visit_in_flight WHERE `+cond+`)`,
+		[]any{visitType, micro(before)}, &found)
+	return found, translate("look for visits of "+visitType, err)
+}
 
 // VisitsExpire marks lost the visits sent before `before`; their origins
 // are eligible again, which the visit type's subscribers hear.
 func (s *Store) VisitsExpire(ctx context.Context, visitType string, before time.Time) (int, error) {
+	if found, err := s.anyVisit(ctx, expiring, visitType, before); err != nil || !found {
+		return 0, err
+	}
 	n, err := s.restore(ctx, "expire "+visitType+" visits", expireVisits, visitType, micro(before), micro(s.now()))
 	if n > 0 {
 		err = s.notified(err, []string{visitType})
@@ -244,6 +258,9 @@ func (s *Store) VisitsOfOrigin(ctx context.Context, key revisit.OriginKey) ([]re
 
 // VisitsForgetLost deletes the lost visits sent before `before`.
 func (s *Store) VisitsForgetLost(ctx context.Context, visitType string, before time.Time) (int, error) {
+	if found, err := s.anyVisit(ctx, forgettable, visitType, before); err != nil || !found {
+		return 0, err
+	}
 	var n int64
 	err := s.write(ctx, "forget lost "+visitType+" visits", func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, forgetLostVisits, visitType, micro(before))
