@@ -4,7 +4,8 @@
 // The store holds two handles on the file: a writer with a single connection,
 // through which every write runs in a BEGIN IMMEDIATE transaction (so writes,
 // and grabs in particular, are serialized), and a pool of read-only
-// connections that WAL lets run beside the writer. Both hand their
+// connections that WAL lets run beside the writer. A store can also live in
+// memory (OpenMemory), for stores thrown away after use. Both hand their
 // connections out in the order callers asked for them (turns.go), and
 // reads are prepared once. docs/store.md describes the schema, which
 // mirrors the PostgreSQL one.
@@ -16,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -74,28 +76,48 @@ func Open(ctx context.Context, path string, opts store.Options) (*Store, error) 
 			return nil, err
 		}
 	}
-	w, err := sql.Open("sqlite", dsn(path, true))
+	return open(ctx, path, fileDSN(path), opts)
+}
+
+// OpenMemory opens a new store held in memory under name, which no other
+// open store of the process may bear: what it holds is gone once it is
+// closed, and it holds at most 1 GiB (some 1.5 million origins). It is for
+// stores thrown away after use (the simulator's), which it spares the
+// file and its write-ahead log.
+func OpenMemory(ctx context.Context, name string, opts store.Options) (*Store, error) {
+	if name == "" {
+		return nil, revisit.Invalidf("name", "missing in-memory SQLite database name")
+	}
+	return open(ctx, name, memoryDSN(name), opts)
+}
+
+// open opens the database that dsn's writer and reader connection strings
+// name, applies the pending migrations and returns the store; name names
+// the database in errors.
+func open(ctx context.Context, name string, dsn func(writer bool) string, opts store.Options) (*Store, error) {
+	w, err := sql.Open("sqlite", dsn(true))
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+		return nil, fmt.Errorf("sqlite: open %s: %w", name, err)
 	}
 	w.SetMaxOpenConns(1)
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
 	s := &Store{w: w, writeTurns: newTurns(1), opts: opts, stmts: make(map[string]*sql.Stmt)}
-	// The writer connects first: it turns WAL on before any reader exists.
+	// The writer connects first: it sets the journal mode before any
+	// reader exists.
 	if err := w.PingContext(ctx); err != nil {
 		_ = w.Close()
-		return nil, translate(fmt.Sprintf("open %s", path), err)
+		return nil, translate(fmt.Sprintf("open %s", name), err)
 	}
 	if err := s.Migrate(ctx); err != nil {
 		_ = w.Close()
 		return nil, err
 	}
-	r, err := sql.Open("sqlite", dsn(path, false))
+	r, err := sql.Open("sqlite", dsn(false))
 	if err != nil {
 		_ = w.Close()
-		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+		return nil, fmt.Errorf("sqlite: open %s: %w", name, err)
 	}
 	n := max(4, 2*runtime.GOMAXPROCS(0))
 	r.SetMaxOpenConns(n)
@@ -103,7 +125,7 @@ func Open(ctx context.Context, path string, opts store.Options) (*Store, error) 
 	if err := r.PingContext(ctx); err != nil {
 		_ = r.Close()
 		_ = w.Close()
-		return nil, translate(fmt.Sprintf("open %s", path), err)
+		return nil, translate(fmt.Sprintf("open %s", name), err)
 	}
 	s.r, s.readTurns, s.readStmts = r, newTurns(n), make(map[string]*sql.Stmt)
 	return s, nil
@@ -121,27 +143,49 @@ func mustExist(path string) error {
 	return revisit.Errorf(revisit.CodeNotFound, "no SQLite store at %s", path)
 }
 
-// dsn returns the modernc DSN of the file at path, for the writer (WAL,
-// foreign keys, immediate transactions) or for a reader (query only).
+// fileDSN returns the modernc connection strings of the file at path, for
+// the writer (WAL, foreign keys, immediate transactions) or for a reader
+// (query only).
 //
 // Sizes: a grab of 1000 scattered origins dirties some 4000 pages (visit
 // stats, listed rows, the two indexes on last_scheduled); the writer's page
 // cache (64 MiB) holds a whole such transaction without spilling, statement
 // journals stay in memory, reads go through a memory map, and the WAL is
 // checkpointed every 10000 pages (about 40 MiB) and truncated to 64 MiB.
-func dsn(path string, writer bool) string {
+func fileDSN(path string) func(writer bool) string {
 	// The path is the path part of a file: URI; escape what would end it.
 	p := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
-	q := []string{"_pragma=busy_timeout(10000)", "_pragma=foreign_keys(1)",
-		"_pragma=temp_store(MEMORY)", "_pragma=mmap_size(268435456)"}
-	if writer {
-		q = append(q, "_pragma=journal_mode(WAL)", "_pragma=synchronous(NORMAL)", "_txlock=immediate",
-			"_pragma=cache_size(-65536)", "_pragma=wal_autocheckpoint(10000)",
-			"_pragma=journal_size_limit(67108864)")
-	} else {
-		q = append(q, "_pragma=query_only(1)", "_pragma=cache_size(-16384)")
+	return func(writer bool) string {
+		q := append(pragmas(writer), "_pragma=mmap_size(268435456)")
+		if writer {
+			q = append(q, "_pragma=journal_mode(WAL)", "_pragma=synchronous(NORMAL)",
+				"_pragma=wal_autocheckpoint(10000)", "_pragma=journal_size_limit(67108864)")
+		}
+		return "file:" + p + "?" + strings.Join(q, "&")
 	}
-	return "file:" + p + "?" + strings.Join(q, "&")
+}
+
+// memoryDSN returns the connection strings of the in-memory database
+// name (SQLite's memdb file system, shared by the process's connections
+// to the same name), whose rollback journal stays in memory too.
+func memoryDSN(name string) func(writer bool) string {
+	p := "/" + url.PathEscape(name)
+	return func(writer bool) string {
+		q := append(pragmas(writer), "vfs=memdb")
+		if writer {
+			q = append(q, "_pragma=journal_mode(MEMORY)")
+		}
+		return "file:" + p + "?" + strings.Join(q, "&")
+	}
+}
+
+// pragmas returns the settings of every writer or reader connection.
+func pragmas(writer bool) []string {
+	q := []string{"_pragma=busy_timeout(10000)", "_pragma=foreign_keys(1)", "_pragma=temp_store(MEMORY)"}
+	if writer {
+		return append(q, "_txlock=immediate", "_pragma=cache_size(-65536)")
+	}
+	return append(q, "_pragma=query_only(1)", "_pragma=cache_size(-16384)")
 }
 
 // Close closes both handles; closing twice is harmless.
