@@ -26,6 +26,13 @@ func TestMain(m *testing.M) {
 func openTest(t *testing.T, clock func() time.Time) *Store {
 	t.Helper()
 	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "revisit.db"), store.Options{Clock: clock})
+	return closedAtEnd(t, s, err)
+}
+
+// closedAtEnd returns the store just opened, which the test's end closes;
+// it fails the test if the store did not open.
+func closedAtEnd(t *testing.T, s *Store, err error) *Store {
+	t.Helper()
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}
@@ -57,15 +64,7 @@ func TestConformanceInMemory(t *testing.T) {
 func openMemoryTest(t *testing.T, name string, clock func() time.Time) *Store {
 	t.Helper()
 	s, err := OpenMemory(context.Background(), name, store.Options{Clock: clock})
-	if err != nil {
-		t.Fatalf("open in memory: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := s.Close(); err != nil {
-			t.Errorf("close: %v", err)
-		}
-	})
-	return s
+	return closedAtEnd(t, s, err)
 }
 
 // TestMemoryStoresAreApartAndGoneOnceClosed checks that two stores in
