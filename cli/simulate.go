@@ -94,21 +94,22 @@ same files.
 					cfg, scenarios[i].Orchestrator = simulate.Upstream(cfg, scenarios[i].Orchestrator)
 				}
 			}
-			var results []simulate.Result
-			for _, sc := range scenarios {
-				began := time.Now()
-				res, err := simulate.Run(cmd.Context(), cfg, sc)
-				if err != nil {
-					return fmt.Errorf("simulating %s: %w", sc.Name, err)
-				}
-				wall := time.Since(began)
-				c := res.Counters
-				fmt.Fprintf(a.env.Stdout, "%s: %s simulated in %s (%d events, %.0f events/s)\n"+
-					"  visits %d: eventful %d, uneventful %d, very long %d\n",
-					sc.Name, res.End.Sub(res.Start), wall.Round(10*time.Millisecond), res.Events,
-					float64(res.Events)/wall.Seconds(), c.Total, c.Eventful, c.Uneventful, c.VeryLong)
-				results = append(results, res)
+			began := time.Now()
+			results, err := simulate.RunAll(cmd.Context(), cfg, scenarios)
+			if err != nil {
+				return fmt.Errorf("simulating: %w", err)
 			}
+			wall := time.Since(began)
+			var events int64
+			for _, res := range results {
+				c := res.Counters
+				events += res.Events
+				fmt.Fprintf(a.env.Stdout, "%s: %s simulated, %d events\n"+
+					"  visits %d: eventful %d, uneventful %d, very long %d\n",
+					res.Name, res.End.Sub(res.Start), res.Events, c.Total, c.Eventful, c.Uneventful, c.VeryLong)
+			}
+			fmt.Fprintf(a.env.Stdout, "simulated in %s (%d events, %.0f events/s)\n",
+				wall.Round(10*time.Millisecond), events, float64(events)/wall.Seconds())
 			if err := report.Write(out, results); err != nil {
 				return err
 			}

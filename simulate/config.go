@@ -25,8 +25,8 @@ type Config struct {
 	// QueueCapacity is each visit type's queue length (the load task
 	// type's max_queue_length).
 	QueueCapacity int
-	// ListerRate is how many new origins the lister finds an hour, in all;
-	// 0: none.
+	// ListerRate is how many new origins the lister finds an hour, in all,
+	// spread evenly over the visit types; 0: none.
 	ListerRate float64
 	// ListerEvery is how often the lister runs: it records the origins it
 	// found since its previous run.
@@ -37,9 +37,9 @@ type Config struct {
 	// Relist is how often the lister lists the known origins again with
 	// their last update (the origins whose last update changed).
 	Relist time.Duration
-	// FoldBatch is how many results are folded at once; FoldWait, how
-	// long a result waits for its batch to fill. The results waiting are
-	// also folded before each sample.
+	// FoldBatch is how many results of a visit type are folded at once;
+	// FoldWait, how long a result waits for its batch to fill. The
+	// results waiting are also folded before each sample.
 	FoldBatch int
 	FoldWait  time.Duration
 	// SampleEvery is how often the world is measured.
@@ -50,8 +50,10 @@ type Config struct {
 	Seed uint64
 	// Start is the simulated time at the start.
 	Start time.Time
-	// Store is the URL of the store to run on, which must be empty; ""
-	// is a SQLite file in a temporary directory.
+	// Store is the URL of the store to run on, which must hold no origin
+	// of the visit types simulated; the visit types then run one after
+	// another. "" is a SQLite file in a temporary directory for each
+	// visit type, run at once.
 	Store string
 	// CheckMetrics has every sample compare the scheduler metrics that
 	// the simulation keeps with those the store computes
@@ -175,21 +177,25 @@ func (c Config) workers(vt string) int {
 	return DefaultWorkers
 }
 
-// settings describes c and the orchestrator's shares for the report.
-func (c Config) settings(o *orchestrator.Orchestrator, oc orchestrator.Config) []string {
+// settings describes c, the visit timeout and the policies' weights for
+// the report.
+func (c Config) settings(visitTimeout time.Duration, policies []PolicyFigures) []string {
 	s := []string{
 		fmt.Sprintf("origins at the start: %d", c.Origins),
 		fmt.Sprintf("simulated time: %s, from %s", c.Duration, c.Start.Format(time.RFC3339)),
 		fmt.Sprintf("new origins: %g an hour, listed every %s; known origins listed again every %s",
 			c.ListerRate, c.ListerEvery, c.Relist),
-		fmt.Sprintf("queue capacity: %d; results folded by %d (or after %s)", c.QueueCapacity, c.FoldBatch, c.FoldWait),
-		fmt.Sprintf("visits lost: %g%%; visit timeout %s", c.LossRate*100, oc.VisitTimeout),
+		fmt.Sprintf("queue capacity: %d; results of each visit type folded by %d (or after %s)",
+			c.QueueCapacity, c.FoldBatch, c.FoldWait),
+		fmt.Sprintf("visits lost: %g%%; visit timeout %s", c.LossRate*100, visitTimeout),
 		fmt.Sprintf("seed: %d", c.Seed),
 	}
 	for _, vt := range c.VisitTypes {
 		line := fmt.Sprintf("%s: %d workers; policies", vt, c.workers(vt))
-		for _, sh := range o.Shares(vt) {
-			line += fmt.Sprintf(" %s %d", sh.Policy, sh.Weight)
+		for _, p := range policies {
+			if p.VisitType == vt {
+				line += fmt.Sprintf(" %s %d", p.Policy, p.Weight)
+			}
 		}
 		s = append(s, line)
 	}

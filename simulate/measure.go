@@ -79,8 +79,8 @@ func nth(ds []time.Duration, k int) time.Duration {
 // sample measures the world now, once the results waiting are folded,
 // and appends it to the result.
 func (r *run) sample() error {
-	now := r.sim.Now()
-	s := Sample{Time: now, Visits: r.res.Counters.Total, ByType: make([]TypeSample, len(r.types))}
+	now, vt := r.sim.Now(), r.vt
+	s := Sample{Time: now, Visits: r.res.Counters.Total}
 	s.Known, s.Enabled, s.NeverVisited, s.PendingChanges = r.metrics()
 	if r.cfg.CheckMetrics || now.Equal(r.res.End) {
 		if err := r.checkMetrics(s); err != nil {
@@ -91,63 +91,90 @@ func (r *run) sample() error {
 	if n := len(r.res.Samples); n > 0 {
 		since = now.Sub(r.res.Samples[n-1].Time)
 	}
-	lags := make([][]time.Duration, len(r.types))
-	pos := make(map[*visitType]int, len(r.types))
-	for i, vt := range r.types {
-		pos[vt] = i
-	}
+	var lags []time.Duration
 	for _, o := range r.origins {
-		if o.succeeded.IsZero() {
-			continue
+		if !o.succeeded.IsZero() {
+			lags = append(lags, max(0, o.lastUpdate(now).Sub(o.succeeded)))
 		}
-		i := pos[o.typ]
-		lags[i] = append(lags[i], max(0, o.LastUpdate(now).Sub(o.succeeded)))
 	}
-	for i, vt := range r.types {
-		r.busy(vt, 0)
-		ts := TypeSample{QueueDepth: vt.queue.Len(), Visited: len(lags[i]), Freshness: quantiles(lags[i])}
-		if since > 0 {
-			ts.Utilization = float64(vt.busyTime-vt.lastBusy) / float64(time.Duration(vt.workers)*since)
-		}
-		vt.lastBusy = vt.busyTime
-		s.ByType[i] = ts
+	r.busy(0)
+	ts := TypeSample{QueueDepth: vt.queue.Len(), Visited: len(lags), Freshness: quantiles(lags)}
+	if since > 0 {
+		ts.Utilization = float64(vt.busyTime-vt.lastBusy) / float64(time.Duration(vt.workers)*since)
 	}
+	vt.lastBusy = vt.busyTime
+	s.ByType = []TypeSample{ts}
 	r.res.Samples = append(r.res.Samples, s)
 	return nil
 }
 
 // finish fills the figures of the whole run.
 func (r *run) finish() {
+	vt := r.vt
 	r.res.Events = r.sim.Processed()
-	for _, vt := range r.types {
-		var weights, total int64
-		for i, sh := range vt.shares {
-			weights += int64(sh.Weight)
-			total += vt.visits[i]
-		}
-		for i, sh := range vt.shares {
-			p := PolicyFigures{VisitType: vt.name, Policy: sh.Policy, Weight: sh.Weight, Visits: vt.visits[i],
-				Eventful: vt.eventful[i]}
-			if weights > 0 {
-				p.Configured = float64(sh.Weight) / float64(weights)
-			}
-			if total > 0 {
-				p.Share = float64(vt.visits[i]) / float64(total)
-			}
-			r.res.Policies = append(r.res.Policies, p)
-		}
-		l := Latency{VisitType: vt.name, Visited: len(vt.latency), Quantiles: quantiles(vt.latency)}
-		for _, o := range r.origins {
-			if o.new && o.typ == vt {
-				l.New++
-			}
-		}
-		r.res.FirstVisits = append(r.res.FirstVisits, l)
+	var weights, total int64
+	for i, sh := range vt.shares {
+		weights += int64(sh.Weight)
+		total += vt.visits[i]
 	}
+	for i, sh := range vt.shares {
+		p := PolicyFigures{VisitType: vt.name, Policy: sh.Policy, Weight: sh.Weight, Visits: vt.visits[i],
+			Eventful: vt.eventful[i]}
+		if weights > 0 {
+			p.Configured = float64(sh.Weight) / float64(weights)
+		}
+		if total > 0 {
+			p.Share = float64(vt.visits[i]) / float64(total)
+		}
+		r.res.Policies = append(r.res.Policies, p)
+	}
+	l := Latency{VisitType: vt.name, Visited: len(vt.latency), Quantiles: quantiles(vt.latency)}
+	for _, o := range r.origins {
+		if o.new {
+			l.New++
+		}
+	}
+	r.res.FirstVisits = []Latency{l}
+}
+
+// merge adds up the Results of the visit types of one scenario, in the
+// order of cfg.VisitTypes: they were sampled at the same simulated times.
+func merge(cfg Config, visitTimeout time.Duration, parts []Result) Result {
+	res := parts[0]
+	res.VisitTypes, res.Policies, res.FirstVisits = cfg.VisitTypes, nil, nil
+	res.Counters, res.Events = Counters{}, 0
+	res.Runtimes.Counts = make([]int64, len(res.Runtimes.Bounds)+1)
+	res.Samples = make([]Sample, len(parts[0].Samples))
+	for i, s := range parts[0].Samples {
+		res.Samples[i] = Sample{Time: s.Time}
+	}
+	for _, p := range parts {
+		res.Counters.Total += p.Counters.Total
+		res.Counters.Uneventful += p.Counters.Uneventful
+		res.Counters.Eventful += p.Counters.Eventful
+		res.Counters.VeryLong += p.Counters.VeryLong
+		res.Events += p.Events
+		for i, n := range p.Runtimes.Counts {
+			res.Runtimes.Counts[i] += n
+		}
+		res.Policies = append(res.Policies, p.Policies...)
+		res.FirstVisits = append(res.FirstVisits, p.FirstVisits...)
+		for i, s := range p.Samples {
+			m := &res.Samples[i]
+			m.Known += s.Known
+			m.Enabled += s.Enabled
+			m.NeverVisited += s.NeverVisited
+			m.PendingChanges += s.PendingChanges
+			m.Visits += s.Visits
+			m.ByType = append(m.ByType, s.ByType...)
+		}
+	}
+	res.Settings = cfg.settings(visitTimeout, res.Policies)
+	return res
 }
 
 // metrics returns the scheduler metrics (revisit.SchedulerMetrics) of
-// the world summed over visit types, as the store would compute them: the
+// the visit type's origins summed over listers, as the store would compute them: the
 // simulation mirrors what the store holds of each origin (its listed last
 // update, whether it is enabled, its last successful visit folded).
 func (r *run) metrics() (known, enabled, never, pending int64) {
@@ -176,6 +203,9 @@ func (r *run) checkMetrics(s Sample) error {
 	}
 	var got Sample
 	for _, m := range ms {
+		if m.VisitType != r.vt.name {
+			continue
+		}
 		got.Known += m.OriginsKnown
 		got.Enabled += m.OriginsEnabled
 		got.NeverVisited += m.OriginsNeverVisited

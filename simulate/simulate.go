@@ -5,18 +5,29 @@
 // lister that finds new origins. Every random choice comes from one seed,
 // and the clock is simulated everywhere, the store's included, so that a
 // seed gives the same Result every time.
+//
+// Nothing of revisit's scheduling crosses visit types: each has its
+// rounds, queue, workers, queue positions and results. So each visit type
+// of each scenario is simulated apart, on its own clock and in its own
+// temporary store, several at once, and the parts add up to the
+// scenario's Result.
 package simulate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"sync/atomic"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/feedback"
@@ -24,7 +35,7 @@ import (
 	"github.com/revisit-sched/revisit/simulate/des"
 	"github.com/revisit-sched/revisit/simulate/world"
 	"github.com/revisit-sched/revisit/store"
-	_ "github.com/revisit-sched/revisit/store/sqlite" // the default store
+	"github.com/revisit-sched/revisit/store/sqlite"
 )
 
 // Scenario is one configuration of the scheduler to simulate.
@@ -37,29 +48,81 @@ type Scenario struct {
 	Orchestrator orchestrator.Config
 }
 
+// orchestrator returns the scenario's orchestrator configuration with the
+// simulation's owner, logger, lease and visit timeout; Clock, Rand and
+// VisitTypes are each part's.
+func (sc Scenario) orchestrator(cfg Config) orchestrator.Config {
+	oc := sc.Orchestrator
+	oc.Owner, oc.Logger = "simulator", slog.New(slog.DiscardHandler)
+	oc.LeaseTTL = cfg.Duration + 24*time.Hour
+	if oc.VisitTimeout == 0 {
+		oc.VisitTimeout = 24 * time.Hour
+	}
+	return oc
+}
+
 // Run simulates the scenario on the world of cfg and returns what it
 // measured. It stops early, with ctx's error, when ctx is done.
 func Run(ctx context.Context, cfg Config, sc Scenario) (Result, error) {
-	cfg = cfg.withDefaults()
-	if err := cfg.Validate(); err != nil {
+	res, err := RunAll(ctx, cfg, []Scenario{sc})
+	if err != nil {
 		return Result{}, err
 	}
-	url := cfg.Store
-	if url == "" {
-		dir, err := os.MkdirTemp("", "revisit-simulate-")
-		if err != nil {
-			return Result{}, err
-		}
-		defer os.RemoveAll(dir)
-		url = "sqlite://" + filepath.Join(dir, "simulate.db")
+	return res[0], nil
+}
+
+// RunAll simulates each scenario on the same world of cfg and returns
+// their Results in order. The visit types of all scenarios are simulated
+// each in a temporary store, twice as many at once as there are cores (so
+// that parts of unequal length keep every core busy); with cfg.Store, one
+// after another in that store.
+func RunAll(ctx context.Context, cfg Config, scenarios []Scenario) ([]Result, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
+	parts := make([][]Result, len(scenarios))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(2 * runtime.GOMAXPROCS(0))
+	if cfg.Store != "" {
+		g.SetLimit(1)
+	}
+	for i, sc := range scenarios {
+		parts[i] = make([]Result, len(cfg.VisitTypes))
+		for k := range cfg.VisitTypes {
+			g.Go(func() error {
+				res, err := runPart(gctx, cfg, sc, k)
+				if err != nil {
+					return fmt.Errorf("%s: %w", cfg.VisitTypes[k], err)
+				}
+				parts[i][k] = res
+				return nil
+			})
+		}
+	}
+	if err := g.Wait(); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, err
+	}
+	results := make([]Result, len(scenarios))
+	for i, sc := range scenarios {
+		results[i] = merge(cfg, sc.orchestrator(cfg).VisitTimeout, parts[i])
+	}
+	return results, nil
+}
+
+// runPart simulates the k-th visit type of cfg under the scenario, in the
+// store of cfg or a temporary one.
+func runPart(ctx context.Context, cfg Config, sc Scenario, k int) (Result, error) {
 	sim := des.New(cfg.Start)
-	st, err := store.Open(ctx, url, store.Options{Clock: sim.Now})
+	st, err := openStore(ctx, cfg, k, sim.Now)
 	if err != nil {
 		return Result{}, fmt.Errorf("store: %w", err)
 	}
 	defer st.Close()
-	r, err := newRun(ctx, cfg, sc, sim, st)
+	r, err := newRun(ctx, cfg, sc, k, sim, st)
 	if err != nil {
 		return Result{}, err
 	}
@@ -67,20 +130,67 @@ func Run(ctx context.Context, cfg Config, sc Scenario) (Result, error) {
 	return r.run(ctx)
 }
 
-// run is one simulation under way.
+// memoryOrigins bounds the origins of a visit type simulated in a store
+// held in memory, which holds at most 1 GiB (some 1.5 million origins).
+const memoryOrigins = 1_000_000
+
+// temporaryStores numbers the temporary stores held in memory, whose names
+// must differ within the process.
+var temporaryStores atomic.Int64
+
+// openStore opens the store of the k-th visit type: cfg.Store, or else a
+// temporary one, in memory when its origins fit, in a file otherwise; the
+// temporary store is gone once closed.
+func openStore(ctx context.Context, cfg Config, k int, clock revisit.Clock) (store.Store, error) {
+	opts := store.Options{Clock: clock}
+	if cfg.Store != "" {
+		return store.Open(ctx, cfg.Store, opts)
+	}
+	origins := float64(cfg.Origins)/float64(len(cfg.VisitTypes)) +
+		cfg.ListerRate*cfg.Duration.Hours()/float64(len(cfg.VisitTypes))
+	if origins <= memoryOrigins {
+		return sqlite.OpenMemory(ctx, fmt.Sprintf("revisit-simulate-%d", temporaryStores.Add(1)), opts)
+	}
+	dir, err := os.MkdirTemp("", "revisit-simulate-")
+	if err != nil {
+		return nil, err
+	}
+	st, err := sqlite.Open(ctx, filepath.Join(dir, "simulate.db"), opts)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return removedOnClose{st, dir}, nil
+}
+
+// removedOnClose is a store in a temporary directory, removed once the
+// store is closed.
+type removedOnClose struct {
+	*sqlite.Store
+	dir string
+}
+
+func (s removedOnClose) Close() error {
+	return errors.Join(s.Store.Close(), os.RemoveAll(s.dir))
+}
+
+// run is the simulation of one visit type of a scenario under way.
 type run struct {
 	ctx  context.Context
 	cfg  Config
 	sim  *des.Sim
 	st   store.Store
 	rand *rand.Rand
+	// part is the visit type's place in cfg.VisitTypes; its origins are
+	// the world's origins of that place modulo the number of visit types.
+	part int
+	vt   *visitType
 	// lister records the world's origins.
 	lister revisit.Lister
-	// origins are the world's origins, by index; index is by URL.
+	// origins are the visit type's origins, in the order listed; index is
+	// by URL.
 	origins []*origin
 	index   map[string]int32
-	types   []*visitType
-	byType  map[string]*visitType
 	// inFlight are the visits published and not ended, by message id.
 	inFlight map[string]flight
 	// results wait to be folded; foldTimer flushes them.
@@ -93,11 +203,13 @@ type run struct {
 // origin is the simulation's state of one origin.
 type origin struct {
 	world.Origin
-	typ *visitType
 	// listed is when the lister first recorded it; listedUpdate, the last
 	// update it recorded.
 	listed       time.Time
 	listedUpdate time.Time
+	// update and nextUpdate are its last commit and the next one, as
+	// lastUpdate last found them.
+	update, nextUpdate time.Time
 	// attempted is when its previous visit started; zero if never.
 	attempted time.Time
 	// succeeded is the date of its last full visit's result; zero if none.
@@ -113,13 +225,23 @@ type origin struct {
 	new, visited bool
 }
 
+// lastUpdate returns the time of the origin's last commit at or before
+// now, which moves forward: it asks the world again only once now
+// reaches the next commit (samples ask for every origin's every hour).
+func (o *origin) lastUpdate(now time.Time) time.Time {
+	if !now.Before(o.nextUpdate) {
+		o.update, o.nextUpdate = o.Updates(now)
+	}
+	return o.update
+}
+
 // flight is a published visit: its origin and the share that chose it.
 type flight struct {
 	origin int32
 	share  int
 }
 
-// visitType is one visit type's queue, workers and rounds.
+// visitType is the queue, workers and rounds of the simulated visit type.
 type visitType struct {
 	name    string
 	queue   *des.Queue[string]
@@ -143,72 +265,70 @@ type visitType struct {
 	latency []time.Duration
 }
 
-func newRun(ctx context.Context, cfg Config, sc Scenario, sim *des.Sim, st store.Store) (*run, error) {
-	r := &run{ctx: ctx, cfg: cfg, sim: sim, st: st, rand: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x5eed)),
-		index: map[string]int32{}, byType: map[string]*visitType{}, inFlight: map[string]flight{}}
-	if err := r.checkEmpty(); err != nil {
+// seeded returns a random source of the part drawn from the seed and
+// stream: the first visit type's is the same whatever the others.
+func seeded(cfg Config, part int, stream uint64) *rand.Rand {
+	return rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^stream^uint64(part)<<32))
+}
+
+func newRun(ctx context.Context, cfg Config, sc Scenario, part int, sim *des.Sim, st store.Store) (*run, error) {
+	name := cfg.VisitTypes[part]
+	r := &run{ctx: ctx, cfg: cfg, sim: sim, st: st, rand: seeded(cfg, part, 0x5eed), part: part,
+		index: map[string]int32{}, inFlight: map[string]flight{}}
+	if err := r.checkEmpty(name); err != nil {
 		return nil, err
 	}
 	var err error
 	if r.lister, err = st.ListerGetOrCreate(ctx, "example", "simulator"); err != nil {
 		return nil, err
 	}
-	b := &simBroker{queues: map[string]*des.Queue[string]{}}
-	oc := sc.Orchestrator
-	oc.Clock, oc.Rand = sim.Now, rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x0c4e))
-	oc.Owner, oc.VisitTypes, oc.Logger = "simulator", cfg.VisitTypes, slog.New(slog.DiscardHandler)
-	oc.LeaseTTL = cfg.Duration + 24*time.Hour
-	if oc.VisitTimeout == 0 {
-		oc.VisitTimeout = 24 * time.Hour
+	backend := "simulate." + name
+	if err := st.TaskTypeCreate(ctx, revisit.TaskType{Type: "load-" + name, Description: "simulated visits",
+		BackendName: backend, MaxQueueLength: cfg.QueueCapacity}); err != nil {
+		return nil, fmt.Errorf("task type load-%s: %w", name, err)
 	}
-	o, err := orchestrator.New(st, b, oc)
+	vt := &visitType{name: name, queue: des.NewQueue[string](sim, 0), workers: cfg.workers(name), busySince: cfg.Start}
+	oc := sc.orchestrator(cfg)
+	oc.Clock, oc.Rand, oc.VisitTypes = sim.Now, seeded(cfg, part, 0x0c4e), []string{name}
+	o, err := orchestrator.New(st, &simBroker{queues: map[string]*des.Queue[string]{backend: vt.queue}}, oc)
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
 	}
-	for _, name := range cfg.VisitTypes {
-		backend := "simulate." + name
-		if err := st.TaskTypeCreate(ctx, revisit.TaskType{Type: "load-" + name, Description: "simulated visits",
-			BackendName: backend, MaxQueueLength: cfg.QueueCapacity}); err != nil {
-			return nil, fmt.Errorf("task type load-%s: %w", name, err)
-		}
-		vt := &visitType{name: name, queue: des.NewQueue[string](sim, 0), workers: cfg.workers(name),
-			shares: o.Shares(name), busySince: cfg.Start}
-		vt.visits, vt.eventful = make([]int64, len(vt.shares)), make([]int64, len(vt.shares))
-		b.queues[backend] = vt.queue
-		if vt.stepper, err = o.Stepper(ctx, name); err != nil {
-			return nil, err
-		}
-		r.types = append(r.types, vt)
-		r.byType[name] = vt
+	vt.shares = o.Shares(name)
+	vt.visits, vt.eventful = make([]int64, len(vt.shares)), make([]int64, len(vt.shares))
+	if vt.stepper, err = o.Stepper(ctx, name); err != nil {
+		return nil, err
 	}
-	r.res = Result{Name: sc.Name, Settings: cfg.settings(o, oc), VisitTypes: cfg.VisitTypes, Start: cfg.Start,
-		End: cfg.Start.Add(cfg.Duration), Runtimes: Histogram{Bounds: runtimeBounds}}
+	r.vt = vt
+	r.res = Result{Name: sc.Name, VisitTypes: []string{name}, Start: cfg.Start, End: cfg.Start.Add(cfg.Duration),
+		Runtimes: Histogram{Bounds: runtimeBounds}}
 	r.res.Runtimes.Counts = make([]int64, len(runtimeBounds)+1)
 	return r, nil
 }
 
-// checkEmpty refuses a store that holds origins already: their visits
-// would mix with the simulated ones.
-func (r *run) checkEmpty() error {
+// checkEmpty refuses a store that holds origins of the visit type
+// already: their visits would mix with the simulated ones.
+func (r *run) checkEmpty(visitType string) error {
 	ms, err := r.st.MetricsUpdate(r.ctx, nil, r.sim.Now())
 	if err != nil {
 		return fmt.Errorf("store: %w", err)
 	}
 	var known int64
 	for _, m := range ms {
-		known += m.OriginsKnown
+		if m.VisitType == visitType {
+			known += m.OriginsKnown
+		}
 	}
 	if known > 0 {
-		return fmt.Errorf("the store holds %d listed origins: a simulation needs an empty store", known)
+		return fmt.Errorf("the store lists %s origins already (%d): a simulation needs a store without origins "+
+			"of the visit types it simulates", visitType, known)
 	}
 	return nil
 }
 
 func (r *run) close() {
-	for _, vt := range r.types {
-		if vt.stepper != nil {
-			_ = vt.stepper.Close(context.Background())
-		}
+	if r.vt != nil {
+		_ = r.vt.stepper.Close(context.Background())
 	}
 }
 
@@ -221,15 +341,13 @@ func (r *run) fail(err error) {
 
 func (r *run) run(ctx context.Context) (Result, error) {
 	cfg := r.cfg
-	if err := r.listNew(cfg.Origins, false); err != nil {
+	if err := r.listNew(r.initialOrigins(), false); err != nil {
 		return Result{}, err
 	}
-	for _, vt := range r.types {
-		for range vt.workers {
-			r.work(vt)
-		}
-		r.sim.At(cfg.Start, func() { r.round(vt) })
+	for range r.vt.workers {
+		r.work()
 	}
+	r.sim.At(cfg.Start, r.round)
 	r.sim.After(cfg.ListerEvery, r.list)
 	r.sim.After(cfg.Relist, r.relist)
 	end := r.res.End
@@ -257,17 +375,24 @@ func (r *run) run(ctx context.Context) (Result, error) {
 	return r.res, nil
 }
 
-// listNew adds n origins to the world and records them; isNew marks
-// those the lister found after the start.
+// initialOrigins returns how many of the world's origins at the start are
+// of the part's visit type: the world's i-th origin is of the visit type
+// at i modulo the number of visit types.
+func (r *run) initialOrigins() int {
+	types := len(r.cfg.VisitTypes)
+	return (r.cfg.Origins - r.part + types - 1) / types
+}
+
+// listNew adds n origins of the visit type to the world and records them;
+// isNew marks those the lister found after the start.
 func (r *run) listNew(n int, isNew bool) error {
 	now := r.sim.Now()
 	var batch []revisit.ListedOrigin
 	for range n {
 		i := len(r.origins)
-		vt := r.types[i%len(r.types)]
-		url := originURL(i+1, vt.name)
-		o := &origin{Origin: world.NewOrigin(url, vt.name), typ: vt, listed: now, new: isNew, enabled: true}
-		o.listedUpdate = o.LastUpdate(now)
+		url := originURL(i*len(r.cfg.VisitTypes)+r.part+1, r.vt.name)
+		o := &origin{Origin: world.NewOrigin(url, r.vt.name), listed: now, new: isNew, enabled: true}
+		o.listedUpdate = o.lastUpdate(now)
 		r.index[url] = int32(i)
 		r.origins = append(r.origins, o)
 		batch = append(batch, r.listed(o))
@@ -302,20 +427,25 @@ func (r *run) record(batch []revisit.ListedOrigin) error {
 			return fmt.Errorf("recording %d origins: %w", len(chunk), err)
 		}
 	}
-	r.poke()
+	r.pokeRound()
 	return nil
 }
 
-// list runs the lister: it records the origins found since its
-// previous run.
+// list runs the lister: it records the origins of the visit type found
+// since its previous run, its part of the lister's rate.
 func (r *run) list() {
 	if r.err != nil {
 		return
 	}
+	types := len(r.cfg.VisitTypes)
 	mean := r.cfg.ListerRate * r.cfg.ListerEvery.Hours()
-	n := int(math.Round(mean))
-	if !r.cfg.SteadyListing {
-		n = poisson(r.rand, mean)
+	n := poisson(r.rand, mean/float64(types))
+	if r.cfg.SteadyListing {
+		all := int(math.Round(mean))
+		n = all / types
+		if r.part < all%types {
+			n++
+		}
 	}
 	r.fail(r.listNew(n, true))
 	r.sim.After(r.cfg.ListerEvery, r.list)
@@ -330,7 +460,7 @@ func (r *run) relist() {
 	now := r.sim.Now()
 	var batch []revisit.ListedOrigin
 	for _, o := range r.origins {
-		if u := o.LastUpdate(now); !u.Equal(o.listedUpdate) {
+		if u := o.lastUpdate(now); !u.Equal(o.listedUpdate) {
 			o.listedUpdate, o.enabled = u, true
 			batch = append(batch, r.listed(o))
 		}
@@ -357,11 +487,12 @@ func poisson(rnd *rand.Rand, mean float64) int {
 	return n
 }
 
-// round runs a round of vt and schedules the next.
-func (r *run) round(vt *visitType) {
+// round runs a round and schedules the next.
+func (r *run) round() {
 	if r.err != nil {
 		return
 	}
+	vt := r.vt
 	vt.next, vt.pollAt = nil, time.Time{}
 	step, err := vt.stepper.Round(r.ctx)
 	if err != nil {
@@ -372,9 +503,9 @@ func (r *run) round(vt *visitType) {
 		r.inFlight[v.ID] = flight{origin: r.index[v.Origin.URL], share: shareOf(vt.shares, v.Policy)}
 	}
 	vt.wait, vt.waitSince = step, r.sim.Now()
-	vt.next = r.sim.After(step.Wait, func() { r.round(vt) })
-	r.drained(vt)
-	r.pokeType(vt)
+	vt.next = r.sim.After(step.Wait, r.round)
+	r.drained()
+	r.pokeRound()
 }
 
 // shareOf returns the index of the first share of the policy.
@@ -382,9 +513,10 @@ func shareOf(shares []orchestrator.Share, p revisit.Policy) int {
 	return slices.IndexFunc(shares, func(s orchestrator.Share) bool { return s.Policy == p })
 }
 
-// drained ends the wait of vt for its queue to drain at the loop's next
+// drained ends the round's wait for the queue to drain at the loop's next
 // measure of the queue, if the queue has room now.
-func (r *run) drained(vt *visitType) {
+func (r *run) drained() {
+	vt := r.vt
 	w := vt.wait
 	if !w.Drain || vt.next == nil || !vt.pollAt.IsZero() || !vt.stepper.HasRoom(r.ctx) {
 		return
@@ -396,19 +528,13 @@ func (r *run) drained(vt *visitType) {
 	}
 	vt.next.Stop()
 	vt.pollAt = at
-	vt.next = r.sim.At(at, func() { r.round(vt) })
+	vt.next = r.sim.At(at, r.round)
 }
 
-// poke ends the waits for origins that the store's news end.
-func (r *run) poke() {
-	for _, vt := range r.types {
-		r.pokeType(vt)
-	}
-}
-
-// pokeType ends the wait of vt for eligible origins, not sooner than
+// pokeRound ends the round's wait for eligible origins, not sooner than
 // orchestrator.WakeSpacing after it began, if the store told of some.
-func (r *run) pokeType(vt *visitType) {
+func (r *run) pokeRound() {
+	vt := r.vt
 	if vt.wait.Woken == nil || vt.next == nil {
 		return
 	}
@@ -420,22 +546,22 @@ func (r *run) pokeType(vt *visitType) {
 	vt.wait.Woken = nil
 	vt.next.Stop()
 	at := vt.waitSince.Add(orchestrator.WakeSpacing)
-	vt.next = r.sim.At(at, func() { r.round(vt) })
+	vt.next = r.sim.At(at, r.round)
 }
 
-// work has a worker of vt take the next message.
-func (r *run) work(vt *visitType) {
-	vt.queue.Get(func(id string) { r.visit(vt, id) })
+// work has a worker take the next message.
+func (r *run) work() {
+	r.vt.queue.Get(r.visit)
 }
 
 // visit runs the visit of message id.
-func (r *run) visit(vt *visitType, id string) {
+func (r *run) visit(id string) {
 	if r.err != nil {
 		return
 	}
 	f, ok := r.inFlight[id]
 	if !ok {
-		r.fail(fmt.Errorf("a worker of %s took message %s, which no round published", vt.name, id))
+		r.fail(fmt.Errorf("a worker of %s took message %s, which no round published", r.vt.name, id))
 		return
 	}
 	o := r.origins[f.origin]
@@ -443,17 +569,18 @@ func (r *run) visit(vt *visitType, id string) {
 	v := o.Visit(now, o.attempted)
 	o.attempted = now
 	lost := r.cfg.LossRate > 0 && r.rand.Float64() < r.cfg.LossRate
-	r.busy(vt, 1)
-	r.drained(vt)
-	r.sim.After(v.Duration, func() { r.ended(vt, id, f, v, lost) })
+	r.busy(1)
+	r.drained()
+	r.sim.After(v.Duration, func() { r.ended(id, f, v, lost) })
 }
 
 // ended ends a visit: the worker reports its result, unless it is lost,
 // and takes the next message.
-func (r *run) ended(vt *visitType, id string, f flight, v world.Visit, lost bool) {
+func (r *run) ended(id string, f flight, v world.Visit, lost bool) {
+	vt := r.vt
 	delete(r.inFlight, id)
-	r.busy(vt, -1)
-	r.work(vt)
+	r.busy(-1)
+	r.work()
 	if r.err != nil {
 		return
 	}
@@ -496,9 +623,9 @@ func (r *run) ended(vt *visitType, id string, f flight, v world.Visit, lost bool
 	}
 }
 
-// busy counts d more busy workers of vt from now.
-func (r *run) busy(vt *visitType, d int) {
-	now := r.sim.Now()
+// busy counts d more busy workers from now.
+func (r *run) busy(d int) {
+	vt, now := r.vt, r.sim.Now()
 	vt.busyTime += time.Duration(vt.busy) * now.Sub(vt.busySince)
 	vt.busySince = now
 	vt.busy += d
@@ -527,5 +654,5 @@ func (r *run) fold() {
 		r.origins[r.index[k.URL]].enabled = false
 	}
 	r.results = r.results[:0]
-	r.poke()
+	r.pokeRound()
 }

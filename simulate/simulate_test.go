@@ -193,8 +193,8 @@ func TestInvalidConfigNamesTheOption(t *testing.T) {
 	}
 }
 
-// TestStoreWithOriginsIsRefused checks that Run refuses a store that holds origins already, saying
-// that it needs an empty one.
+// TestStoreWithOriginsIsRefused checks that Run refuses a store that lists origins of a simulated
+// visit type already, saying which.
 func TestStoreWithOriginsIsRefused(t *testing.T) {
 	ctx := context.Background()
 	url := "sqlite://" + filepath.Join(t.TempDir(), "filled.db")
@@ -210,7 +210,30 @@ func TestStoreWithOriginsIsRefused(t *testing.T) {
 	cfg := config(10, time.Hour)
 	cfg.Store = url
 	_, err = simulate.Run(ctx, cfg, simulate.Scenario{Name: "filled store"})
-	require.ErrorContains(t, err, "empty store")
+	require.ErrorContains(t, err, "the store lists git origins already (1)")
+}
+
+// TestVisitTypesApartOrInOneStore checks that the visit types simulated at
+// once, each in its own store in memory, give the same Result as one after
+// another in one store file: no visit type's run depends on another's.
+func TestVisitTypesApartOrInOneStore(t *testing.T) {
+	cfg := config(400, 12*time.Hour)
+	cfg.VisitTypes, cfg.Workers = []string{"git", "hg", "pypi"}, nil
+	cfg.ListerRate, cfg.SteadyListing = 31, true
+	sc := simulate.Scenario{Name: "apart"}
+	apart := run(t, cfg, sc)
+	cfg.Store = "sqlite://" + filepath.Join(t.TempDir(), "one.db")
+	require.Equal(t, apart, run(t, cfg, sc))
+
+	var newOrigins int
+	for _, l := range apart.FirstVisits {
+		newOrigins += l.New
+	}
+	require.Equal(t, 31*12, newOrigins, "the lister's steady 31 an hour, spread over the visit types")
+	last := apart.Samples[len(apart.Samples)-1]
+	require.Equal(t, int64(400+31*12), last.Known)
+	require.Len(t, last.ByType, 3)
+	require.Len(t, apart.Policies, 9, "three policies of each visit type")
 }
 
 // TestSchedulerMetricsAreTheStores checks, at every sample, the scheduler

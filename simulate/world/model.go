@@ -67,6 +67,13 @@ func (o Origin) LastUpdate(now time.Time) time.Time {
 	return now.Add(-seconds(math.Mod(s, o.Interval)))
 }
 
+// Updates returns the time of the origin's last commit at or before now
+// and of the one after it.
+func (o Origin) Updates(now time.Time) (last, next time.Time) {
+	last = o.LastUpdate(now)
+	return last, last.Add(seconds(o.Interval))
+}
+
 // Commits returns the number of the origin's last commit at or before now
 // (its version).
 func (o Origin) Commits(now time.Time) int64 { return int64(math.Floor(since(now) / o.Interval)) }

@@ -88,3 +88,19 @@ func TestVisitsFetchTheCommitsSinceThePreviousAttempt(t *testing.T) {
 	require.Equal(t, o.Snapshot(now), o.Snapshot(now.Add(59*time.Second)))
 	require.Equal(t, now.Add(-time.Duration(math.Mod(now.Sub(Epoch).Seconds(), 60))*time.Second), o.LastUpdate(now))
 }
+
+// TestUpdatesBracketNow checks that Updates returns the last commit at or
+// before now and the next one, the one a moment after it sees.
+func TestUpdatesBracketNow(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	for i := range 200 {
+		o := NewOrigin(fmt.Sprintf("https://example.com/%06d.git", i), "git")
+		last, next := o.Updates(now)
+		require.Equal(t, o.LastUpdate(now), last)
+		require.False(t, last.After(now), "origin %d: last commit %s after now", i, last)
+		require.True(t, next.After(now), "origin %d: next commit %s not after now", i, next)
+		require.Equal(t, seconds(o.Interval), next.Sub(last))
+		require.WithinDuration(t, next, o.LastUpdate(next.Add(time.Millisecond)), time.Microsecond,
+			"origin %d: the commit after %s", i, last)
+	}
+}
