@@ -302,9 +302,11 @@ func (s *Store) VisitsCloseByOrigin(ctx context.Context, results []revisit.Origi
 func (s *Store) closeVisits(ctx context.Context, op, ids string, args ...any) ([]revisit.Visit, error) {
 	var visits []revisit.Visit
 	err := s.write(ctx, op, func(tx *sql.Tx) error {
-		var err error
-		visits, err = scanVisits(tx.QueryContext(ctx, `DELETE FROM visit_in_flight WHERE id IN (`+ids+`)
-			RETURNING `+visitColumns, args...))
+		del, err := s.stmt(ctx, tx, `DELETE FROM visit_in_flight WHERE id IN (`+ids+`) RETURNING `+visitColumns)
+		if err != nil {
+			return err
+		}
+		visits, err = scanVisits(del.QueryContext(ctx, args...))
 		return err
 	})
 	return visits, err
