@@ -91,12 +91,13 @@ func (r *run) sample() error {
 	if n := len(r.res.Samples); n > 0 {
 		since = now.Sub(r.res.Samples[n-1].Time)
 	}
-	var lags []time.Duration
+	lags := r.lags[:0]
 	for _, o := range r.origins {
 		if !o.succeeded.IsZero() {
 			lags = append(lags, max(0, o.lastUpdate(now).Sub(o.succeeded)))
 		}
 	}
+	r.lags = lags
 	r.busy(0)
 	ts := TypeSample{QueueDepth: vt.queue.Len(), Visited: len(lags), Freshness: quantiles(lags)}
 	if since > 0 {

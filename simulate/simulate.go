@@ -196,8 +196,10 @@ type run struct {
 	// results wait to be folded; foldTimer flushes them.
 	results   []feedback.VisitStatus
 	foldTimer *des.Timer
-	res       Result
-	err       error
+	// lags holds the freshness lags of the latest sample, its room reused.
+	lags []time.Duration
+	res  Result
+	err  error
 }
 
 // origin is the simulation's state of one origin.
