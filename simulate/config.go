@@ -52,8 +52,9 @@ type Config struct {
 	Start time.Time
 	// Store is the URL of the store to run on, which must hold no origin
 	// of the visit types simulated; the visit types then run one after
-	// another. "" is a SQLite file in a temporary directory for each
-	// visit type, run at once.
+	// another. "" is a temporary SQLite store for each visit type, in
+	// memory (in a file beyond a million origins), the visit types run
+	// at once.
 	Store string
 	// CheckMetrics has every sample compare the scheduler metrics that
 	// the simulation keeps with those the store computes
