@@ -44,8 +44,10 @@ one policy for every visit type (--policy), else the built-in weights.
 --compare FILE runs the configuration of each FILE too, on the same world
 and seed, and puts them side by side in one report.
 
-The store is a temporary SQLite file, or --store URL, which must be empty
-(a single configuration then).
+Each visit type of each configuration runs apart, on its own clock and in
+its own temporary SQLite store held in memory, several at once. With
+--store URL (a single configuration then), which must list no origin of
+the simulated visit types, they run one after another in that store.
 
 Writes into --out: metrics.csv (Software Heritage's simulator's columns),
 samples.csv, summary.txt, plots/ (SVG and PNG) and report.html; with
