@@ -48,10 +48,10 @@ type Scenario struct {
 	Orchestrator orchestrator.Config
 }
 
-// orchestrator returns the scenario's orchestrator configuration with the
+// orchestratorConfig returns the scenario's orchestrator configuration with the
 // simulation's owner, logger, lease and visit timeout; Clock, Rand and
 // VisitTypes are each part's.
-func (sc Scenario) orchestrator(cfg Config) orchestrator.Config {
+func (sc Scenario) orchestratorConfig(cfg Config) orchestrator.Config {
 	oc := sc.Orchestrator
 	oc.Owner, oc.Logger = "simulator", slog.New(slog.DiscardHandler)
 	oc.LeaseTTL = cfg.Duration + 24*time.Hour
@@ -83,10 +83,11 @@ func RunAll(ctx context.Context, cfg Config, scenarios []Scenario) ([]Result, er
 	}
 	parts := make([][]Result, len(scenarios))
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(2 * runtime.GOMAXPROCS(0))
+	limit := 2 * runtime.GOMAXPROCS(0)
 	if cfg.Store != "" {
-		g.SetLimit(1)
+		limit = 1
 	}
+	g.SetLimit(limit)
 	for i, sc := range scenarios {
 		parts[i] = make([]Result, len(cfg.VisitTypes))
 		for k := range cfg.VisitTypes {
@@ -108,7 +109,7 @@ func RunAll(ctx context.Context, cfg Config, scenarios []Scenario) ([]Result, er
 	}
 	results := make([]Result, len(scenarios))
 	for i, sc := range scenarios {
-		results[i] = merge(cfg, sc.orchestrator(cfg).VisitTimeout, parts[i])
+		results[i] = merge(cfg, sc.orchestratorConfig(cfg).VisitTimeout, parts[i])
 	}
 	return results, nil
 }
@@ -290,7 +291,7 @@ func newRun(ctx context.Context, cfg Config, sc Scenario, part int, sim *des.Sim
 		return nil, fmt.Errorf("task type load-%s: %w", name, err)
 	}
 	vt := &visitType{name: name, queue: des.NewQueue[string](sim, 0), workers: cfg.workers(name), busySince: cfg.Start}
-	oc := sc.orchestrator(cfg)
+	oc := sc.orchestratorConfig(cfg)
 	oc.Clock, oc.Rand, oc.VisitTypes = sim.Now, seeded(cfg, part, 0x0c4e), []string{name}
 	o, err := orchestrator.New(st, &simBroker{queues: map[string]*des.Queue[string]{backend: vt.queue}}, oc)
 	if err != nil {
