@@ -44,17 +44,25 @@ type Env struct {
 	OpenStore func(ctx context.Context, url string, opts store.Options) (store.Store, error)
 	// Clock is the clock of every role and command; nil means time.Now.
 	Clock revisit.Clock
+	// Executable is the revisit program that a command runs again in
+	// child processes to share out its work (simulate's parts); empty,
+	// the command does all of it in this process.
+	Executable string
 }
 
 // OSEnv returns the environment of the process.
 func OSEnv() Env {
-	return Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Environ: os.Environ()}
+	exe, err := os.Executable()
+	if err != nil {
+		exe = ""
+	}
+	return Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Environ: os.Environ(), Executable: exe}
 }
 
 // Run runs the command line args (without the program name) and returns the
 // exit code. A failure prints one line "revisit: <error>" on env.Stderr.
 func Run(ctx context.Context, env Env, args []string) (code int) {
-	a := &app{env: env}
+	a := &app{env: env, args: args}
 	defer func() {
 		if r := recover(); r != nil {
 			fmt.Fprintf(env.Stderr, "revisit: internal error (please report it): %v\n", r)
@@ -136,6 +144,8 @@ func oneLine(s string) string {
 // app is the state the commands of one run share.
 type app struct {
 	env Env
+	// args is the command line, without the program name.
+	args []string
 	// started is set once the command line has parsed and a command runs;
 	// errors before that are usage errors.
 	started bool

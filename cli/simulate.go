@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -28,6 +29,7 @@ func (a *app) simulateCommand() *cobra.Command {
 		out        string
 		upstream   bool
 		start      string
+		part       string
 	)
 	cmd := &cobra.Command{
 		Use:   "simulate [flags]",
@@ -44,8 +46,9 @@ one policy for every visit type (--policy), else the built-in weights.
 --compare FILE runs the configuration of each FILE too, on the same world
 and seed, and puts them side by side in one report.
 
-Each visit type of each configuration runs apart, on its own clock and in
-its own temporary SQLite store held in memory, several at once. With
+Each visit type of each configuration runs apart, on its own clock, in its
+own temporary SQLite store held in memory and in its own process (revisit
+again), as many at once as there are cores. With
 --store URL (a single configuration then), which must list no origin of
 the simulated visit types, they run one after another in that store.
 
@@ -96,8 +99,17 @@ same files.
 					cfg, scenarios[i].Orchestrator = simulate.Upstream(cfg, scenarios[i].Orchestrator)
 				}
 			}
+			if part != "" {
+				return runPart(cmd.Context(), a.env.Stdout, part, cfg, scenarios)
+			}
 			began := time.Now()
-			results, err := simulate.RunAll(cmd.Context(), cfg, scenarios)
+			run := func(ctx context.Context, p simulate.Part) (simulate.Result, error) {
+				return simulate.RunPart(ctx, cfg, scenarios, p)
+			}
+			if a.env.Executable != "" && cfg.Store == "" {
+				run = childParts(a.env.Executable, a.args, a.env.Environ)
+			}
+			results, err := simulate.RunParts(cmd.Context(), cfg, scenarios, run)
 			if err != nil {
 				return fmt.Errorf("simulating: %w", err)
 			}
@@ -138,6 +150,8 @@ same files.
 	f.StringVar(&start, "start", d.Start.Format(time.RFC3339), "simulated `time` at the start")
 	f.StringVar(&out, "out", "simulation", "`directory` of the report")
 	f.BoolVar(&upstream, "upstream", false, "Software Heritage's simulator's settings, to compare both on the same world")
+	f.StringVar(&part, partFlag, "", "run one part, SCENARIO/VISIT-TYPE, and write what it measured (gob)")
+	_ = f.MarkHidden(partFlag)
 	return cmd
 }
 

@@ -11,14 +11,125 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// childEnv, set in a process's environment, has the test binary run the
+// command line of its arguments instead of the tests: the test binary is
+// then the revisit program of Env.Executable.
+const childEnv = "TEST_RUN_REVISIT_CLI"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) != "" {
+		os.Exit(Run(context.Background(), OSEnv(), os.Args[1:]))
+	}
+	os.Exit(m.Run())
+}
+
 // simulateRun runs revisit simulate with args on its temporary store, in
-// dir.
+// this process.
 func simulateRun(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
+	return simulateIn(t, Env{}, args...)
+}
+
+// simulateIn runs revisit simulate with args in env, given empty streams.
+func simulateIn(t *testing.T, env Env, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
 	var out, errb bytes.Buffer
-	code = Run(context.Background(), Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb},
-		append([]string{"simulate"}, args...))
+	env.Stdin, env.Stdout, env.Stderr = strings.NewReader(""), &out, &errb
+	code = Run(context.Background(), env, append([]string{"simulate"}, args...))
 	return out.String(), errb.String(), code
+}
+
+// childrenEnv is the environment of a run whose simulate runs its parts in
+// child processes of exe.
+func childrenEnv(exe string) Env {
+	return Env{Executable: exe, Environ: append(os.Environ(), childEnv+"=1")}
+}
+
+// TestSimulatePartsInChildProcesses runs a comparison of two
+// configurations on two visit types with each part in a child process (the
+// test binary), and checks that every file of the report is the same as
+// when the parts run in this process.
+func TestSimulatePartsInChildProcesses(t *testing.T) {
+	dir := t.TempDir()
+	other := filepath.Join(dir, "lag-first.yaml")
+	require.NoError(t, os.WriteFile(other, []byte(`orchestrator:
+  scheduling_policy:
+    default:
+      - {policy: already_visited_order_by_lag, weight: 3}
+      - {policy: never_visited_oldest_update_first, weight: 1}
+`), 0o644))
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	args := []string{"--origins", "400", "--days", "1", "--workers", "4", "--visit-types", "git,pypi",
+		"--lister-rate", "240/d", "--loss-rate", "0.05", "--compare", other}
+	here, children := filepath.Join(dir, "here"), filepath.Join(dir, "children")
+	stdout, stderr, code := simulateRun(t, append(args, "--out", here)...)
+	require.Equal(t, 0, code, stderr)
+	childOut, stderr, code := simulateIn(t, childrenEnv(exe), append(args, "--out", children)...)
+	require.Equal(t, 0, code, stderr)
+	figures := func(s string) string { return s[:strings.Index(s, "simulated in")] }
+	require.Equal(t, figures(stdout), figures(childOut))
+	require.Contains(t, childOut, "lag-first: 24h0m0s simulated")
+
+	var files []string
+	require.NoError(t, filepath.WalkDir(here, func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			files = append(files, path)
+		}
+		return err
+	}))
+	require.Greater(t, len(files), 10)
+	for _, f := range files {
+		rel, err := filepath.Rel(here, f)
+		require.NoError(t, err)
+		want, err := os.ReadFile(f)
+		require.NoError(t, err)
+		got, err := os.ReadFile(filepath.Join(children, rel))
+		require.NoError(t, err)
+		require.True(t, bytes.Equal(want, got), "%s differs when the parts run in child processes", rel)
+	}
+}
+
+// TestSimulateChildFailures checks what a simulation says when the
+// process of a part fails, or answers what is not a part's result.
+func TestSimulateChildFailures(t *testing.T) {
+	dir := t.TempDir()
+	script := func(name, body string) string {
+		path := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(path, []byte("#!/bin/sh\n"+body+"\n"), 0o755))
+		return path
+	}
+	for _, c := range []struct {
+		exe, want string
+	}{
+		{script("fails", `echo "revisit: simulating: the disk is full" >&2; exit 1`),
+			"simulating: git: simulating: the disk is full"},
+		{script("silent", "exit 3"), "simulating: git: its process (" + filepath.Join(dir, "silent") + "): exit status 3"},
+		{script("garbage", "echo hello"), "simulating: git: reading what its process"},
+		{filepath.Join(dir, "missing"), "no such file or directory"},
+	} {
+		t.Run(filepath.Base(c.exe), func(t *testing.T) {
+			stdout, stderr, code := simulateIn(t, Env{Executable: c.exe},
+				"--origins", "10", "--days", "0.1", "--visit-types", "git", "--out", filepath.Join(dir, "out"))
+			require.Equal(t, ExitError, code, stdout)
+			require.Contains(t, stderr, c.want)
+			require.NoFileExists(t, filepath.Join(dir, "out", "report.html"))
+		})
+	}
+}
+
+// TestSimulateBadPart checks the hidden flag that runs one part.
+func TestSimulateBadPart(t *testing.T) {
+	for _, c := range []struct{ part, want string }{
+		{"x", `--part: "x" is not SCENARIO/VISIT-TYPE`},
+		{"0/2", "part 0/2: no such part of 1 scenarios of 2 visit types"},
+		{"1/0", "part 1/0: no such part"},
+	} {
+		stdout, stderr, code := simulateRun(t, "--origins", "10", "--days", "0.1", "--visit-types", "git,hg",
+			"--part", c.part)
+		require.NotEqual(t, 0, code, stdout)
+		require.Contains(t, stderr, c.want)
+	}
 }
 
 // TestSimulateComparesConfigurations simulates the built-in weights and a

@@ -8,9 +8,10 @@
 //
 // Nothing of revisit's scheduling crosses visit types: each has its
 // rounds, queue, workers, queue positions and results. So each visit type
-// of each scenario is simulated apart, on its own clock and in its own
-// temporary store, several at once, and the parts add up to the
-// scenario's Result.
+// of each scenario is a part simulated apart, on its own clock and in its
+// own temporary store, as many at once as there are cores, in this process
+// (RunAll) or wherever a PartRunner puts it (RunParts), and the parts add
+// up to the scenario's Result.
 package simulate
 
 import (
@@ -71,28 +72,44 @@ func Run(ctx context.Context, cfg Config, sc Scenario) (Result, error) {
 	return res[0], nil
 }
 
-// RunAll simulates each scenario on the same world of cfg and returns
-// their Results in order. The visit types of all scenarios are simulated
-// each in a temporary store, twice as many at once as there are cores (so
-// that parts of unequal length keep every core busy); with cfg.Store, one
-// after another in that store.
+// RunAll simulates each scenario on the same world of cfg, in this
+// process, and returns their Results in order (RunParts with RunPart).
 func RunAll(ctx context.Context, cfg Config, scenarios []Scenario) ([]Result, error) {
+	return RunParts(ctx, cfg, scenarios, func(ctx context.Context, p Part) (Result, error) {
+		return RunPart(ctx, cfg, scenarios, p)
+	})
+}
+
+// Part names one part of a simulation: the visit type cfg.VisitTypes[VisitType]
+// under scenarios[Scenario].
+type Part struct{ Scenario, VisitType int }
+
+// A PartRunner simulates one part and returns what it measured, as
+// RunPart does, wherever it likes (in this process, in a child process).
+type PartRunner func(ctx context.Context, p Part) (Result, error)
+
+// RunParts simulates each scenario on the same world of cfg, running
+// every part with run, and returns the scenarios' Results in order. Parts
+// run as many at once as there are cores (each part is one goroutine's
+// work; more at once only take turns on the cores and evict each other's
+// data from their caches); with cfg.Store, one after another in that store.
+func RunParts(ctx context.Context, cfg Config, scenarios []Scenario, run PartRunner) ([]Result, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	parts := make([][]Result, len(scenarios))
 	g, gctx := errgroup.WithContext(ctx)
-	limit := 2 * runtime.GOMAXPROCS(0)
+	limit := runtime.GOMAXPROCS(0)
 	if cfg.Store != "" {
 		limit = 1
 	}
 	g.SetLimit(limit)
-	for i, sc := range scenarios {
+	for i := range scenarios {
 		parts[i] = make([]Result, len(cfg.VisitTypes))
 		for k := range cfg.VisitTypes {
 			g.Go(func() error {
-				res, err := runPart(gctx, cfg, sc, k)
+				res, err := run(gctx, Part{Scenario: i, VisitType: k})
 				if err != nil {
 					return fmt.Errorf("%s: %w", cfg.VisitTypes[k], err)
 				}
@@ -112,6 +129,20 @@ func RunAll(ctx context.Context, cfg Config, scenarios []Scenario) ([]Result, er
 		results[i] = merge(cfg, sc.orchestratorConfig(cfg).VisitTimeout, parts[i])
 	}
 	return results, nil
+}
+
+// RunPart simulates part p of the scenarios on the world of cfg, in this
+// process, in the store of cfg or a temporary one.
+func RunPart(ctx context.Context, cfg Config, scenarios []Scenario, p Part) (Result, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return Result{}, err
+	}
+	if p.Scenario < 0 || p.Scenario >= len(scenarios) || p.VisitType < 0 || p.VisitType >= len(cfg.VisitTypes) {
+		return Result{}, fmt.Errorf("part %d/%d: no such part of %d scenarios of %d visit types",
+			p.Scenario, p.VisitType, len(scenarios), len(cfg.VisitTypes))
+	}
+	return runPart(ctx, cfg, scenarios[p.Scenario], p.VisitType)
 }
 
 // runPart simulates the k-th visit type of cfg under the scenario, in the
