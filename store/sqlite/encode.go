@@ -25,6 +25,14 @@ func microPtr(t *time.Time) any {
 	return t.UnixMicro()
 }
 
+// nullMicro returns the stored form of an optional time, NULL for nil.
+func nullMicro(t *time.Time) sql.NullInt64 {
+	if t == nil {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: t.UnixMicro(), Valid: true}
+}
+
 // fromMicro returns the time stored as v, in UTC.
 func fromMicro(v int64) time.Time { return time.UnixMicro(v).UTC() }
 

@@ -17,13 +17,18 @@ import (
 
 // upsertOrigin records one listed origin: a new row copies the stats of its
 // (url, visit_type) from visit_stats; an existing one keeps first_seen and
-// its stats copy. It returns the row id, so that the caller can tell an
-// insert (an id above every id before the batch) from an update.
-const upsertOrigin = upsertOriginRow + " RETURNING id"
+// its stats copy, and gets the batch's fields that no index holds. It
+// returns the row id, so that the caller can tell an insert (an id above
+// every id before the batch) from an update, then the row's enabled and
+// last_update, which the caller sets apart when the batch changes them
+// (setEnabled, setLastUpdate): SQLite moves a row's entries in every index
+// that holds a column an UPDATE sets, changed or not, every policy index
+// holds both, and listers mostly list unchanged origins again.
+const upsertOrigin = upsertOriginRow + " RETURNING id, enabled, last_update"
 
 // upsertOriginReturning is upsertOrigin that also returns the row as
-// stored: its id, then grabsql.OriginColumns.
-const upsertOriginReturning = upsertOriginRow + " RETURNING id, " + grabsql.OriginColumns
+// stored: its id, enabled and last_update, then grabsql.OriginColumns.
+const upsertOriginReturning = upsertOriginRow + " RETURNING id, enabled, last_update, " + grabsql.OriginColumns
 
 // upsertOriginRow is the upsert of upsertOrigin, without what it returns.
 const upsertOriginRow = `INSERT INTO listed_origin (lister_id, url, visit_type, extra_loader_arguments, enabled,
@@ -35,11 +40,16 @@ FROM (SELECT 1) LEFT JOIN visit_stats AS s ON s.url = ?2 AND s.visit_type = ?3
 WHERE true
 ON CONFLICT (lister_id, url, visit_type) DO UPDATE SET
 	extra_loader_arguments = excluded.extra_loader_arguments,
-	enabled = excluded.enabled,
 	last_seen = excluded.last_seen,
-	last_update = excluded.last_update,
 	is_fork = excluded.is_fork,
 	forked_from_url = excluded.forked_from_url`
+
+// setEnabled and setLastUpdate set the enabled flag or the last update (?2)
+// of the listed row ?1.
+const (
+	setEnabled    = `UPDATE listed_origin SET enabled = ?2 WHERE id = ?1`
+	setLastUpdate = `UPDATE listed_origin SET last_update = ?2 WHERE id = ?1`
+)
 
 // shareMark gives a new listed row (?1 its id, ?2 url, ?3 visit type) the
 // mark of its origin, when another lister's row of it is pending, so that
@@ -106,44 +116,57 @@ func (s *Store) recordOrigins(ctx context.Context, input []revisit.ListedOrigin,
 		if err := tx.QueryRowContext(ctx, "SELECT COALESCE(MAX(id), 0) FROM listed_origin").Scan(&maxID); err != nil {
 			return err
 		}
-		st, err := s.stmt(ctx, tx, upsert)
-		if err != nil {
-			return err
+		var stmts [5]*sql.Stmt
+		for i, q := range []string{upsert, shareMark, shareRows, setEnabled, setLastUpdate} {
+			if stmts[i], err = s.stmt(ctx, tx, q); err != nil {
+				return err
+			}
 		}
-		share, err := s.stmt(ctx, tx, shareMark)
-		if err != nil {
-			return err
-		}
-		flag, err := s.stmt(ctx, tx, shareRows)
-		if err != nil {
-			return err
-		}
+		st, share, flag, setEn, setUpdate := stmts[0], stmts[1], stmts[2], stmts[3], stmts[4]
 		now := micro(s.now())
 		var or originRow
 		for i, o := range origins {
 			var (
-				id      int64
-				written revisit.ListedOrigin
+				id         int64
+				enabled    bool
+				lastUpdate sql.NullInt64
+				written    revisit.ListedOrigin
 			)
-			dests := []any{&id}
+			dests := []any{&id, &enabled, &lastUpdate}
 			if returning {
 				dests = append(dests, or.dests(&written)...)
 			}
+			update := nullMicro(o.LastUpdate)
 			if err := st.QueryRowContext(ctx, o.ListerID, o.URL, o.VisitType, extras[i], o.Enabled, now,
-				microPtr(o.LastUpdate), boolPtr(o.IsFork), strPtr(o.ForkedFromURL)).Scan(dests...); err != nil {
-				return fmt.Errorf("origin %s (%s): %w", o.URL, o.VisitType, err)
+				update, boolPtr(o.IsFork), strPtr(o.ForkedFromURL)).Scan(dests...); err != nil {
+				return originError(o, err)
+			}
+			if enabled != o.Enabled {
+				if _, err := setEn.ExecContext(ctx, id, o.Enabled); err != nil {
+					return originError(o, err)
+				}
+			}
+			if lastUpdate != update {
+				if _, err := setUpdate.ExecContext(ctx, id, update); err != nil {
+					return originError(o, err)
+				}
 			}
 			if returning {
 				or.finish(&written)
+				written.Enabled, written.LastUpdate = o.Enabled, nil
+				if update.Valid {
+					t := fromMicro(update.Int64)
+					written.LastUpdate = &t
+				}
 				stored = append(stored, written)
 			}
 			if id > maxID {
 				res.Inserted++
 				if _, err := share.ExecContext(ctx, id, o.URL, o.VisitType); err != nil {
-					return fmt.Errorf("origin %s (%s): %w", o.URL, o.VisitType, err)
+					return originError(o, err)
 				}
 				if _, err := flag.ExecContext(ctx, id, o.URL, o.VisitType); err != nil {
-					return fmt.Errorf("origin %s (%s): %w", o.URL, o.VisitType, err)
+					return originError(o, err)
 				}
 			} else {
 				res.Updated++
@@ -155,6 +178,11 @@ func (s *Store) recordOrigins(ctx context.Context, input []revisit.ListedOrigin,
 		return revisit.RecordResult{}, nil, err
 	}
 	return res, stored, nil
+}
+
+// originError is err, met while recording o.
+func originError(o revisit.ListedOrigin, err error) error {
+	return fmt.Errorf("origin %s (%s): %w", o.URL, o.VisitType, err)
 }
 
 // checkListers returns an invalid-input error naming the first origin whose

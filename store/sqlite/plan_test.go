@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -201,5 +202,36 @@ func TestSearchPlans(t *testing.T) {
 				t.Errorf("plan sorts:\n%s", plan)
 			}
 		})
+	}
+}
+
+// TestRecordingAgainMovesNoIndexEntry checks that the upsert of a listed
+// origin updates only columns that no index holds: SQLite moves a row's
+// entry in every index holding a column an UPDATE sets, even to the same
+// value, so recording an unchanged origin again would move it in every
+// policy index. Its enabled and last_update are set apart, when they change.
+func TestRecordingAgainMovesNoIndexEntry(t *testing.T) {
+	s := openTest(t, nil)
+	ctx := context.Background()
+	for _, q := range []string{upsertOrigin, upsertOriginReturning} {
+		ops := bytecode(t, ctx, s, q, uuid.NewString(), "https://example.com/a", "git", "{}", true, 0, nil, nil, nil)
+		var updates, deletes int
+		for _, o := range ops {
+			switch o.code {
+			case "Insert":
+				updates++ // the insert of a new row and the rewrite of an existing one
+			case "IdxDelete":
+				deletes++
+			}
+		}
+		if updates < 2 || deletes > 0 {
+			t.Errorf("the upsert has %d row writes (want the insert and the update) and %d index entry deletions (want none):\n%s\n%v",
+				updates, deletes, q, ops)
+		}
+	}
+	for _, q := range []string{setEnabled, setLastUpdate} {
+		if ops := bytecode(t, ctx, s, q, 1, 1); !slices.ContainsFunc(ops, func(o op) bool { return o.code == "IdxDelete" }) {
+			t.Errorf("%s moves no index entry: is the column still in the policy indexes?", q)
+		}
 	}
 }
