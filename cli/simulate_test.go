@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -40,9 +41,11 @@ func simulateIn(t *testing.T, env Env, args ...string) (stdout, stderr string, c
 }
 
 // childrenEnv is the environment of a run whose simulate runs its parts in
-// child processes of exe.
+// child processes of exe: the test's, without the REVISIT_ variables of the
+// test harness, which revisit would refuse as unknown.
 func childrenEnv(exe string) Env {
-	return Env{Executable: exe, Environ: append(os.Environ(), childEnv+"=1")}
+	environ := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "REVISIT_") })
+	return Env{Executable: exe, Environ: append(environ, childEnv+"=1")}
 }
 
 // TestSimulatePartsInChildProcesses runs a comparison of two
