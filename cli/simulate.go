@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -103,13 +102,13 @@ same files.
 				return runPart(cmd.Context(), a.env.Stdout, part, cfg, scenarios)
 			}
 			began := time.Now()
-			run := func(ctx context.Context, p simulate.Part) (simulate.Result, error) {
-				return simulate.RunPart(ctx, cfg, scenarios, p)
-			}
+			var results []simulate.Result
 			if a.env.Executable != "" && cfg.Store == "" {
-				run = childParts(a.env.Executable, a.args, a.env.Environ)
+				results, err = simulate.RunParts(cmd.Context(), cfg, scenarios,
+					childParts(a.env.Executable, a.args, a.env.Environ))
+			} else {
+				results, err = simulate.RunAll(cmd.Context(), cfg, scenarios)
 			}
-			results, err := simulate.RunParts(cmd.Context(), cfg, scenarios, run)
 			if err != nil {
 				return fmt.Errorf("simulating: %w", err)
 			}

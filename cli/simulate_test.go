@@ -48,19 +48,28 @@ func childrenEnv(exe string) Env {
 	return Env{Executable: exe, Environ: append(environ, childEnv+"=1")}
 }
 
+// policyFile writes in dir the configuration file name.yaml whose
+// scheduling policy is shares (YAML flow mappings) for every visit type,
+// and returns its path.
+func policyFile(t *testing.T, dir, name string, shares ...string) string {
+	t.Helper()
+	path := filepath.Join(dir, name+".yaml")
+	body := "orchestrator:\n  scheduling_policy:\n    default:\n"
+	for _, sh := range shares {
+		body += "      - " + sh + "\n"
+	}
+	require.NoError(t, os.WriteFile(path, []byte(body), 0o644))
+	return path
+}
+
 // TestSimulatePartsInChildProcesses runs a comparison of two
 // configurations on two visit types with each part in a child process (the
 // test binary), and checks that every file of the report is the same as
 // when the parts run in this process.
 func TestSimulatePartsInChildProcesses(t *testing.T) {
 	dir := t.TempDir()
-	other := filepath.Join(dir, "lag-first.yaml")
-	require.NoError(t, os.WriteFile(other, []byte(`orchestrator:
-  scheduling_policy:
-    default:
-      - {policy: already_visited_order_by_lag, weight: 3}
-      - {policy: never_visited_oldest_update_first, weight: 1}
-`), 0o644))
+	other := policyFile(t, dir, "lag-first",
+		"{policy: already_visited_order_by_lag, weight: 3}", "{policy: never_visited_oldest_update_first, weight: 1}")
 	exe, err := os.Executable()
 	require.NoError(t, err)
 	args := []string{"--origins", "400", "--days", "1", "--workers", "4", "--visit-types", "git,pypi",
@@ -140,12 +149,7 @@ func TestSimulateBadPart(t *testing.T) {
 // what the command prints.
 func TestSimulateComparesConfigurations(t *testing.T) {
 	dir := t.TempDir()
-	lagOnly := filepath.Join(dir, "never-only.yaml")
-	require.NoError(t, os.WriteFile(lagOnly, []byte(`orchestrator:
-  scheduling_policy:
-    default:
-      - {policy: never_visited_oldest_update_first, weight: 1}
-`), 0o644))
+	lagOnly := policyFile(t, dir, "never-only", "{policy: never_visited_oldest_update_first, weight: 1}")
 	out := filepath.Join(dir, "out")
 	stdout, stderr, code := simulateRun(t, "--origins", "300", "--days", "0.5", "--workers", "4",
 		"--visit-types", "git,hg", "--lister-rate", "240/d", "--compare", lagOnly, "--out", out)
