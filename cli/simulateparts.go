@@ -31,6 +31,7 @@ func childParts(exe string, args, environ []string) simulate.PartRunner {
 	return func(ctx context.Context, p simulate.Part) (simulate.Result, error) {
 		cmd := exec.CommandContext(ctx, exe, append(slices.Clone(args), "--"+partFlag, formatPart(p))...)
 		cmd.Env = append(slices.Clone(environ), "GOMAXPROCS=1")
+		cmd.SysProcAttr = childAttr()
 		var stdout bytes.Buffer
 		stderr := &lastLine{}
 		cmd.Stdout, cmd.Stderr = &stdout, stderr
