@@ -64,7 +64,25 @@ func since(t time.Time) float64 { return t.Sub(Epoch).Seconds() }
 // now.
 func (o Origin) LastUpdate(now time.Time) time.Time {
 	s := since(now)
-	return now.Add(-seconds(math.Mod(s, o.Interval)))
+	return now.Add(-seconds(mod(s, o.Interval)))
+}
+
+// mod returns s modulo c, for s ≥ 0 and c > 0, exactly as math.Mod does
+// but in a few operations where math.Mod takes one a bit of the quotient
+// (samples ask for it some 10⁷ times a simulated month): the remainder of
+// the right whole quotient n is a float64, so one fused multiply-add,
+// s − n·c rounded once, is that remainder exactly; a quotient off by one
+// from s/c's rounding shows as a remainder out of [0, c).
+func mod(s, c float64) float64 {
+	n := math.Floor(s / c)
+	r := math.FMA(-n, c, s)
+	switch {
+	case r < 0:
+		r = math.FMA(-(n - 1), c, s)
+	case r >= c:
+		r = math.FMA(-(n + 1), c, s)
+	}
+	return r
 }
 
 // Updates returns the time of the origin's last commit at or before now

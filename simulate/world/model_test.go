@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -103,4 +104,27 @@ func TestUpdatesBracketNow(t *testing.T) {
 		require.WithinDuration(t, next, o.LastUpdate(next.Add(time.Millisecond)), time.Microsecond,
 			"origin %d: the commit after %s", i, last)
 	}
+}
+
+// TestModIsMathMod checks mod against math.Mod on the world's own
+// operands (seconds since the epoch, commit intervals) and on dividends
+// next to multiples of the divisor, where s/c rounds to the wrong quotient.
+func TestModIsMathMod(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(1, 2))
+	check := func(s, c float64) {
+		if got, want := mod(s, c), math.Mod(s, c); got != want {
+			t.Fatalf("mod(%v, %v) = %v, want %v", s, c, got, want)
+		}
+	}
+	for range 1_000_000 {
+		c := math.Pow(MaxInterval.Seconds(), rnd.Float64())
+		s := rnd.Float64() * 20 * 365 * 86400
+		check(s, c)
+		k := math.Floor(s / c)
+		for _, near := range []float64{k * c, math.Nextafter(k*c, 0), math.Nextafter(k*c, math.Inf(1))} {
+			check(near, c)
+		}
+	}
+	check(0, 1)
+	check(3, 3)
 }
