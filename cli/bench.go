@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -591,26 +590,6 @@ var cpuColumns = []string{"revisit_cpu_us", "postgres_cpu_us", "rabbitmq_cpu_us"
 // cpuCells renders a bench's processor time per unit of work, in whole µs.
 func cpuCells(c bench.CPU) []any {
 	return []any{math.Round(c.RevisitMicros), math.Round(c.PostgresMicros), math.Round(c.RabbitMQMicros)}
-}
-
-// startCPUProfile starts profiling this process into the file at path and
-// returns the function that stops and writes it.
-func startCPUProfile(path string) (func() error, error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, fmt.Errorf("cpu profile: %w", err)
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("cpu profile: %w", err)
-	}
-	return func() error {
-		pprof.StopCPUProfile()
-		if err := f.Close(); err != nil {
-			return fmt.Errorf("cpu profile: %w", err)
-		}
-		return nil
-	}, nil
 }
 
 func (a *app) benchJournalCommand() *cobra.Command {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -29,6 +30,7 @@ func (a *app) simulateCommand() *cobra.Command {
 		upstream   bool
 		start      string
 		part       string
+		cpuProfile string
 	)
 	cmd := &cobra.Command{
 		Use:   "simulate [flags]",
@@ -99,35 +101,9 @@ same files.
 				}
 			}
 			if part != "" {
-				return runPart(cmd.Context(), a.env.Stdout, part, cfg, scenarios)
+				return runPart(cmd.Context(), a.env.Stdout, part, cfg, scenarios, cpuProfile)
 			}
-			began := time.Now()
-			var results []simulate.Result
-			if a.env.Executable != "" && cfg.Store == "" {
-				results, err = simulate.RunParts(cmd.Context(), cfg, scenarios,
-					childParts(a.env.Executable, a.args, a.env.Environ))
-			} else {
-				results, err = simulate.RunAll(cmd.Context(), cfg, scenarios)
-			}
-			if err != nil {
-				return fmt.Errorf("simulating: %w", err)
-			}
-			wall := time.Since(began)
-			var events int64
-			for _, res := range results {
-				c := res.Counters
-				events += res.Events
-				fmt.Fprintf(a.env.Stdout, "%s: %s simulated, %d events\n"+
-					"  visits %d: eventful %d, uneventful %d, very long %d\n",
-					res.Name, res.End.Sub(res.Start), res.Events, c.Total, c.Eventful, c.Uneventful, c.VeryLong)
-			}
-			fmt.Fprintf(a.env.Stdout, "simulated in %s (%d events, %.0f events/s)\n",
-				wall.Round(10*time.Millisecond), events, float64(events)/wall.Seconds())
-			if err := report.Write(out, results); err != nil {
-				return err
-			}
-			fmt.Fprintf(a.env.Stdout, "report: %s\n", filepath.Join(out, "report.html"))
-			return nil
+			return profiled(cpuProfile, func() error { return a.simulate(cmd.Context(), cfg, scenarios, out) })
 		},
 	}
 	f := cmd.Flags()
@@ -150,8 +126,46 @@ same files.
 	f.StringVar(&out, "out", "simulation", "`directory` of the report")
 	f.BoolVar(&upstream, "upstream", false, "Software Heritage's simulator's settings, to compare both on the same world")
 	f.StringVar(&part, partFlag, "", "run one part, SCENARIO/VISIT-TYPE, and write what it measured (gob)")
+	f.StringVar(&cpuProfile, "cpu-profile", "", "write a CPU profile of the simulation to `file`; "+
+		"each part run in its own process writes its own, named FILE-SCENARIO-VISIT-TYPE.EXT")
 	_ = f.MarkHidden(partFlag)
 	return cmd
+}
+
+// simulate runs the scenarios on the world of cfg, each part in a child
+// process when it can, prints what each measured and writes the report
+// into out.
+func (a *app) simulate(ctx context.Context, cfg simulate.Config, scenarios []simulate.Scenario, out string) error {
+	began := time.Now()
+	var (
+		results []simulate.Result
+		err     error
+	)
+	if a.env.Executable != "" && cfg.Store == "" {
+		results, err = simulate.RunParts(ctx, cfg, scenarios,
+			childParts(a.env.Executable, a.args, a.env.Environ))
+	} else {
+		results, err = simulate.RunAll(ctx, cfg, scenarios)
+	}
+	if err != nil {
+		return fmt.Errorf("simulating: %w", err)
+	}
+	wall := time.Since(began)
+	var events int64
+	for _, res := range results {
+		c := res.Counters
+		events += res.Events
+		fmt.Fprintf(a.env.Stdout, "%s: %s simulated, %d events\n"+
+			"  visits %d: eventful %d, uneventful %d, very long %d\n",
+			res.Name, res.End.Sub(res.Start), res.Events, c.Total, c.Eventful, c.Uneventful, c.VeryLong)
+	}
+	fmt.Fprintf(a.env.Stdout, "simulated in %s (%d events, %.0f events/s)\n",
+		wall.Round(10*time.Millisecond), events, float64(events)/wall.Seconds())
+	if err := report.Write(out, results); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.env.Stdout, "report: %s\n", filepath.Join(out, "report.html"))
+	return nil
 }
 
 // scenarios returns the configurations to simulate: the configuration's

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/pprof/profile"
 	"github.com/stretchr/testify/require"
 )
 
@@ -199,4 +200,52 @@ func TestSimulateBadFlags(t *testing.T) {
 			require.NotContains(t, stderr, "goroutine")
 		})
 	}
+}
+
+// TestSimulateCPUProfile checks --cpu-profile: a simulation in this
+// process writes one profile of it, and one whose parts run in child
+// processes has each child profile its part next to the parent's file.
+func TestSimulateCPUProfile(t *testing.T) {
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	args := []string{"--origins", "2000", "--days", "2", "--visit-types", "git,hg"}
+	for _, c := range []struct {
+		name  string
+		env   Env
+		parts []string
+	}{
+		{"in this process", Env{}, []string{"cpu.prof"}},
+		{"in child processes", childrenEnv(exe), []string{"cpu-0-git.prof", "cpu-0-hg.prof"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			_, stderr, code := simulateIn(t, c.env, append(args, "--out", dir, "--cpu-profile", filepath.Join(dir, "cpu.prof"))...)
+			require.Equal(t, 0, code, stderr)
+			require.FileExists(t, filepath.Join(dir, "cpu.prof"))
+			for _, name := range c.parts {
+				f, err := os.Open(filepath.Join(dir, name))
+				require.NoError(t, err)
+				p, err := profile.Parse(f)
+				f.Close()
+				require.NoError(t, err, name)
+				require.True(t, profiles(p, "simulate.(*run).round"), "%s has no sample of a round", name)
+				require.True(t, profiles(p, "modernc.org/sqlite"), "%s has no sample of SQLite", name)
+			}
+		})
+	}
+}
+
+// profiles tells whether a sample of p has a function whose name contains
+// name in its stack.
+func profiles(p *profile.Profile, name string) bool {
+	for _, s := range p.Sample {
+		for _, loc := range s.Location {
+			for _, line := range loc.Line {
+				if line.Function != nil && strings.Contains(line.Function.Name, name) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -53,17 +54,37 @@ func childParts(exe string, args, environ []string) simulate.PartRunner {
 }
 
 // runPart simulates the part that --part names, in this process, and
-// writes its Result on w.
-func runPart(ctx context.Context, w io.Writer, spec string, cfg simulate.Config, scenarios []simulate.Scenario) error {
+// writes its Result on w, under a CPU profile written next to the file at
+// profile (partProfile) unless profile is empty.
+func runPart(ctx context.Context, w io.Writer, spec string, cfg simulate.Config, scenarios []simulate.Scenario,
+	profile string) error {
 	p, err := parsePart(spec)
 	if err != nil {
 		return usagef("--%s: %v", partFlag, err)
 	}
-	res, err := simulate.RunPart(ctx, cfg, scenarios, p)
-	if err != nil {
+	if profile != "" {
+		profile = partProfile(profile, p, cfg.VisitTypes)
+	}
+	var res simulate.Result
+	if err := profiled(profile, func() (err error) {
+		res, err = simulate.RunPart(ctx, cfg, scenarios, p)
+		return err
+	}); err != nil {
 		return err
 	}
 	return gob.NewEncoder(w).Encode(res)
+}
+
+// partProfile names the CPU profile of part p after the profile path of
+// the whole simulation: its scenario's index and its visit type before the
+// extension (cpu.prof: cpu-0-git.prof).
+func partProfile(path string, p simulate.Part, visitTypes []string) string {
+	visitType := strconv.Itoa(p.VisitType)
+	if p.VisitType >= 0 && p.VisitType < len(visitTypes) {
+		visitType = visitTypes[p.VisitType]
+	}
+	ext := filepath.Ext(path)
+	return fmt.Sprintf("%s-%d-%s%s", strings.TrimSuffix(path, ext), p.Scenario, visitType, ext)
 }
 
 // formatPart writes a part as --part reads it: SCENARIO/VISIT-TYPE, both
