@@ -233,6 +233,12 @@ func TestSimulateCPUProfile(t *testing.T) {
 			}
 		})
 	}
+	dir := t.TempDir()
+	_, stderr, code := simulateIn(t, childrenEnv(exe), append(args, "--out", dir,
+		"--cpu-profile", filepath.Join(dir, "missing", "cpu.prof"))...)
+	require.NotEqual(t, 0, code)
+	require.Contains(t, stderr, "cpu profile: open "+filepath.Join(dir, "missing", "cpu.prof"))
+	require.NoFileExists(t, filepath.Join(dir, "report.html"))
 }
 
 // profiles tells whether a sample of p has a function whose name contains
