@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -44,15 +46,13 @@ func ServerURL() string {
 func URL(t testing.TB) string {
 	t.Helper()
 	pool := adminPool(t)
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	schema := "revisit_test_" + hex.EncodeToString(b[:])
+	schema := schemaName()
 	ctx := context.Background()
 	if _, err := pool.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
 		t.Fatalf("pgtest: create schema: %v", err)
 	}
 	t.Cleanup(func() {
-		if _, err := pool.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE"); err != nil {
+		if err := dropSchema(pool, schema); err != nil {
 			t.Errorf("pgtest: drop schema %s: %v", schema, err)
 		}
 	})
@@ -64,6 +64,31 @@ func URL(t testing.TB) string {
 	q.Set("search_path", schema+","+extensionsSchema)
 	u.RawQuery = q.Encode()
 	return u.String()
+}
+
+// schemaName returns a new test schema's name, random.
+func schemaName() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return "revisit_test_" + hex.EncodeToString(b[:])
+}
+
+// dropSchema drops a test's schema. The server sessions of a process the
+// test stopped or killed can still be finishing a statement on the schema
+// (the server notices a dead client only when it next writes to it); when
+// one of them deadlocks with the drop, the drop is tried again, for up to
+// ten seconds.
+func dropSchema(pool *pgxpool.Pool, schema string) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err := pool.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
+		var pgErr *pgconn.PgError
+		if err == nil || !errors.As(err, &pgErr) || pgErr.Code != "40P01" ||
+			time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 func adminPool(t testing.TB) *pgxpool.Pool {
