@@ -81,7 +81,9 @@ func nth(ds []time.Duration, k int) time.Duration {
 func (r *run) sample() error {
 	now, vt := r.sim.Now(), r.vt
 	s := Sample{Time: now, Visits: r.res.Counters.Total}
-	s.Known, s.Enabled, s.NeverVisited, s.PendingChanges = r.metrics()
+	var lags []time.Duration
+	s.Known, s.Enabled, s.NeverVisited, s.PendingChanges, lags = r.survey(now)
+	r.lags = lags
 	if r.cfg.CheckMetrics || now.Equal(r.res.End) {
 		if err := r.checkMetrics(s); err != nil {
 			return err
@@ -91,13 +93,6 @@ func (r *run) sample() error {
 	if n := len(r.res.Samples); n > 0 {
 		since = now.Sub(r.res.Samples[n-1].Time)
 	}
-	lags := r.lags[:0]
-	for _, o := range r.origins {
-		if !o.succeeded.IsZero() {
-			lags = append(lags, max(0, o.lastUpdate(now).Sub(o.succeeded)))
-		}
-	}
-	r.lags = lags
 	r.busy(0)
 	ts := TypeSample{QueueDepth: vt.queue.Len(), Visited: len(lags), Freshness: quantiles(lags)}
 	if since > 0 {
@@ -174,13 +169,19 @@ func merge(cfg Config, visitTimeout time.Duration, parts []Result) Result {
 	return res
 }
 
-// metrics returns the scheduler metrics (revisit.SchedulerMetrics) of
-// the visit type's origins summed over listers, as the store would compute them: the
-// simulation mirrors what the store holds of each origin (its listed last
-// update, whether it is enabled, its last successful visit folded).
-func (r *run) metrics() (known, enabled, never, pending int64) {
+// survey walks the visit type's origins once, for a sample at now. It
+// returns their scheduler metrics (revisit.SchedulerMetrics) summed over
+// listers, as the store would compute them: the simulation mirrors what
+// the store holds of each origin (its listed last update, whether it is
+// enabled, its last successful visit folded). And it returns the freshness
+// lag of each origin visited with success, in the room of r.lags.
+func (r *run) survey(now time.Time) (known, enabled, never, pending int64, lags []time.Duration) {
+	lags = r.lags[:0]
 	for _, o := range r.origins {
 		known++
+		if !o.succeeded.IsZero() {
+			lags = append(lags, max(0, o.lastUpdate(now).Sub(o.succeeded)))
+		}
 		if !o.enabled {
 			continue
 		}
@@ -192,7 +193,7 @@ func (r *run) metrics() (known, enabled, never, pending int64) {
 			pending++
 		}
 	}
-	return known, enabled, never, pending
+	return known, enabled, never, pending, lags
 }
 
 // checkMetrics has the store compute the scheduler metrics now and
