@@ -126,8 +126,8 @@ same files.
 	f.StringVar(&out, "out", "simulation", "`directory` of the report")
 	f.BoolVar(&upstream, "upstream", false, "Software Heritage's simulator's settings, to compare both on the same world")
 	f.StringVar(&part, partFlag, "", "run one part, SCENARIO/VISIT-TYPE, and write what it measured (gob)")
-	f.StringVar(&cpuProfile, "cpu-profile", "", "write a CPU profile of the simulation to `file`; "+
-		"each part run in its own process writes its own, named FILE-SCENARIO-VISIT-TYPE.EXT")
+	f.StringVar(&cpuProfile, "cpu-profile", "", "write a CPU profile of the simulation to `file`; each part run "+
+		"in its own process writes its own next to it (cpu.prof: cpu-0-git.prof for the first configuration's git)")
 	_ = f.MarkHidden(partFlag)
 	return cmd
 }
