@@ -81,9 +81,7 @@ func nth(ds []time.Duration, k int) time.Duration {
 func (r *run) sample() error {
 	now, vt := r.sim.Now(), r.vt
 	s := Sample{Time: now, Visits: r.res.Counters.Total}
-	var lags []time.Duration
-	s.Known, s.Enabled, s.NeverVisited, s.PendingChanges, lags = r.survey(now)
-	r.lags = lags
+	s.Known, s.Enabled, s.NeverVisited, s.PendingChanges, r.lags = r.survey(now)
 	if r.cfg.CheckMetrics || now.Equal(r.res.End) {
 		if err := r.checkMetrics(s); err != nil {
 			return err
@@ -94,7 +92,7 @@ func (r *run) sample() error {
 		since = now.Sub(r.res.Samples[n-1].Time)
 	}
 	r.busy(0)
-	ts := TypeSample{QueueDepth: vt.queue.Len(), Visited: len(lags), Freshness: quantiles(lags)}
+	ts := TypeSample{QueueDepth: vt.queue.Len(), Visited: len(r.lags), Freshness: quantiles(r.lags)}
 	if since > 0 {
 		ts.Utilization = float64(vt.busyTime-vt.lastBusy) / float64(time.Duration(vt.workers)*since)
 	}
