@@ -26,9 +26,10 @@ import (
 // holds both, and listers mostly list unchanged origins again.
 const upsertOrigin = upsertOriginRow + " RETURNING id, enabled, last_update"
 
-// upsertOriginReturning is upsertOrigin that also returns the row as
-// stored: its id, enabled and last_update, then grabsql.OriginColumns.
-const upsertOriginReturning = upsertOriginRow + " RETURNING id, enabled, last_update, " + grabsql.OriginColumns
+// upsertOriginReturning is upsertOrigin that returns the row as stored
+// instead: its id, then grabsql.OriginColumns (enabled and last_update
+// among them).
+const upsertOriginReturning = upsertOriginRow + " RETURNING id, " + grabsql.OriginColumns
 
 // upsertOriginRow is the upsert of upsertOrigin, without what it returns.
 const upsertOriginRow = `INSERT INTO listed_origin (lister_id, url, visit_type, extra_loader_arguments, enabled,
@@ -134,12 +135,16 @@ func (s *Store) recordOrigins(ctx context.Context, input []revisit.ListedOrigin,
 			)
 			dests := []any{&id, &enabled, &lastUpdate}
 			if returning {
-				dests = append(dests, or.dests(&written)...)
+				dests = append(dests[:1], or.dests(&written)...)
 			}
 			update := nullMicro(o.LastUpdate)
 			if err := st.QueryRowContext(ctx, o.ListerID, o.URL, o.VisitType, extras[i], o.Enabled, now,
 				update, boolPtr(o.IsFork), strPtr(o.ForkedFromURL)).Scan(dests...); err != nil {
 				return originError(o, err)
+			}
+			if returning {
+				or.finish(&written)
+				enabled, lastUpdate = written.Enabled, nullMicro(written.LastUpdate)
 			}
 			if enabled != o.Enabled {
 				if _, err := setEn.ExecContext(ctx, id, o.Enabled); err != nil {
@@ -152,7 +157,6 @@ func (s *Store) recordOrigins(ctx context.Context, input []revisit.ListedOrigin,
 				}
 			}
 			if returning {
-				or.finish(&written)
 				written.Enabled, written.LastUpdate = o.Enabled, nil
 				if update.Valid {
 					t := fromMicro(update.Int64)
