@@ -15,8 +15,7 @@ import (
 // FuzzCall sends any body to any path of the RPC over a SQLite store: the
 // server answers every input, an error being a 4xx with an error body,
 // never a 500 and never a panic. The seeds are an empty call of every
-// path and, when the recordings are beside the repository, the client's
-// recorded requests.
+// path and the client's recorded requests.
 func FuzzCall(f *testing.F) {
 	empty, err := swhwire.Encode(swhwire.Map{})
 	if err != nil {
@@ -26,9 +25,9 @@ func FuzzCall(f *testing.F) {
 		f.Add(uint8(i), empty)
 	}
 	for _, name := range []string{swhtraffic.Smoke, swhtraffic.Conformance} {
-		recorded, err := swhtraffic.ReadFile(filepath.Join("..", "..", "shared", "swh-rpc", name))
+		recorded, err := swhtraffic.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
-			continue // the seeds above suffice without the recordings
+			f.Fatal(err)
 		}
 		for _, x := range recorded {
 			for i, e := range endpoints {

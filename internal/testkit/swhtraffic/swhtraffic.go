@@ -1,6 +1,6 @@
 // Package swhtraffic reads, for tests, the recorded exchanges of Software
-// Heritage's scheduler RPC client with the upstream server: JSON lines in
-// ../shared/swh-rpc beside the repository root (gzipped when named .gz).
+// Heritage's scheduler RPC client with the upstream server: gzipped JSON
+// lines the repository keeps in swhrpc/testdata.
 package swhtraffic
 
 import (
@@ -18,7 +18,7 @@ import (
 
 // The recordings.
 const (
-	Smoke       = "smoke.jsonl"          // a lister-like session
+	Smoke       = "smoke.jsonl.gz"       // a lister-like session
 	Conformance = "conformance.jsonl.gz" // upstream's backend test suite
 )
 
@@ -47,9 +47,8 @@ type line struct {
 	RespB64     string            `json:"resp_b64"`
 }
 
-// Dir is ../shared/swh-rpc beside the repository root, found by walking up
-// from the working directory to go.mod. Without it the test skips, or fails
-// when CI is set.
+// Dir is the repository's swhrpc/testdata, found by walking up from the
+// working directory to go.mod.
 func Dir(t testing.TB) string {
 	t.Helper()
 	dir, err := os.Getwd()
@@ -58,22 +57,13 @@ func Dir(t testing.TB) string {
 	}
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
+			return filepath.Join(dir, "swhrpc", "testdata")
 		}
 		if filepath.Dir(dir) == dir {
 			t.Fatal("no go.mod above the test's directory")
 		}
 		dir = filepath.Dir(dir)
 	}
-	traffic := filepath.Join(dir, "..", "shared", "swh-rpc")
-	if _, err := os.Stat(traffic); err != nil {
-		msg := "recorded swh RPC traffic not found at " + traffic + ": " + err.Error()
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return traffic
 }
 
 // Read returns the exchanges of the recording name (Smoke, Conformance) in
