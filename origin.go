@@ -52,8 +52,11 @@ func ValidateVisitType(vt string) error {
 	return nil
 }
 
-// ValidateOriginURL checks that u is an absolute URL with a scheme and no
-// white space, of at most MaxURLLength bytes of valid UTF-8.
+// ValidateOriginURL checks that u can name an origin: text of 1 to
+// MaxURLLength bytes of valid UTF-8 without NUL. Origins are named by their
+// URL as their lister wrote it, and an archive's oldest ones are not all
+// absolute URLs, so the store and the results take any such text;
+// ValidateAbsoluteURL is the rule of what revisit's own users record.
 func ValidateOriginURL(u string) error {
 	if u == "" {
 		return Invalidf("url", "missing")
@@ -62,6 +65,20 @@ func ValidateOriginURL(u string) error {
 		return Invalidf("url", "longer than %d bytes", MaxURLLength)
 	}
 	if err := ValidateText("url", u); err != nil {
+		return err
+	}
+	if strings.ContainsRune(u, 0) {
+		return Invalidf("url", "%q contains a NUL character", u)
+	}
+	return nil
+}
+
+// ValidateAbsoluteURL checks that u is an origin URL (ValidateOriginURL)
+// that is an absolute URL with a scheme and no white space: what revisit's
+// API and files accept, so that a typing slip is caught before it is
+// scheduled.
+func ValidateAbsoluteURL(u string) error {
+	if err := ValidateOriginURL(u); err != nil {
 		return err
 	}
 	if hasSpaceOrControl(u) {
@@ -83,9 +100,23 @@ func hasSpaceOrControl(s string) bool {
 	return strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f })
 }
 
+// ValidateAbsolute checks o as Validate does, with absolute URLs
+// (ValidateAbsoluteURL): the rule of revisit's own API and files.
+func (o ListedOrigin) ValidateAbsolute() error {
+	if err := ValidateAbsoluteURL(o.URL); err != nil {
+		return err
+	}
+	if o.ForkedFromURL != nil {
+		if err := renamed(ValidateAbsoluteURL(*o.ForkedFromURL), "forked_from_url"); err != nil {
+			return err
+		}
+	}
+	return o.Validate()
+}
+
 // Validate checks the fields a caller supplies when recording o: the
-// lister, a valid URL and visit type, and extra loader arguments workers
-// can decode.
+// lister, an origin URL (ValidateOriginURL) and a visit type, and extra
+// loader arguments workers can decode.
 func (o ListedOrigin) Validate() error {
 	if o.ListerID == uuid.Nil {
 		return Invalidf("lister_id", "missing")
@@ -97,10 +128,8 @@ func (o ListedOrigin) Validate() error {
 		return err
 	}
 	if o.ForkedFromURL != nil {
-		if err := ValidateOriginURL(*o.ForkedFromURL); err != nil {
-			e := err.(*Error)
-			e.Field = "forked_from_url"
-			return e
+		if err := renamed(ValidateOriginURL(*o.ForkedFromURL), "forked_from_url"); err != nil {
+			return err
 		}
 	}
 	return ValidateExtraLoaderArguments(o.ExtraLoaderArguments)
@@ -229,4 +258,13 @@ func checkNested(v any, depth int) (path, problem string) {
 		}
 	}
 	return "", ""
+}
+
+// renamed is err, a *Error from a check of field "url", naming field
+// instead; nil stays nil.
+func renamed(err error, field string) error {
+	if e, ok := err.(*Error); ok {
+		e.Field = field
+	}
+	return err
 }

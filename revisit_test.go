@@ -91,9 +91,19 @@ func TestValidateOriginURLAndVisitType(t *testing.T) {
 			t.Errorf("%q: %v", u, err)
 		}
 	}
-	for _, u := range []string{"", "github.com/a/b", "https://a b", "https://x/\n", "http://[::1", strings.Repeat("x", revisit.MaxURLLength+1)} {
+	for _, u := range []string{"", "a\x00b", "https://e.org/\xff", strings.Repeat("x", revisit.MaxURLLength+1)} {
 		if err := revisit.ValidateOriginURL(u); !errors.Is(err, revisit.ErrInvalid) {
 			t.Errorf("%.40q: %v, want invalid", u, err)
+		}
+	}
+	// Any other text names an origin, as upstream stores it; revisit's own
+	// API and files take absolute URLs only.
+	for _, u := range []string{"github.com/a/b", "https://a b", "https://x/\n", "http://[::1", "foo"} {
+		if err := revisit.ValidateOriginURL(u); err != nil {
+			t.Errorf("%q: %v", u, err)
+		}
+		if err := revisit.ValidateAbsoluteURL(u); !errors.Is(err, revisit.ErrInvalid) {
+			t.Errorf("%q: %v, want not absolute", u, err)
 		}
 	}
 	for _, vt := range []string{"git", "tarball-directory", "svn-export", "git.checkout_2"} {

@@ -130,7 +130,7 @@ func TestVisitNowSendsTheOriginAtOnce(t *testing.T) {
 	h.fails("POST", "/api/v1/visits", `{"url": "https://github.com/o/r0", "visit_type": "hg"}`, 404, "not_found", "",
 		"no task type load-hg")
 	h.fails("POST", "/api/v1/visits", `{"visit_type": "git"}`, 400, "invalid", "url", "missing")
-	h.fails("POST", "/api/v1/visits", `{"url": "r0", "visit_type": "git"}`, 400, "invalid", "url", "absolute")
+	h.fails("POST", "/api/v1/visits", `{"url": "r0", "visit_type": "git"}`, 404, "not_found", "", "no listed origin r0")
 	h.fails("POST", "/api/v1/visits", `{"url": "https://github.com/o/r0", "visit_type": "Git!"}`, 400, "invalid", "visit_type", "")
 	h.fails("POST", "/api/v1/visits", `{`+r0+`, "lister_id": "x"}`, 400, "invalid", "lister_id", "")
 	h.fails("POST", "/api/v1/visits", `{`+r0+`, "force": "yes"}`, 400, "invalid", "force", "boolean")

@@ -227,8 +227,8 @@ func TestOriginDetail(t *testing.T) {
 		h.fails("GET", "/api/v1/origins/detail?visit_type=git&url=https://nowhere.example/x", "", 404, "not_found", "", "no origin")
 		h.fails("GET", "/api/v1/origins/detail?visit_type=git", "", 400, "invalid", "url", "missing")
 		h.fails("GET", "/api/v1/origins/detail?url=https://a/b", "", 400, "invalid", "visit_type", "not a visit type")
-		h.fails("GET", "/api/v1/origins/detail?visit_type=git&url=https://a/%00", "", 400, "invalid", "url", "control characters")
-		h.fails("GET", "/api/v1/origins/detail?visit_type=git&url=a/b", "", 400, "invalid", "url", "not an absolute URL")
+		h.fails("GET", "/api/v1/origins/detail?visit_type=git&url=https://a/%00", "", 400, "invalid", "url", "NUL")
+		h.fails("GET", "/api/v1/origins/detail?visit_type=git&url=a/b", "", 404, "not_found", "", "no origin")
 		h.fails("GET", "/api/v1/origins/detail?url=https://a/b&visit_type=git&url=https://a/c", "", 400, "invalid", "url", "at most once")
 	})
 }

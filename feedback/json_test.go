@@ -33,7 +33,7 @@ func TestParseJSON(t *testing.T) {
 		`{"origin": "https://x.org/r", "visit_type": "git", "status": "full", "date": "2026-01-02 03:04:05"}`:                               "date",
 		`{"origin": "https://x.org/r", "visit_type": "git", "status": "done", "date": "2026-01-02T03:04:05Z"}`:                              "status",
 		`{"origin": "https://x.org/r", "visit_type": "git", "status": "full"}`:                                                              "date",
-		`{"origin": "not a url", "visit_type": "git", "status": "full", "date": "2026-01-02T03:04:05Z"}`:                                    "url",
+		`{"origin": "a\u0000b", "visit_type": "git", "status": "full", "date": "2026-01-02T03:04:05Z"}`:                                     "url",
 		`{"origin": "https://x.org/r", "visit_type": "git", "status": "full", "date": "2026-01-02T03:04:05Z", "colour": 1}`:                 "colour",
 		`{"origin": "https://x.org/r", "visit_type": "git", "status": "full", "date": "2026-01-02T03:04:05Z", "eventful": "yes"}`:           "eventful",
 	} {

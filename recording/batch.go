@@ -22,7 +22,7 @@ func (e *InvalidOrigin) Unwrap() error { return e.Err }
 // nothing written.
 func Batch(ctx context.Context, st Recorder, origins []revisit.ListedOrigin) (revisit.RecordResult, error) {
 	for i, o := range origins {
-		if err := o.Validate(); err != nil {
+		if err := o.ValidateAbsolute(); err != nil {
 			return revisit.RecordResult{}, &InvalidOrigin{Index: i, Err: err}
 		}
 	}

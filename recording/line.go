@@ -103,7 +103,7 @@ func ParseLine(line []byte) (Line, error) {
 	default:
 		listerErr = revisit.Invalidf("lister_name", "missing (give lister_id, or lister_name and optionally lister_instance_name)")
 	}
-	if err := o.Validate(); err != nil {
+	if err := o.ValidateAbsolute(); err != nil {
 		return out, err
 	}
 	if listerErr != nil {

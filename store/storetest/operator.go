@@ -120,7 +120,7 @@ func init() {
 		requireCode(t, err, revisit.ErrNotFound)
 		require.ErrorContains(t, err, "lister "+c.ID.String())
 		_, err = f.s.VisitsDispatchOrigin(f.ctx, revisit.OriginDispatchParams{
-			Key: revisit.OriginKey{URL: "not a url", VisitType: "git"}, Owner: "operator"})
+			Key: revisit.OriginKey{URL: "", VisitType: "git"}, Owner: "operator"})
 		requireInvalid(t, err, "url")
 		_, err = f.s.VisitsDispatchOrigin(f.ctx, revisit.OriginDispatchParams{Key: revisit.OriginKey{URL: url("x"), VisitType: "git"}})
 		requireInvalid(t, err, "owner")

@@ -175,14 +175,14 @@ func init() {
 		before := f.get(l.ID, "existing", "git")
 
 		bad := map[string]func(o *revisit.ListedOrigin){
-			"url not absolute":    func(o *revisit.ListedOrigin) { o.URL = "not a url" },
+			"url with NUL":        func(o *revisit.ListedOrigin) { o.URL = "a\x00b" },
 			"url empty":           func(o *revisit.ListedOrigin) { o.URL = "" },
 			"url too long":        func(o *revisit.ListedOrigin) { o.URL = url(strings.Repeat("x", revisit.MaxURLLength)) },
 			"visit type":          func(o *revisit.ListedOrigin) { o.VisitType = "Git!" },
 			"visit type empty":    func(o *revisit.ListedOrigin) { o.VisitType = "" },
 			"unknown lister":      func(o *revisit.ListedOrigin) { o.ListerID = uuid.New() },
 			"nil lister":          func(o *revisit.ListedOrigin) { o.ListerID = uuid.Nil },
-			"forked_from_url bad": func(o *revisit.ListedOrigin) { o.ForkedFromURL = sp("nope") },
+			"forked_from_url bad": func(o *revisit.ListedOrigin) { o.ForkedFromURL = sp("") },
 			"url invalid UTF-8":   func(o *revisit.ListedOrigin) { o.URL = "https://e.org/\xff\xfe" },
 			"forked_from_url invalid UTF-8": func(o *revisit.ListedOrigin) {
 				o.ForkedFromURL = sp("https://e.org/\xff\xfe")

@@ -72,7 +72,7 @@ func init() {
 		f.clock.Advance(time.Hour)
 
 		bad := origin(l.ID, "bad", "git")
-		bad.URL = "not a url"
+		bad.URL = ""
 		_, err := f.s.ListedOriginsRecordReturning(f.ctx, []revisit.ListedOrigin{origin(l.ID, "new", "git"),
 			origin(l.ID, "existing", "git"), bad})
 		requireField(t, err, revisit.ErrInvalid, "origins[2].url")

@@ -74,7 +74,7 @@ func init() {
 
 		// A bad write fails the whole batch, naming it.
 		bad := visited("w", 7, revisit.VisitFailed)
-		bad.URL = "not a url"
+		bad.URL = ""
 		_, err := f.s.VisitStatsWrite(f.ctx, []revisit.VisitStatsWrite{
 			{Stats: visited("y", 7, revisit.VisitSuccessful)}, {Stats: bad}})
 		var e *revisit.Error
