@@ -29,8 +29,10 @@ than a fifth of the type's max_queue_length is free it records a run for each
 due task and publishes its message to the queue named after the type's
 backend_name; tasks with a priority go at once to the queue
 "<priority prefix><backend_name>". It also ends as lost the runs without
-news beyond their type's run_timeout. The task types are every type that is
-not load-* (the orchestrator drives those), or those named.
+news beyond their type's run_timeout. The task types are every type, or
+those named: load-* ones too, whose tasks (a "save code now" request, a
+task of "revisit task add") share the queue the orchestrator fills with
+visits; the visits are not tasks, and stay the orchestrator's.
 
 Runs are recorded unconfirmed and confirmed once the broker confirms their
 messages. A runner killed mid-round (kill -9) leaves unconfirmed runs: the
@@ -65,7 +67,7 @@ archiving them first to retention.archive_dir/tasks-YYYY-MM-DD.jsonl (as
 		},
 	}
 	f := cmd.Flags()
-	f.StringArrayVar(&types, "task-type", nil, "dispatch this task `type` (repeatable; default: every type that is not load-*)")
+	f.StringArrayVar(&types, "task-type", nil, "dispatch this task `type` (repeatable; default: every type)")
 	f.StringVar(&prefix, "priority-queue-prefix", runner.DefaultPriorityQueuePrefix, "`prefix` of the backend name that names the queue of priority tasks")
 	f.DurationVar(&poll, "poll-interval", 10*time.Second, "wait after a round that found the queue full or few tasks due")
 	f.DurationVar(&grace, "grace-period", 30*time.Second, "how long the round in flight may take to finish once interrupted")

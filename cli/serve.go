@@ -80,8 +80,8 @@ then it stops gracefully):
   orchestrator  keeps every load-* task type's queue full (it waits for the
                 first task type, and restarts when task types are added)
   listener      records the results workers report: visit stats, task runs
-  runner        dispatches the due generic tasks (task types not load-*),
-                and removes their old history when the retention section
+  runner        dispatches the due tasks of every task type, load-* ones
+                included (priority tasks first), and removes their old history when the retention section
                 of the configuration sets older_than
   firstvisits   sends the first visits of the listers that have queues of
                 their own for them, once their listing finishes (as

@@ -78,14 +78,6 @@ func (l *loop) round(ctx context.Context) (time.Duration, error) {
 	return l.r.cfg.PollInterval + supervise.Jitter(l.r.cfg.RoundJitter), nil
 }
 
-// maxQueueLength returns the type's queue bound, the default when unset.
-func maxQueueLength(tt revisit.TaskType) int {
-	if tt.MaxQueueLength > 0 {
-		return tt.MaxQueueLength
-	}
-	return revisit.DefaultMaxQueueLength
-}
-
 // priorityRound dispatches due priority tasks to the priority queue,
 // whatever its depth, and reports whether the batch was full. A missing
 // priority queue is reported and the tasks wait; it does not stop the
@@ -107,7 +99,7 @@ func (l *loop) priorityRound(ctx context.Context, tt revisit.TaskType) (bool, er
 	} else if err != nil {
 		return false, fmt.Errorf("depth of queue %s: %w", queue, err)
 	}
-	limit := min(maxQueueLength(tt), l.r.cfg.MaxPerRound)
+	limit := min(tt.MaxQueueLengthOrDefault(), l.r.cfg.MaxPerRound)
 	n, err := l.dispatch(ctx, tt, queue, limit, true)
 	return n == limit, err
 }
@@ -122,7 +114,7 @@ func (l *loop) normalRound(ctx context.Context, tt revisit.TaskType) (bool, erro
 		return false, fmt.Errorf("depth of queue %s: %w", queue, err)
 	}
 	l.r.metrics.depth.WithLabelValues(tt.Type).Set(float64(depth))
-	maxLen := int64(maxQueueLength(tt))
+	maxLen := int64(tt.MaxQueueLengthOrDefault())
 	free := maxLen - depth
 	if free*5 <= min(maxLen, int64(l.r.cfg.MaxPerRound)) {
 		l.log.Debug("queue full", "queue", queue, "depth", depth, "max_queue_length", maxLen)

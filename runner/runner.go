@@ -42,8 +42,9 @@ type Store interface {
 
 // Config configures a Runner; zero fields take their defaults.
 type Config struct {
-	// TaskTypes are the task types to dispatch; empty: every task type
-	// that is not a load-* type (the orchestrator drives those) at start.
+	// TaskTypes are the task types to dispatch; empty: every task type at
+	// start, load-* ones included (their tasks share the queue the
+	// orchestrator fills with visits, which are not tasks).
 	TaskTypes []string
 	// PriorityQueuePrefix prefixes a type's backend name to name the queue
 	// of its priority tasks (DefaultPriorityQueuePrefix).
@@ -186,7 +187,7 @@ func New(st Store, b broker.Broker, cfg Config) (*Runner, error) {
 func (r *Runner) Health() map[string]supervise.Health { return r.sup.Health() }
 
 // TaskTypes returns the task types to dispatch: the configured ones (each
-// must exist), else every task type that is not a load-* type.
+// must exist), else every task type.
 func (r *Runner) TaskTypes(ctx context.Context) ([]string, error) {
 	if len(r.cfg.TaskTypes) > 0 {
 		for _, name := range r.cfg.TaskTypes {
@@ -200,15 +201,12 @@ func (r *Runner) TaskTypes(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list task types: %w", err)
 	}
-	var names []string
-	for _, tt := range tts {
-		if _, ok := tt.VisitType(); !ok {
-			names = append(names, tt.Type)
-		}
+	names := make([]string, len(tts))
+	for i, tt := range tts {
+		names[i] = tt.Type
 	}
 	if len(names) == 0 {
-		return nil, errors.New("no task type to dispatch: register one that is not load-* " +
-			"(revisit task-type add) or name task types")
+		return nil, errors.New("no task type to dispatch: register one (revisit task-type add)")
 	}
 	return names, nil
 }

@@ -353,7 +353,7 @@ func TestTaskTypes(t *testing.T) {
 	require.NoError(t, st.TaskTypeCreate(ctx, revisit.TaskType{Type: "load-git", BackendName: "swh.loader.git.tasks.UpdateGitRepository"}))
 	types, err := r.TaskTypes(ctx)
 	require.NoError(t, err)
-	require.Equal(t, []string{listerType}, types)
+	require.Equal(t, []string{listerType, "load-git"}, types, "every task type, load-* included")
 
 	r, err = New(st, b, Config{TaskTypes: []string{"index-fossology"}})
 	require.NoError(t, err)
