@@ -95,6 +95,11 @@ type GrabParams struct {
 	Sample float64
 	// DryRun returns the origins without marking them scheduled.
 	DryRun bool
+	// EveryListedRow returns the eligible listed rows as they come, an
+	// origin that several listers list once per lister's row, Count
+	// counting rows (Software Heritage's grab_next_visits); false returns
+	// each origin once, from the lister whose row comes first.
+	EveryListedRow bool
 }
 
 // MaxGrabCount bounds one grab, so that one call cannot lock a visit type for

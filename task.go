@@ -323,8 +323,8 @@ type TaskRun struct {
 	Confirmed *time.Time
 	Started   *time.Time
 	Ended     *time.Time
-	// Metadata is free JSON from the dispatcher and the worker; never nil
-	// when read from a store.
+	// Metadata is free JSON from the dispatcher and the worker; nil when
+	// the run was scheduled without any and has not started.
 	Metadata map[string]any
 	Status   TaskRunStatus
 }
@@ -340,7 +340,8 @@ type NewTaskRun struct {
 	// TaskRunsRecoverUnconfirmed may remove it (its dispatcher died before
 	// knowing). False, the default, records it confirmed at Scheduled.
 	Unconfirmed bool
-	Metadata    map[string]any
+	// Metadata nil is none, kept as none until the run starts.
+	Metadata map[string]any
 }
 
 // TaskRunEnd reports the end of a run.
@@ -481,6 +482,29 @@ type ArchiveFilter struct {
 func (f ArchiveFilter) Validate() error {
 	if f.Before.IsZero() {
 		return Invalidf("before", "missing")
+	}
+	return nil
+}
+
+// TaskArchiveFilter pages through the runs of archived tasks, as Software
+// Heritage's filter_task_to_archive does: oneshot tasks completed or
+// disabled and recurring tasks disabled, whose runs started in [After,
+// Before), or did not start and were scheduled then.
+type TaskArchiveFilter struct {
+	After, Before time.Time
+	// Limit is the page size; zero means 1000.
+	Limit int
+	// PageToken continues a previous page; empty starts at the beginning.
+	PageToken string
+}
+
+// Validate checks the filter.
+func (f TaskArchiveFilter) Validate() error {
+	switch {
+	case f.After.IsZero():
+		return Invalidf("after_ts", "missing")
+	case f.Before.IsZero():
+		return Invalidf("before_ts", "missing")
 	}
 	return nil
 }

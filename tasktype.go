@@ -18,7 +18,9 @@ type TaskType struct {
 	MinInterval     time.Duration
 	MaxInterval     time.Duration
 	BackoffFactor   float64
-	MaxQueueLength  int
+	// MaxQueueLength bounds the messages waiting in the type's queue; zero
+	// means none given, and MaxQueueLengthOrDefault applies the default.
+	MaxQueueLength int
 	NumRetries      int
 	RetryDelay      time.Duration
 	// RunTimeout is how long a run of this type may stay scheduled or

@@ -26,7 +26,8 @@ type TaskType struct {
 	MaxInterval     config.Duration `json:"max_interval"`
 	BackoffFactor   float64         `json:"backoff_factor"`
 	// MaxQueueLength defaults to revisit.DefaultMaxQueueLength when
-	// absent from a request.
+	// absent from a request; null in an answer: none given, the default
+	// applies.
 	MaxQueueLength *int            `json:"max_queue_length"`
 	NumRetries     int             `json:"num_retries"`
 	RetryDelay     config.Duration `json:"retry_delay"`
@@ -35,10 +36,14 @@ type TaskType struct {
 
 // NewTaskType returns the JSON form of t.
 func NewTaskType(t revisit.TaskType) TaskType {
+	var maxLen *int
+	if t.MaxQueueLength != 0 {
+		maxLen = &t.MaxQueueLength
+	}
 	return TaskType{Type: t.Type, Description: t.Description, BackendName: t.BackendName,
 		DefaultInterval: config.Duration(t.DefaultInterval), MinInterval: config.Duration(t.MinInterval),
 		MaxInterval: config.Duration(t.MaxInterval), BackoffFactor: t.BackoffFactor,
-		MaxQueueLength: &t.MaxQueueLength, NumRetries: t.NumRetries,
+		MaxQueueLength: maxLen, NumRetries: t.NumRetries,
 		RetryDelay: config.Duration(t.RetryDelay), RunTimeout: config.Duration(t.RunTimeout)}
 }
 

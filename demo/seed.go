@@ -45,7 +45,7 @@ func (d *Demo) Seed(ctx context.Context) error {
 		return err
 	}
 	for i := range ts {
-		ts[i].MaxQueueLength = min(ts[i].MaxQueueLength, QueueLength)
+		ts[i].MaxQueueLength = min(ts[i].MaxQueueLengthOrDefault(), QueueLength)
 		if vt, ok := ts[i].VisitType(); ok {
 			d.queues[vt] = ts[i].BackendName
 			d.types = append(d.types, vt)

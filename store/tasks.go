@@ -107,4 +107,21 @@ type TaskStore interface {
 	// TasksDelete deletes, among ids, the finished oneshot tasks that have
 	// no run left (delete their runs first), and returns how many.
 	TasksDelete(ctx context.Context, ids []int64) (int, error)
+	// TasksCreateUnlessWaiting creates tasks as Software Heritage's
+	// create_tasks does: a task of every input unless a task identical to
+	// it was waiting before the call (status next_run_not_scheduled, the
+	// same type, arguments, policy and priority, and for oneshot tasks the
+	// same next_run), identical inputs each creating one; it returns, in
+	// id order and each once, the waiting tasks identical to an input and
+	// due at its next_run. Defaults and errors are those of TasksCreate.
+	TasksCreateUnlessWaiting(ctx context.Context, tasks []revisit.NewTask) ([]revisit.Task, error)
+	// TaskRunsToArchive returns one page, by task then run id, of the runs
+	// f selects (revisit.TaskArchiveFilter): Software Heritage's
+	// filter_task_to_archive.
+	TaskRunsToArchive(ctx context.Context, f revisit.TaskArchiveFilter) (revisit.TaskRunPage, error)
+	// TasksDeleteArchived deletes, in one transaction, the runs of runIDs
+	// whatever their state, then the tasks of taskIDs left without runs
+	// whatever their policy and status: Software Heritage's
+	// delete_archived_tasks.
+	TasksDeleteArchived(ctx context.Context, taskIDs, runIDs []int64) error
 }

@@ -11,47 +11,17 @@ import (
 // The archive of generic tasks: the runs of finished tasks a client may
 // copy elsewhere, then delete.
 
-// maxArchivePages bounds the store pages one filter_for_archive call reads
-// to fill its page (runs of tasks still active are skipped).
-const maxArchivePages = 10
-
-// archiveFilter selects the rows of task/filter_for_archive.
-type archiveFilter struct {
-	after, before time.Time
-	limit         int
-	token         string
-}
-
 func (s *Server) taskFilterForArchive(p *record) call {
-	f := archiveFilter{
-		after:  required(p, "after_ts", asArchiveTime),
-		before: required(p, "before_ts", asArchiveTime),
-		limit:  field(p, "limit", asLimit(revisit.PageSize), 10),
-		token:  deref(field(p, "page_token", optional(asStr), nil)),
+	f := revisit.TaskArchiveFilter{
+		After:     required(p, "after_ts", asArchiveTime),
+		Before:    required(p, "before_ts", asArchiveTime),
+		Limit:     field(p, "limit", asLimit(revisit.PageSize), 10),
+		PageToken: deref(field(p, "page_token", optional(asStr), nil)),
 	}
 	return func(ctx context.Context) (any, error) {
-		rows, next, err := s.archivable(ctx, f)
+		page, err := s.st.TaskRunsToArchive(ctx, f)
 		if err != nil {
 			return nil, err
-		}
-		result := pairs("tasks", rows)
-		if next != "" {
-			result = append(result, pairs("next_page_token", next)...)
-		}
-		return result, nil
-	}
-}
-
-// archivable returns up to f.limit rows, one per run that ended before
-// f.before, started (or, not started, scheduled) at or after f.after, of a
-// task completed or disabled; and the token of what follows ("" at the
-// end).
-func (s *Server) archivable(ctx context.Context, f archiveFilter) (rows []any, next string, err error) {
-	rows, next = []any{}, f.token
-	for range maxArchivePages {
-		page, err := s.st.TaskRunsArchivable(ctx, revisit.ArchiveFilter{Before: f.before, Limit: f.limit - len(rows), PageToken: next})
-		if err != nil {
-			return nil, "", err
 		}
 		ids := make([]int64, len(page.Runs))
 		for i, r := range page.Runs {
@@ -60,32 +30,24 @@ func (s *Server) archivable(ctx context.Context, f archiveFilter) (rows []any, n
 		ids = compact(ids)
 		tasks, err := s.tasks(ctx, revisit.TaskFilter{IDs: ids}, len(ids))
 		if err != nil {
-			return nil, "", err
+			return nil, err
 		}
 		byID := make(map[int64]revisit.Task, len(tasks))
 		for _, t := range tasks {
 			byID[t.ID] = t
 		}
+		rows := make([]any, 0, len(page.Runs))
 		for _, r := range page.Runs {
-			t, ok := byID[r.TaskID]
-			if ok && (t.Status == revisit.TaskCompleted || t.Status == revisit.TaskDisabled) && !runTime(r).Before(f.after) {
+			if t, ok := byID[r.TaskID]; ok { // not deleted since the page was read
 				rows = append(rows, archiveRow(t, r))
 			}
 		}
-		next = page.NextPageToken
-		if next == "" || len(rows) == f.limit {
-			break
+		result := pairs("tasks", rows)
+		if page.NextPageToken != "" {
+			result = append(result, pairs("next_page_token", page.NextPageToken)...)
 		}
+		return result, nil
 	}
-	return rows, next, nil
-}
-
-// runTime is when a run started, or was scheduled when it did not start.
-func runTime(r revisit.TaskRun) time.Time {
-	if r.Started != nil {
-		return *r.Started
-	}
-	return deref(r.Scheduled)
 }
 
 // archiveRow is a run and its task as the archive's rows are: the
@@ -98,7 +60,7 @@ func archiveRow(t revisit.Task, r revisit.TaskRun) swhwire.Map {
 	return pairs(
 		"task_id", t.ID, "task_policy", string(t.Policy), "task_status", string(t.Status), "task_run_id", r.ID,
 		"arguments", pairs("args", args, "kwargs", pythonJSON(t.Arguments.Kwargs)),
-		"type", t.Type, "backend_id", r.BackendID, "metadata", objectOrEmpty(r.Metadata),
+		"type", t.Type, "backend_id", r.BackendID, "metadata", optionalObject(r.Metadata),
 		"scheduled", swhwire.Optional(r.Scheduled), "started", swhwire.Optional(r.Started), "ended", swhwire.Optional(r.Ended),
 		"task_run_status", string(r.Status),
 	)
@@ -133,11 +95,7 @@ func (s *Server) taskDeleteArchived(p *record) call {
 		for i, a := range archived {
 			runs[i], tasks[i] = a.run, a.task
 		}
-		if _, err := s.st.TaskRunsDelete(ctx, runs); err != nil {
-			return nil, err
-		}
-		_, err := s.st.TasksDelete(ctx, compact(tasks))
-		return nil, err
+		return nil, s.st.TasksDeleteArchived(ctx, compact(tasks), runs)
 	}
 }
 

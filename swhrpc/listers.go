@@ -1,6 +1,8 @@
 package swhrpc
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"slices"
@@ -99,7 +101,13 @@ func (s *Server) listersGetByID(p *record) call {
 	}
 }
 
+// listerModels are listers on the wire in creation order (created, then
+// id), the order of upstream's table, which listers and tools read.
 func listerModels(ls []revisit.Lister) (any, error) {
+	ls = slices.Clone(ls)
+	slices.SortStableFunc(ls, func(a, b revisit.Lister) int {
+		return cmp.Or(a.Created.Compare(b.Created), bytes.Compare(a.ID[:], b.ID[:]))
+	})
 	out := make([]any, len(ls))
 	for i, l := range ls {
 		m, err := listerModel(l)

@@ -59,6 +59,14 @@ func objectOrEmpty(m map[string]any) any {
 	return wire(m)
 }
 
+// optionalObject is a stored JSON object on the wire; nil is None.
+func optionalObject(m map[string]any) any {
+	if m == nil {
+		return nil
+	}
+	return wire(m)
+}
+
 func listerModel(l revisit.Lister) (swhwire.Model, error) {
 	state, err := wireJSON(l.CurrentState)
 	if err != nil {
@@ -348,7 +356,7 @@ func readTaskArguments(path string, v any) (revisit.TaskArguments, error) {
 func taskRunModel(r revisit.TaskRun) swhwire.Model {
 	return swhwire.Model{Type: "TaskRun", Fields: pairs(
 		"task", r.TaskID, "id", r.ID, "backend_id", r.BackendID, "scheduled", swhwire.Optional(r.Scheduled),
-		"started", swhwire.Optional(r.Started), "ended", swhwire.Optional(r.Ended), "metadata", objectOrEmpty(r.Metadata),
+		"started", swhwire.Optional(r.Started), "ended", swhwire.Optional(r.Ended), "metadata", optionalObject(r.Metadata),
 		"status", string(r.Status),
 	)}
 }

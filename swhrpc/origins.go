@@ -135,8 +135,9 @@ func (s *Server) originsGrabNext(p *record) call {
 			Failed:    cooldown("failed_cooldown", defaults.Failed),
 			NotFound:  cooldown("not_found_cooldown", defaults.NotFound),
 		},
-		Sample: field(p, "tablesample", asSample, 0),
-		DryRun: field(p, "dry_run", asBool, false),
+		Sample:         field(p, "tablesample", asSample, 0),
+		DryRun:         field(p, "dry_run", asBool, false),
+		EveryListedRow: true,
 	}
 	g.ListerName = deref(field(p, "lister_name", optional(asStr), nil))
 	g.ListerInstanceName = deref(field(p, "lister_instance_name", optional(asStr), nil))

@@ -49,16 +49,15 @@ type TaskStore interface {
 	TaskTypeCreate(ctx context.Context, t revisit.TaskType) error
 	TaskTypeGet(ctx context.Context, name string) (revisit.TaskType, error)
 	TaskTypeList(ctx context.Context) ([]revisit.TaskType, error)
-	TasksCreate(ctx context.Context, tasks []revisit.NewTask) ([]revisit.Task, error)
+	TasksCreateUnlessWaiting(ctx context.Context, tasks []revisit.NewTask) ([]revisit.Task, error)
 	TasksGet(ctx context.Context, f revisit.TaskFilter) (revisit.TaskPage, error)
 	TasksPeekReady(ctx context.Context, p revisit.ReadyTasksParams) ([]revisit.Task, error)
 	TasksGrabReady(ctx context.Context, p revisit.ReadyTasksParams) ([]revisit.Task, error)
 	TasksUpdateStatus(ctx context.Context, u revisit.TaskStatusUpdate) (int, error)
-	TasksDelete(ctx context.Context, ids []int64) (int, error)
+	TasksDeleteArchived(ctx context.Context, taskIDs, runIDs []int64) error
 	TaskRunsSchedule(ctx context.Context, runs []revisit.NewTaskRun) ([]revisit.TaskRun, error)
 	TaskRunStart(ctx context.Context, backendID string, started time.Time, metadata map[string]any) (revisit.TaskRun, error)
 	TaskRunEnd(ctx context.Context, e revisit.TaskRunEnd) (revisit.TaskRun, error)
 	TaskRunsGet(ctx context.Context, taskIDs []int64) ([]revisit.TaskRun, error)
-	TaskRunsArchivable(ctx context.Context, f revisit.ArchiveFilter) (revisit.TaskRunPage, error)
-	TaskRunsDelete(ctx context.Context, ids []int64) (int, error)
+	TaskRunsToArchive(ctx context.Context, f revisit.TaskArchiveFilter) (revisit.TaskRunPage, error)
 }

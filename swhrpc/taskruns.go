@@ -21,6 +21,9 @@ func (s *Server) taskRunScheduleOne(p *record) call {
 		if run.Scheduled.IsZero() {
 			run.Scheduled = s.now()
 		}
+		if run.Metadata == nil { // as upstream: a run scheduled alone has {}
+			run.Metadata = map[string]any{}
+		}
 		runs, err := s.st.TaskRunsSchedule(ctx, []revisit.NewTaskRun{run})
 		if err != nil {
 			return nil, renamed(err, "runs[0]", "")

@@ -24,7 +24,7 @@ func (s *Server) taskCreate(p *record) call {
 	policy := field(p, "policy", asTaskPolicy, revisit.TaskRecurring)
 	tasks := required(p, "tasks", each(MaxBatch, readTask(policy)))
 	return func(ctx context.Context) (any, error) {
-		created, err := s.st.TasksCreate(ctx, tasks)
+		created, err := s.st.TasksCreateUnlessWaiting(ctx, tasks)
 		return taskModels(created), err
 	}
 }

@@ -87,7 +87,7 @@ func (s *Store) grab(ctx context.Context, tx querier, p revisit.GrabParams, cool
 	}
 	inQuery := mode == recordAside && !p.DryRun
 	fetches, firstRows := 0, 0
-	picked, err := grabsql.Pick(p.Count, func(limit int) ([]candidate, error) {
+	picked, err := grabsql.Pick(p.Count, p.EveryListedRow, func(limit int) ([]candidate, error) {
 		sql, args := q.SQL, append(slices.Clip(q.Args), limit)
 		if inQuery && fetches == 0 {
 			sql, args = setAsideInQuery(sql, len(args)+1, false, 0), append(args, p.Now)
@@ -107,9 +107,9 @@ func (s *Store) grab(ctx context.Context, tx querier, p revisit.GrabParams, cool
 		// next grab's latency, and a warm-up reads the head again.
 		s.aside.noteWarmup(p, q)
 	}
-	// The query set its picks aside if it was the only one and every row
-	// it read was picked: no origin came twice.
-	if inQuery && fetches == 1 && len(picked) == firstRows {
+	// The query set its picks aside if it was the only one, every row it
+	// read was picked and no origin came twice.
+	if inQuery && fetches == 1 && len(picked) == firstRows && distinctOrigins(picked) {
 		mode = recordedAside
 	}
 	return picked, markScheduled(ctx, tx, p, p.Now, picked, mode)
@@ -349,8 +349,8 @@ func grabQuery(gp grabsql.Params, setAside bool) (grabsql.Query, error) {
 // With all, the query marks all its rows or none: it records them only if
 // every one may wait (grabAtOnce); and with raise, the placeholder of the
 // grab's visit type, it then raises the visit type's queue position to
-// the largest of theirs, as markScheduled does for an
-// origins_without_last_update grab.
+// the largest of theirs (0 when none has one), as markScheduled does for
+// an origins_without_last_update grab.
 func setAsideInQuery(sql string, now int, all bool, raise int) string {
 	at := fmt.Sprintf("$%d::timestamptz", now)
 	mayWait := "NOT shared AND (last_visit IS NULL OR last_visit <= " + at + ")"
@@ -362,8 +362,8 @@ func setAsideInQuery(sql string, now int, all bool, raise int) string {
 	if raise > 0 {
 		position = fmt.Sprintf(`, raised AS (
 		INSERT INTO queue_position AS qp (visit_type, position)
-		SELECT $%d, max(next_visit_queue_position) FROM c
-		HAVING max(next_visit_queue_position) IS NOT NULL AND %s
+		SELECT $%d, coalesce(max(next_visit_queue_position), 0) FROM c
+		HAVING count(*) > 0 AND %s
 		ON CONFLICT (visit_type) DO UPDATE SET position = GREATEST(qp.position, EXCLUDED.position))`, raise, marked)
 	}
 	return `WITH c AS MATERIALIZED (` + sql + `), aside AS (
@@ -466,7 +466,7 @@ func markScheduled(ctx context.Context, tx querier, p revisit.GrabParams, now ti
 	if len(keep.tids) > 0 {
 		b.Queue(setPicksAside, keep.ids, keep.tids, keep.urls, p.VisitType, now)
 	}
-	if pos, ok := grabsql.MaxQueuePosition(picked); ok && p.Policy == revisit.OriginsWithoutLastUpdate {
+	if pos, ok := grabsql.QueuePositionOf(picked); ok && p.Policy == revisit.OriginsWithoutLastUpdate {
 		b.Queue(`INSERT INTO queue_position AS qp (visit_type, position) VALUES ($1, $2)
 			ON CONFLICT (visit_type) DO UPDATE SET position = GREATEST(qp.position, EXCLUDED.position)`, p.VisitType, pos)
 	}

@@ -582,3 +582,99 @@ func scanTaskRun(row pgx.CollectableRow) (revisit.TaskRun, error) {
 	r.Metadata, err = batch.DecodeMetadata(metadata)
 	return r, err
 }
+
+// TasksCreateUnlessWaiting creates tasks as Software Heritage's
+// create_tasks does (store.TaskStore). The advisory locks of TasksCreate
+// make concurrent calls take turns.
+func (s *Store) TasksCreateUnlessWaiting(ctx context.Context, tasks []revisit.NewTask) ([]revisit.Task, error) {
+	if len(tasks) == 0 {
+		return []revisit.Task{}, nil
+	}
+	var out []revisit.Task
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		names := batch.TaskTypeNames(tasks)
+		types, err := taskTypesIn(ctx, tx, names)
+		if err != nil {
+			return err
+		}
+		ts, args, err := batch.NewTasks(tasks, types)
+		if err != nil {
+			return err
+		}
+		slices.Sort(names)
+		for _, n := range names {
+			if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended('revisit.task.' || $1, 0))", n); err != nil {
+				return err
+			}
+		}
+		waiting := func(t revisit.Task, args []byte, sameNextRun bool) ([]revisit.Task, error) {
+			rows, _ := tx.Query(ctx, "SELECT "+tasksql.Columns+` FROM task WHERE type = $1 AND status = 'next_run_not_scheduled'
+				AND md5(arguments::text) = md5($2::jsonb::text) AND arguments = $2::jsonb
+				AND policy = $3 AND priority IS NOT DISTINCT FROM $4
+				AND (CASE WHEN $6 OR policy = 'oneshot' THEN next_run = $5 ELSE true END)
+				ORDER BY id`, t.Type, string(args), t.Policy, nullPriority(t.Priority), t.NextRun, sameNextRun)
+			return pgx.CollectRows(rows, scanTask)
+		}
+		create := make([]bool, len(ts))
+		for i, t := range ts {
+			found, err := waiting(t, args[i], false)
+			create[i] = len(found) == 0
+			if err != nil {
+				return err
+			}
+		}
+		for i, t := range ts {
+			if !create[i] {
+				continue
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO task (type, arguments, next_run, current_interval, status, policy, retries_left, priority)
+				VALUES ($1, $2::jsonb, $3, $4, $5, $6, $7, $8)`,
+				t.Type, string(args[i]), t.NextRun, interval(t.CurrentInterval), t.Status, t.Policy, t.RetriesLeft, nullPriority(t.Priority)); err != nil {
+				return err
+			}
+		}
+		for i, t := range ts {
+			found, err := waiting(t, args[i], true)
+			if err != nil {
+				return err
+			}
+			out = append(out, found...)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, translate(wrap(err, "create %d tasks", len(tasks)))
+	}
+	return batch.DistinctTasks(out), nil
+}
+
+// TaskRunsToArchive returns one page of the runs of archived tasks
+// (store.TaskStore).
+func (s *Store) TaskRunsToArchive(ctx context.Context, f revisit.TaskArchiveFilter) (revisit.TaskRunPage, error) {
+	limit, task, run, err := batch.TaskArchivePage(f)
+	if err != nil {
+		return revisit.TaskRunPage{}, err
+	}
+	rows, _ := s.pool.Query(ctx, "SELECT "+tasksql.RunColumnsOf("r")+` FROM task_run r JOIN task t ON t.id = r.task
+		WHERE `+tasksql.Archived+` AND (r.task, r.id) > ($3, $4)
+		AND coalesce(r.started, r.scheduled) >= $1 AND coalesce(r.started, r.scheduled) < $2
+		ORDER BY r.task, r.id LIMIT $5`, f.After, f.Before, task, run, limit+1)
+	runs, err := pgx.CollectRows(rows, scanTaskRun)
+	if err != nil {
+		return revisit.TaskRunPage{}, translate(wrap(err, "task runs to archive"))
+	}
+	return batch.TaskArchiveRuns(runs, limit), nil
+}
+
+// TasksDeleteArchived deletes archived runs, then their tasks left without
+// runs (store.TaskStore).
+func (s *Store) TasksDeleteArchived(ctx context.Context, taskIDs, runIDs []int64) error {
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "DELETE FROM task_run WHERE id = ANY($1)", runIDs); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, "DELETE FROM task t WHERE id = ANY($1) AND NOT EXISTS (SELECT 1 FROM task_run r WHERE r.task = t.id)", taskIDs)
+		return err
+	})
+	return translate(wrap(err, "delete archived tasks"))
+}

@@ -63,11 +63,9 @@ func (s *Store) TaskTypeList(ctx context.Context) ([]revisit.TaskType, error) {
 }
 
 func taskTypeArgs(t revisit.TaskType) []any {
-	if t.MaxQueueLength == 0 {
-		t.MaxQueueLength = revisit.DefaultMaxQueueLength
-	}
+	maxQueue := pgtype.Int8{Int64: int64(t.MaxQueueLength), Valid: t.MaxQueueLength != 0}
 	return []any{t.Type, t.Description, t.BackendName, interval(t.DefaultInterval), interval(t.MinInterval),
-		interval(t.MaxInterval), nullFloat(t.BackoffFactor), t.MaxQueueLength, t.NumRetries, interval(t.RetryDelay),
+		interval(t.MaxInterval), nullFloat(t.BackoffFactor), maxQueue, t.NumRetries, interval(t.RetryDelay),
 		interval(t.RunTimeout)}
 }
 
@@ -84,9 +82,6 @@ func scanTaskType(row pgx.CollectableRow) (revisit.TaskType, error) {
 	t.RunTimeout = duration(timeout)
 	t.BackoffFactor = backoff.Float64
 	t.MaxQueueLength, t.NumRetries = int(maxQueue.Int64), int(numRetries.Int64)
-	if !maxQueue.Valid {
-		t.MaxQueueLength = revisit.DefaultMaxQueueLength
-	}
 	return t, err
 }
 

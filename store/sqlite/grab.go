@@ -96,7 +96,7 @@ func (s *Store) grab(ctx context.Context, tx *sql.Tx, p revisit.GrabParams, cool
 	if err != nil {
 		return nil, err
 	}
-	picked, err := grabsql.Pick(p.Count, func(limit int) ([]candidate, error) {
+	picked, err := grabsql.Pick(p.Count, p.EveryListedRow, func(limit int) ([]candidate, error) {
 		args := append(q.Args[:len(q.Args):len(q.Args)], limit)
 		return scanCandidates(st.QueryContext(ctx, args...))
 	})
@@ -178,7 +178,7 @@ func (s *Store) mark(ctx context.Context, tx *sql.Tx, p revisit.GrabParams, pick
 	if p.Policy != revisit.OriginsWithoutLastUpdate {
 		return nil
 	}
-	pos, ok := grabsql.MaxQueuePosition(picked)
+	pos, ok := grabsql.QueuePositionOf(picked)
 	if !ok {
 		return nil
 	}

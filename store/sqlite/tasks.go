@@ -581,3 +581,88 @@ func scanTaskRuns(rows *sql.Rows, err error) ([]revisit.TaskRun, error) {
 		return r, err
 	})
 }
+
+// TasksCreateUnlessWaiting creates tasks as Software Heritage's
+// create_tasks does (store.TaskStore).
+func (s *Store) TasksCreateUnlessWaiting(ctx context.Context, tasks []revisit.NewTask) ([]revisit.Task, error) {
+	if len(tasks) == 0 {
+		return []revisit.Task{}, nil
+	}
+	var out []revisit.Task
+	err := s.write(ctx, fmt.Sprintf("create %d tasks", len(tasks)), func(tx *sql.Tx) error {
+		types, err := s.taskTypesIn(ctx, tx, batch.TaskTypeNames(tasks))
+		if err != nil {
+			return err
+		}
+		ts, args, err := batch.NewTasks(tasks, types)
+		if err != nil {
+			return err
+		}
+		waiting := func(t revisit.Task, args []byte, sameNextRun bool) ([]revisit.Task, error) {
+			return scanTasks(tx.QueryContext(ctx, "SELECT "+tasksql.Columns+` FROM task WHERE type = ?1
+				AND status = 'next_run_not_scheduled' AND arguments = ?2 AND policy = ?3 AND priority IS ?4
+				AND (CASE WHEN ?6 OR policy = 'oneshot' THEN next_run = ?5 ELSE 1 END)
+				ORDER BY id`, t.Type, string(args), string(t.Policy), priorityOrNull(t.Priority), micro(t.NextRun), sameNextRun))
+		}
+		create := make([]bool, len(ts))
+		for i, t := range ts {
+			found, err := waiting(t, args[i], false)
+			create[i] = len(found) == 0
+			if err != nil {
+				return err
+			}
+		}
+		for i, t := range ts {
+			if !create[i] {
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO task (type, arguments, next_run, current_interval, status, policy, retries_left, priority)
+				VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)`, t.Type, string(args[i]), micro(t.NextRun), durationOrNull(t.CurrentInterval),
+				string(t.Status), string(t.Policy), t.RetriesLeft, priorityOrNull(t.Priority)); err != nil {
+				return err
+			}
+		}
+		for i, t := range ts {
+			found, err := waiting(t, args[i], true)
+			if err != nil {
+				return err
+			}
+			out = append(out, found...)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return batch.DistinctTasks(out), nil
+}
+
+// TaskRunsToArchive returns one page of the runs of archived tasks
+// (store.TaskStore).
+func (s *Store) TaskRunsToArchive(ctx context.Context, f revisit.TaskArchiveFilter) (revisit.TaskRunPage, error) {
+	limit, task, run, err := batch.TaskArchivePage(f)
+	if err != nil {
+		return revisit.TaskRunPage{}, err
+	}
+	runs, err := query(ctx, s, scanTaskRuns, "SELECT "+tasksql.RunColumnsOf("r")+` FROM task_run r JOIN task t ON t.id = r.task
+		WHERE `+tasksql.Archived+` AND (r.task, r.id) > (?3, ?4)
+		AND coalesce(r.started, r.scheduled) >= ?1 AND coalesce(r.started, r.scheduled) < ?2
+		ORDER BY r.task, r.id LIMIT ?5`, micro(f.After), micro(f.Before), task, run, limit+1)
+	if err != nil {
+		return revisit.TaskRunPage{}, translate("task runs to archive", err)
+	}
+	return batch.TaskArchiveRuns(runs, limit), nil
+}
+
+// TasksDeleteArchived deletes archived runs, then their tasks left without
+// runs (store.TaskStore).
+func (s *Store) TasksDeleteArchived(ctx context.Context, taskIDs, runIDs []int64) error {
+	return s.write(ctx, "delete archived tasks", func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, "DELETE FROM task_run WHERE id IN (SELECT value FROM json_each(?))", jsonArray(runIDs)); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `DELETE FROM task WHERE id IN (SELECT value FROM json_each(?))
+			AND NOT EXISTS (SELECT 1 FROM task_run r WHERE r.task = task.id)`, jsonArray(taskIDs))
+		return err
+	})
+}

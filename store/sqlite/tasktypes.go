@@ -64,11 +64,11 @@ func (s *Store) TaskTypeList(ctx context.Context) ([]revisit.TaskType, error) {
 }
 
 // taskTypeArgs are the bind values of t, in taskTypeColumns order. A zero
-// MaxQueueLength is stored as the default.
+// MaxQueueLength is stored as null: none given.
 func taskTypeArgs(t revisit.TaskType) []any {
-	mql := t.MaxQueueLength
-	if mql == 0 {
-		mql = revisit.DefaultMaxQueueLength
+	var mql any
+	if t.MaxQueueLength != 0 {
+		mql = t.MaxQueueLength
 	}
 	var backoff any
 	if t.BackoffFactor != 0 {

@@ -48,7 +48,7 @@ func init() {
 		require.Equal(t, revisit.RunScheduled, runs[0].Status)
 		requireTimePtr(t, atp(time.Minute), runs[0].Scheduled)
 		requireTimePtr(t, &base, runs[1].Scheduled, "zero Scheduled: the store's clock")
-		require.Equal(t, map[string]any{}, runs[1].Metadata)
+		require.Nil(t, runs[1].Metadata, "none given: none")
 
 		started, err := f.s.TaskRunStart(f.ctx, "m-b", at(2*time.Minute), map[string]any{"worker": "w1"})
 		require.NoError(t, err)

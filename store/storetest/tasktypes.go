@@ -43,7 +43,8 @@ func init() {
 
 		gotHg, err := f.s.TaskTypeGet(f.ctx, "load-hg")
 		require.NoError(t, err)
-		require.Equal(t, revisit.DefaultMaxQueueLength, gotHg.MaxQueueLength, "max_queue_length 0 reads back as 1000")
+		require.Zero(t, gotHg.MaxQueueLength, "no max_queue_length reads back as none")
+		require.Equal(t, revisit.DefaultMaxQueueLength, gotHg.MaxQueueLengthOrDefault())
 		require.Equal(t, "swh.loader.mercurial.tasks.LoadMercurial", gotHg.BackendName)
 		require.Zero(t, gotHg.DefaultInterval)
 		require.Zero(t, gotHg.RetryDelay)
@@ -90,7 +91,7 @@ func init() {
 		require.NoError(t, f.s.TaskTypeUpdate(f.ctx, upd))
 		got, err = f.s.TaskTypeGet(f.ctx, "load-git")
 		require.NoError(t, err)
-		require.Equal(t, revisit.DefaultMaxQueueLength, got.MaxQueueLength)
+		require.Equal(t, upd, got, "max_queue_length back to none")
 	})
 
 	register("TaskType/MissingNotFound", func(t *testing.T, newStore NewStore) {

@@ -151,7 +151,7 @@ func (l *Live) measure(ctx context.Context) ([]Queue, error) {
 			continue
 		}
 		n := byType[vt]
-		q := Queue{VisitType: vt, TaskType: tt.Type, Queue: tt.BackendName, MaxQueueLength: tt.MaxQueueLength,
+		q := Queue{VisitType: vt, TaskType: tt.Type, Queue: tt.BackendName, MaxQueueLength: tt.MaxQueueLengthOrDefault(),
 			Pending: n.Pending, Sent: n.Sent, Lost: n.Lost}
 		d, err := Depth(ctx, l.broker, tt.BackendName)
 		q.Publishing = l.publishingInto(tt.BackendName)

@@ -73,33 +73,57 @@ type listedKey struct {
 func keyOf(o revisit.ListedOrigin) listedKey { return listedKey{o.ListerID, o.URL, o.VisitType} }
 
 // VisitStatsWrites validates a batch of stats writes, naming the first bad
-// one by its index (stats[3].url), and returns it deduplicated on (url,
-// visit_type), the last duplicate winning, sorted by that key so that
-// concurrent writers lock rows in one order, with times truncated to µs.
+// one by its index (stats[3].url), and returns it with one write per
+// (url, visit_type), the writes of one origin merged in their order
+// (thenWrite), sorted by that key so that concurrent writers lock rows in
+// one order, with times truncated to µs.
 func VisitStatsWrites(writes []revisit.VisitStatsWrite) ([]revisit.VisitStatsWrite, error) {
-	last := make(map[revisit.OriginKey]int, len(writes))
+	merged := make(map[revisit.OriginKey]int, len(writes))
+	out := make([]revisit.VisitStatsWrite, 0, len(writes))
 	for i, w := range writes {
 		if err := validateStats(w.Stats); err != nil {
 			return nil, indexed(err, "stats", i)
 		}
-		last[w.Stats.Key()] = i
-	}
-	out := make([]revisit.VisitStatsWrite, 0, len(last))
-	for i, w := range writes {
-		if last[w.Stats.Key()] != i {
+		if j, ok := merged[w.Stats.Key()]; ok {
+			out[j] = thenWrite(out[j], w)
 			continue
 		}
+		merged[w.Stats.Key()] = len(out)
+		out = append(out, w)
+	}
+	for i := range out {
+		w := &out[i]
 		s := &w.Stats
 		s.LastSuccessful = revisit.MicrosecondPtr(s.LastSuccessful)
 		s.LastVisit = revisit.MicrosecondPtr(s.LastVisit)
 		s.LastScheduled = revisit.MicrosecondPtr(s.LastScheduled)
 		w.IfLastVisit = revisit.MicrosecondPtr(w.IfLastVisit)
-		out = append(out, w)
 	}
 	slices.SortFunc(out, func(a, b revisit.VisitStatsWrite) int {
 		return cmp.Or(cmp.Compare(a.Stats.URL, b.Stats.URL), cmp.Compare(a.Stats.VisitType, b.Stats.VisitType))
 	})
 	return out, nil
+}
+
+// thenWrite is the one write that does what first then next, two writes of
+// one origin, do in turn: next's fields, and first's where next has none
+// (a write never overwrites a value with none); the condition of the
+// first, and the disabling of either.
+func thenWrite(first, next revisit.VisitStatsWrite) revisit.VisitStatsWrite {
+	a, b := first.Stats, next.Stats
+	b.LastSuccessful = cmp.Or(b.LastSuccessful, a.LastSuccessful)
+	b.LastVisit = cmp.Or(b.LastVisit, a.LastVisit)
+	b.LastVisitStatus = cmp.Or(b.LastVisitStatus, a.LastVisitStatus)
+	b.LastScheduled = cmp.Or(b.LastScheduled, a.LastScheduled)
+	b.NextVisitQueuePosition = cmp.Or(b.NextVisitQueuePosition, a.NextVisitQueuePosition)
+	if b.LastSnapshot == nil {
+		b.LastSnapshot = a.LastSnapshot
+	}
+	if b.Recent == nil {
+		b.Recent = a.Recent
+	}
+	first.Stats, first.Disable = b, first.Disable || next.Disable
+	return first
 }
 
 // Unguarded returns writes of stats that happen whatever the stored stats.

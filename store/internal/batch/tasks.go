@@ -161,26 +161,23 @@ func DecodeArguments(b []byte) (revisit.TaskArguments, error) {
 	return a, nil
 }
 
-// DecodeMetadata reads stored run metadata; null becomes an empty object.
+// DecodeMetadata reads stored run metadata; JSON null is none (nil).
 func DecodeMetadata(b []byte) (map[string]any, error) {
-	m := map[string]any{}
 	if len(b) == 0 {
-		return m, nil
+		return nil, nil
 	}
+	var m map[string]any
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, fmt.Errorf("task run metadata: %w", err)
-	}
-	if m == nil {
-		m = map[string]any{}
 	}
 	return m, nil
 }
 
-// EncodeMetadata returns the JSON of run metadata, naming field when it is
-// not representable.
+// EncodeMetadata returns the JSON of run metadata, null for none (nil),
+// naming field when it is not representable.
 func EncodeMetadata(field string, m map[string]any) ([]byte, error) {
 	if m == nil {
-		return []byte("{}"), nil
+		return []byte("null"), nil
 	}
 	b, err := json.Marshal(m)
 	if err != nil {
@@ -192,4 +189,43 @@ func EncodeMetadata(field string, m map[string]any) ([]byte, error) {
 // TaskTypeNotFound is the error of a task naming an unknown task type.
 func TaskTypeNotFound(field, name string) error {
 	return &revisit.Error{Code: revisit.CodeNotFound, Field: field, Message: fmt.Sprintf("task type %q not found", name)}
+}
+
+// DistinctTasks is tasks in id order, each once.
+func DistinctTasks(tasks []revisit.Task) []revisit.Task {
+	slices.SortFunc(tasks, func(a, b revisit.Task) int { return cmp.Compare(a.ID, b.ID) })
+	tasks = slices.CompactFunc(tasks, func(a, b revisit.Task) bool { return a.ID == b.ID })
+	if tasks == nil {
+		tasks = []revisit.Task{}
+	}
+	return tasks
+}
+
+// TaskArchivePage checks a filter of the runs to archive and returns its
+// page size and the (task, run) ids it resumes after.
+func TaskArchivePage(f revisit.TaskArchiveFilter) (limit int, task, run int64, err error) {
+	if err := f.Validate(); err != nil {
+		return 0, 0, 0, err
+	}
+	if limit, err = PageLimit(f.Limit); err != nil {
+		return 0, 0, 0, err
+	}
+	if f.PageToken == "" {
+		return limit, 0, 0, nil
+	}
+	task, run, err = pagetoken.DecodeIDPair(f.PageToken)
+	return limit, task, run, err
+}
+
+// TaskArchiveRuns turns up to limit+1 runs read in (task, run id) order
+// into a page and the token of the next one.
+func TaskArchiveRuns(runs []revisit.TaskRun, limit int) revisit.TaskRunPage {
+	if runs == nil {
+		runs = []revisit.TaskRun{}
+	}
+	if len(runs) <= limit {
+		return revisit.TaskRunPage{Runs: runs}
+	}
+	last := runs[limit-1]
+	return revisit.TaskRunPage{Runs: runs[:limit], NextPageToken: pagetoken.EncodeIDPair(last.TaskID, last.ID)}
 }

@@ -27,8 +27,9 @@ func (c Candidate) Base() Candidate { return c }
 
 // Pick returns the first count candidates of distinct URLs in the order
 // fetch returns them (the policy's order), so that an origin listed by
-// several listers is returned once, from the lister whose row comes first.
-// fetch(limit) must return the first limit rows of the candidate query.
+// several listers is returned once, from the lister whose row comes first;
+// with everyRow, the first count rows, whatever their URLs. fetch(limit)
+// must return the first limit rows of the candidate query.
 //
 // Pick asks for count rows first: only the rows of origins that several
 // listers list can repeat a URL, and they are few, so a margin on every
@@ -36,7 +37,10 @@ func (c Candidate) Base() Candidate { return c }
 // set) would be paid for nothing almost always. When repeated URLs leave
 // it short, it asks again for twice as many more rows as it lacks, until
 // it has count origins or the rows run out.
-func Pick[R Row](count int, fetch func(limit int) ([]R, error)) ([]R, error) {
+func Pick[R Row](count int, everyRow bool, fetch func(limit int) ([]R, error)) ([]R, error) {
+	if everyRow {
+		return fetch(count)
+	}
 	limit := count
 	for {
 		rows, err := fetch(limit)
@@ -63,14 +67,19 @@ func Pick[R Row](count int, fetch func(limit int) ([]R, error)) ([]R, error) {
 	}
 }
 
-// MaxQueuePosition returns the largest known queue position among rows.
-func MaxQueuePosition[R Row](rows []R) (int64, bool) {
-	var best int64
-	found := false
+// QueuePositionOf returns the queue position an origins_without_last_update
+// grab of rows leaves its visit type at (at least): the largest known
+// position among rows, 0 when none is known (origins never visited). It
+// returns false when there are no rows: such a grab writes no position.
+func QueuePositionOf[R Row](rows []R) (int64, bool) {
+	var best *int64
 	for _, r := range rows {
-		if pos := r.Base().QueuePosition; pos != nil && (!found || *pos > best) {
-			best, found = *pos, true
+		if pos := r.Base().QueuePosition; pos != nil && (best == nil || *pos > *best) {
+			best = pos
 		}
 	}
-	return best, found
+	if best == nil {
+		return 0, len(rows) > 0
+	}
+	return *best, true
 }

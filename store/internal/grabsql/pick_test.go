@@ -44,21 +44,23 @@ func TestPick(t *testing.T) {
 		twice = append(twice, u, u)
 	}
 	for _, c := range []struct {
-		name   string
-		rows   []string
-		count  int
-		want   []string
-		limits []int
+		name     string
+		rows     []string
+		count    int
+		everyRow bool
+		want     []string
+		limits   []int
 	}{
-		{"distinct rows: one fetch of count", many, 10, many[:10], []int{10}},
-		{"repeated URLs: asked again for more", []string{"a", "a", "b", "c", "b", "d", "e"}, 3, []string{"a", "b", "c"}, []int{3, 21}},
-		{"rows run out", []string{"a", "a", "b"}, 5, []string{"a", "b"}, []int{5}},
-		{"many repeats", twice, 50, many[:50], []int{50, 116}},
-		{"none", nil, 5, []string{}, []int{5}},
+		{"distinct rows: one fetch of count", many, 10, false, many[:10], []int{10}},
+		{"repeated URLs: asked again for more", []string{"a", "a", "b", "c", "b", "d", "e"}, 3, false, []string{"a", "b", "c"}, []int{3, 21}},
+		{"rows run out", []string{"a", "a", "b"}, 5, false, []string{"a", "b"}, []int{5}},
+		{"many repeats", twice, 50, false, many[:50], []int{50, 116}},
+		{"none", nil, 5, false, []string{}, []int{5}},
+		{"every row: repeats kept, count rows", []string{"a", "a", "b", "c", "b"}, 4, true, []string{"a", "a", "b", "c"}, []int{4}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var limits []int
-			got, err := Pick(c.count, picker(candidates(c.rows...), &limits))
+			got, err := Pick(c.count, c.everyRow, picker(candidates(c.rows...), &limits))
 			if err != nil {
 				t.Fatal(err)
 			}

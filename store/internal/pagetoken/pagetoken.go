@@ -71,6 +71,33 @@ func DecodeID(token string) (int64, error) {
 	return id, nil
 }
 
+// EncodeIDPair returns the token that resumes after the row keyed by the
+// ids (a, b), in (a, b) order.
+func EncodeIDPair(a, b int64) string {
+	return base64.RawURLEncoding.EncodeToString([]byte("ids:" + strconv.FormatInt(a, 10) + "," + strconv.FormatInt(b, 10)))
+}
+
+// DecodeIDPair parses a token made by EncodeIDPair; anything else is an
+// invalid-input error naming page_token.
+func DecodeIDPair(token string) (a, b int64, err error) {
+	bad := revisit.Invalidf("page_token", "%q is not a page token of this listing", token)
+	raw, err := base64.RawURLEncoding.DecodeString(token)
+	if err != nil {
+		return 0, 0, bad
+	}
+	pair, ok := strings.CutPrefix(string(raw), "ids:")
+	first, second, comma := strings.Cut(pair, ",")
+	if !ok || !comma {
+		return 0, 0, bad
+	}
+	a, errA := strconv.ParseInt(first, 10, 64)
+	b, errB := strconv.ParseInt(second, 10, 64)
+	if errA != nil || errB != nil || a < 0 || b < 0 {
+		return 0, 0, bad
+	}
+	return a, b, nil
+}
+
 // SearchKey is where an origin search resumes: after the listed row
 // (URL, VisitType, ListerID), or after every row of URL when WholeURL.
 type SearchKey struct {

@@ -16,6 +16,9 @@ const (
 	Columns = "id, type, arguments, next_run, current_interval, status, policy, retries_left, priority"
 	// RunColumns are the task run columns the stores scan, in order.
 	RunColumns = "id, task, backend_id, scheduled, confirmed, started, ended, metadata, status"
+	// Archived selects, of a task t, those an archive takes: oneshot
+	// tasks completed or disabled, recurring tasks disabled.
+	Archived = "((t.policy = 'oneshot' AND t.status IN ('completed', 'disabled')) OR (t.policy = 'recurring' AND t.status = 'disabled'))"
 	// Active selects the tasks that may still run.
 	Active = "status IN ('next_run_not_scheduled', 'next_run_scheduled')"
 	// PriorityRank orders priorities high, normal, low.
@@ -103,4 +106,9 @@ func (d Dialect) ReadyArgs(p revisit.ReadyTasksParams, now time.Time) []any {
 		now = p.Now
 	}
 	return []any{p.Type, d.Time(now), p.Limit}
+}
+
+// RunColumnsOf are RunColumns of the task run table named alias.
+func RunColumnsOf(alias string) string {
+	return alias + "." + strings.ReplaceAll(RunColumns, ", ", ", "+alias+".")
 }
