@@ -203,6 +203,9 @@ type NewTask struct {
 	CurrentInterval time.Duration
 	// RetriesLeft nil means the task type's num_retries.
 	RetriesLeft *int
+	// Status zero means next_run_not_scheduled, the status of a task to
+	// dispatch.
+	Status TaskStatus
 }
 
 // Task validates n and returns the task it creates, of type tt, with the
@@ -225,6 +228,11 @@ func (n NewTask) Task(tt TaskType) (Task, error) {
 		return t, Invalidf("current_interval", "negative (%s)", n.CurrentInterval)
 	case n.RetriesLeft != nil && *n.RetriesLeft < 0:
 		return t, Invalidf("retries_left", "negative (%d)", *n.RetriesLeft)
+	case n.Status != "" && !n.Status.Valid():
+		return t, Invalidf("status", "%q is not next_run_not_scheduled, next_run_scheduled, completed or disabled", n.Status)
+	}
+	if n.Status != "" {
+		t.Status = n.Status
 	}
 	if t.CurrentInterval == 0 {
 		t.CurrentInterval = tt.DefaultInterval

@@ -109,11 +109,12 @@ type TaskStore interface {
 	TasksDelete(ctx context.Context, ids []int64) (int, error)
 	// TasksCreateUnlessWaiting creates tasks as Software Heritage's
 	// create_tasks does: a task of every input unless a task identical to
-	// it was waiting before the call (status next_run_not_scheduled, the
-	// same type, arguments, policy and priority, and for oneshot tasks the
-	// same next_run), identical inputs each creating one; it returns, in
-	// id order and each once, the waiting tasks identical to an input and
-	// due at its next_run. Defaults and errors are those of TasksCreate.
+	// was there before the call (the same type, arguments, policy,
+	// priority and status, next_run_not_scheduled unless the input says,
+	// and for oneshot tasks the same next_run), identical inputs each
+	// creating one; it returns, in id order and each once, the tasks
+	// identical to an input and due at its next_run. Defaults and errors
+	// are those of TasksCreate.
 	TasksCreateUnlessWaiting(ctx context.Context, tasks []revisit.NewTask) ([]revisit.Task, error)
 	// TaskRunsToArchive returns one page, by task then run id, of the runs
 	// f selects (revisit.TaskArchiveFilter): Software Heritage's

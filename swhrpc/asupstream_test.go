@@ -55,6 +55,9 @@ func TestCreateTasksMakesOneTaskPerInput(t *testing.T) {
 		again := ids(c.ok("task/create", "tasks", []any{a, b}))
 		require.Len(t, again, 2, "the copies still waiting; the scheduled ones are no longer identical")
 		require.ElementsMatch(t, first[2:], again)
+
+		disabled := fields(t, list(t, c.ok("task/create", "tasks", []any{task("load-git", at, []any{"c"}, "status", "disabled")}))[0], "Task")
+		require.Equal(t, "disabled", disabled["status"], "created in the status given, as upstream")
 	})
 }
 
@@ -119,6 +122,13 @@ func TestTaskRunsScheduledWithoutMetadata(t *testing.T) {
 		require.Equal(t, pairs("k", "v"), fields(t, runs[1], "TaskRun")["metadata"])
 		started := fields(t, c.ok("task_run/start", "backend_id", "b-0", "metadata", nil), "TaskRun")
 		require.Equal(t, swhwire.Map{}, started["metadata"], "a start merges into {}")
+
+		at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+		require.Nil(t, c.ok("task_run/schedule", "task_runs", []any{taskRun(ids[0], "b-2", "status", "eventful", "started", at, "ended", at)}))
+		again := fields(t, list(t, c.ok("task_run/get", "task_ids", ids[:1]))[1], "TaskRun")
+		require.Equal(t, "scheduled", again["status"], "scheduled, whatever the model says, as upstream")
+		require.Nil(t, again["started"])
+		require.Nil(t, again["ended"])
 	})
 }
 

@@ -289,18 +289,14 @@ func readTask(policy revisit.TaskPolicy) conv[revisit.NewTask] {
 			NextRun:         required(r, "next_run", asTime),
 			Policy:          field(r, "policy", asTaskPolicy, policy),
 			RetriesLeft:     field(r, "retries_left", optional(asRange(0, maxInt32)), nil),
-			CurrentInterval: deref(field(r, "current_interval", optional(asDuration), nil)),
 			Priority:        field(r, "priority", asPriority, revisit.PriorityNone),
+			Status:          field(r, "status", asTaskStatus, revisit.TaskNextRunNotScheduled),
 		}
-		status := field(r, "status", asStr, string(revisit.TaskNextRunNotScheduled))
+		// As upstream, a new task's id is the store's and its interval
+		// the task type's default: the model's are read and left.
 		field(r, "id", optional(asInt), nil)
-		if err := r.finish(); err != nil {
-			return t, err
-		}
-		if status != string(revisit.TaskNextRunNotScheduled) {
-			return t, revisit.Invalidf(path+".status", "%q: tasks are created next_run_not_scheduled (task/set_status changes it)", status)
-		}
-		return t, nil
+		field(r, "current_interval", optional(asDuration), nil)
+		return t, r.finish()
 	}
 }
 
@@ -361,9 +357,21 @@ func taskRunModel(r revisit.TaskRun) swhwire.Model {
 	)}
 }
 
-// readTaskRun reads a TaskRun model to schedule: a run of status scheduled
-// that has neither started nor ended; its id is ignored, and a run without
-// a scheduled time is scheduled at now.
+func asTaskRunStatus(field string, v any) (revisit.TaskRunStatus, error) {
+	s, err := asStr(field, v)
+	if err != nil {
+		return "", err
+	}
+	if st := revisit.TaskRunStatus(s); st.Valid() {
+		return st, nil
+	}
+	return "", revisit.Invalidf(field, "%q is not scheduled, started, eventful, uneventful, failed, permfailed or lost", s)
+}
+
+// readTaskRun reads a TaskRun model to schedule. As upstream, the run is
+// scheduled whatever the model says of its id, status, start and end,
+// which are read and left; a run without a scheduled time is scheduled at
+// now.
 func readTaskRun(now time.Time) conv[revisit.NewTaskRun] {
 	return func(path string, v any) (revisit.NewTaskRun, error) {
 		r, err := modelFields(path, "TaskRun", v)
@@ -377,18 +385,11 @@ func readTaskRun(now time.Time) conv[revisit.NewTaskRun] {
 			Metadata:  deref(field(r, "metadata", optional(asObject), nil)),
 		}
 		field(r, "id", optional(asInt), nil)
-		started := field(r, "started", optional(asTime), nil)
-		ended := field(r, "ended", optional(asTime), nil)
-		status := field(r, "status", asStr, string(revisit.RunScheduled))
-		switch err := r.finish(); {
-		case err != nil:
+		field(r, "started", optional(asTime), nil)
+		field(r, "ended", optional(asTime), nil)
+		field(r, "status", asTaskRunStatus, revisit.RunScheduled)
+		if err := r.finish(); err != nil {
 			return run, err
-		case status != string(revisit.RunScheduled):
-			return run, revisit.Invalidf(path+".status", "%q: runs are scheduled in status scheduled", status)
-		case started != nil:
-			return run, revisit.Invalidf(path+".started", "a run to schedule has not started")
-		case ended != nil:
-			return run, revisit.Invalidf(path+".ended", "a run to schedule has not ended")
 		}
 		if run.Scheduled.IsZero() {
 			run.Scheduled = now

@@ -64,8 +64,8 @@ func TestTaskRuns(t *testing.T) {
 
 		c.fails(http.StatusBadRequest, "SchedulerException", `status: "started" is not eventful, uneventful, failed, permfailed or lost`,
 			"task_run/end", "backend_id", "b-0", "status", "started")
-		c.fails(http.StatusBadRequest, "SchedulerException", "task_runs[1].started: a run to schedule has not started",
-			"task_run/schedule", "task_runs", []any{taskRun(ids[0], "b-2"), taskRun(ids[0], "b-3", "started", at)})
+		c.fails(http.StatusBadRequest, "SchedulerException", `task_runs[1].status: "begun" is not scheduled`,
+			"task_run/schedule", "task_runs", []any{taskRun(ids[0], "b-2"), taskRun(ids[0], "b-3", "status", "begun")})
 		c.fails(http.StatusBadRequest, "SchedulerException", "task_runs[1].task_id: task 999999 not found",
 			"task_run/schedule", "task_runs", []any{taskRun(ids[0], "b-2"), taskRun(int64(999999), "b-3")})
 		c.fails(http.StatusBadRequest, "SchedulerException", "task_id: task 999999 not found",

@@ -92,7 +92,7 @@ func TestTasks(t *testing.T) {
 		require.Equal(t, "high", fields(t, created[1], "Task")["priority"])
 		c3 := fields(t, created[2], "Task")
 		require.Equal(t, int64(2), c3["retries_left"])
-		require.Equal(t, day, c3["current_interval"])
+		require.Equal(t, swhwire.Timedelta{Days: 64}, c3["current_interval"], "the type's default interval, whatever the model says, as upstream")
 
 		again := list(t, c.ok("task/create", "tasks", []any{task("load-git", now.Add(-time.Hour), []any{"a", int64(1)})}))
 		require.Equal(t, ids[0], fields(t, again[0], "Task")["id"], "an identical active task is returned, not created again")
@@ -160,8 +160,8 @@ func TestTasks(t *testing.T) {
 		c.fails(http.StatusBadRequest, "SchedulerException", "tasks[0].next_run: missing",
 			"task/create", "tasks", []any{swhwire.Model{Type: "Task", Fields: pairs("type", "load-git",
 				"arguments", swhwire.Model{Type: "TaskArguments", Fields: pairs()})}})
-		c.fails(http.StatusBadRequest, "SchedulerException", `tasks[0].status: "disabled": tasks are created next_run_not_scheduled`,
-			"task/create", "tasks", []any{task("load-git", now, nil, "status", "disabled")})
+		c.fails(http.StatusBadRequest, "SchedulerException", `tasks[0].status: "paused" is not next_run_not_scheduled`,
+			"task/create", "tasks", []any{task("load-git", now, nil, "status", "paused")})
 		c.fails(http.StatusBadRequest, "SchedulerException", `tasks[0].priority: "urgent" is not high, normal, low or None`,
 			"task/create", "tasks", []any{task("load-git", now, nil, "priority", "urgent")})
 		c.fails(http.StatusBadRequest, "SchedulerException", `tasks[0].type: task type "load-hg" not found`,

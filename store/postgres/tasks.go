@@ -608,11 +608,11 @@ func (s *Store) TasksCreateUnlessWaiting(ctx context.Context, tasks []revisit.Ne
 			}
 		}
 		waiting := func(t revisit.Task, args []byte, sameNextRun bool) ([]revisit.Task, error) {
-			rows, _ := tx.Query(ctx, "SELECT "+tasksql.Columns+` FROM task WHERE type = $1 AND status = 'next_run_not_scheduled'
+			rows, _ := tx.Query(ctx, "SELECT "+tasksql.Columns+` FROM task WHERE type = $1 AND status = $7
 				AND md5(arguments::text) = md5($2::jsonb::text) AND arguments = $2::jsonb
 				AND policy = $3 AND priority IS NOT DISTINCT FROM $4
 				AND (CASE WHEN $6 OR policy = 'oneshot' THEN next_run = $5 ELSE true END)
-				ORDER BY id`, t.Type, string(args), t.Policy, nullPriority(t.Priority), t.NextRun, sameNextRun)
+				ORDER BY id`, t.Type, string(args), t.Policy, nullPriority(t.Priority), t.NextRun, sameNextRun, t.Status)
 			return pgx.CollectRows(rows, scanTask)
 		}
 		create := make([]bool, len(ts))

@@ -600,9 +600,10 @@ func (s *Store) TasksCreateUnlessWaiting(ctx context.Context, tasks []revisit.Ne
 		}
 		waiting := func(t revisit.Task, args []byte, sameNextRun bool) ([]revisit.Task, error) {
 			return scanTasks(tx.QueryContext(ctx, "SELECT "+tasksql.Columns+` FROM task WHERE type = ?1
-				AND status = 'next_run_not_scheduled' AND arguments = ?2 AND policy = ?3 AND priority IS ?4
+				AND status = ?7 AND arguments = ?2 AND policy = ?3 AND priority IS ?4
 				AND (CASE WHEN ?6 OR policy = 'oneshot' THEN next_run = ?5 ELSE 1 END)
-				ORDER BY id`, t.Type, string(args), string(t.Policy), priorityOrNull(t.Priority), micro(t.NextRun), sameNextRun))
+				ORDER BY id`, t.Type, string(args), string(t.Policy), priorityOrNull(t.Priority), micro(t.NextRun), sameNextRun,
+				string(t.Status)))
 		}
 		create := make([]bool, len(ts))
 		for i, t := range ts {
