@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"github.com/revisit-sched/revisit/swhwire"
@@ -216,5 +217,37 @@ func TestStatsOfOneOriginTwiceInABatch(t *testing.T) {
 		require.Equal(t, t1, s["last_visit"], "the first row's field the second left")
 		require.Equal(t, t2, s["last_successful"])
 		require.Equal(t, swhwire.VisitSuccessful, s["last_visit_status"], "the second row's where both set it")
+	})
+}
+
+func TestGrabByListerNameOrInstance(t *testing.T) {
+	engines(t, func(t *testing.T, c *client) {
+		lister := func(name, instance string) any {
+			return fields(t, c.ok("lister/get_or_create", "name", name, "instance_name", instance), "Lister")["id"]
+		}
+		gh, gnome, gl := lister("github", "github"), lister("gitlab", "gitlab.gnome.org"), lister("gitlab", "gitlab.com")
+		var batch []any
+		for i, id := range []any{gh, gnome, gl} {
+			batch = append(batch, origin(id.(uuid.UUID), fmt.Sprintf("https://forge%d.example/r", i), "git"))
+		}
+		c.ok("origins/record", "listed_origins", batch)
+		grab := func(params ...any) []any {
+			return list(t, c.ok("origins/grab_next", append([]any{"visit_type", "git", "count", int64(10),
+				"policy", "oldest_scheduled_first", "dry_run", true}, params...)...))
+		}
+		urlOf := func(rows []any) []any {
+			var out []any
+			for _, r := range rows {
+				out = append(out, fields(t, r, "ListedOrigin")["url"])
+			}
+			return out
+		}
+		require.Equal(t, []any{"https://forge0.example/r"}, urlOf(grab("lister_name", "github")), "a name alone, as upstream")
+		require.Equal(t, []any{"https://forge1.example/r"}, urlOf(grab("lister_instance_name", "gitlab.gnome.org")),
+			"an instance alone")
+		require.Equal(t, []any{"https://forge2.example/r"}, urlOf(grab("lister_name", "gitlab", "lister_instance_name", "gitlab.com")))
+		require.Empty(t, grab("lister_name", "nope"), "an unknown lister has no origins")
+		c.fails(400, "SchedulerException", "2 listers match (gitlab/gitlab.com, gitlab/gitlab.gnome.org)",
+			"origins/grab_next", "visit_type", "git", "count", int64(10), "policy", "oldest_scheduled_first", "lister_name", "gitlab")
 	})
 }

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/swhwire"
@@ -139,14 +142,21 @@ func (s *Server) originsGrabNext(p *record) call {
 		DryRun:         field(p, "dry_run", asBool, false),
 		EveryListedRow: true,
 	}
-	g.ListerName = deref(field(p, "lister_name", optional(asStr), nil))
-	g.ListerInstanceName = deref(field(p, "lister_instance_name", optional(asStr), nil))
+	name := field(p, "lister_name", optional(asStr), nil)
+	instance := field(p, "lister_instance_name", optional(asStr), nil)
 	return func(ctx context.Context) (any, error) {
 		if _, err := revisit.ParsePolicy(string(g.Policy)); err != nil {
 			return nil, unknownPolicy(string(g.Policy))
 		}
 		if g.Now.IsZero() {
 			g.Now = s.now()
+		}
+		if g.ListerID == nil && (name != nil || instance != nil) {
+			id, err := s.listerNamed(ctx, name, instance)
+			if err != nil || id == nil {
+				return []any{}, err // no such lister has no origins
+			}
+			g.ListerID = id
 		}
 		origins, err := s.st.GrabNextVisits(ctx, g)
 		switch {
@@ -157,6 +167,35 @@ func (s *Server) originsGrabNext(p *record) call {
 		}
 		return listedOriginModels(origins), nil
 	}
+}
+
+// listerNamed is the id of the lister a grab names by its name, its
+// instance name or both, as upstream filters (either alone matches any of
+// the other); nil when none matches. Several matching is refused: a grab
+// reads one lister's origins.
+func (s *Server) listerNamed(ctx context.Context, name, instance *string) (*uuid.UUID, error) {
+	ls, err := s.st.ListerList(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var found []revisit.Lister
+	for _, l := range ls {
+		if (name == nil || l.Name == *name) && (instance == nil || l.InstanceName == *instance) {
+			found = append(found, l)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return nil, nil
+	case 1:
+		return &found[0].ID, nil
+	}
+	named := make([]string, len(found))
+	for i, l := range found {
+		named[i] = l.Name + "/" + l.InstanceName
+	}
+	return nil, revisit.Invalidf("lister_name", "%d listers match (%s): give lister_name and lister_instance_name, or lister_uuid",
+		len(found), strings.Join(named, ", "))
 }
 
 // asSample reads tablesample, the percentage of the origins to consider
