@@ -24,20 +24,9 @@ func (s *Store) TasksCreate(ctx context.Context, tasks []revisit.NewTask) ([]rev
 		return out, nil
 	}
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		names := batch.TaskTypeNames(tasks)
-		types, err := taskTypesIn(ctx, tx, names)
+		ts, args, err := newTasksLocked(ctx, tx, tasks)
 		if err != nil {
 			return err
-		}
-		ts, args, err := batch.NewTasks(tasks, types)
-		if err != nil {
-			return err
-		}
-		slices.Sort(names)
-		for _, n := range names {
-			if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended('revisit.task.' || $1, 0))", n); err != nil {
-				return err
-			}
 		}
 		for i, t := range ts {
 			rows, _ := tx.Query(ctx, "SELECT "+tasksql.Columns+" FROM task WHERE type = $1 AND "+tasksql.Active+
@@ -65,6 +54,29 @@ func (s *Store) TasksCreate(ctx context.Context, tasks []revisit.NewTask) ([]rev
 		return nil, translate(wrap(err, "create %d tasks", len(tasks)))
 	}
 	return out, nil
+}
+
+// newTasksLocked checks tasks and applies their types' defaults
+// (batch.NewTasks), then takes the advisory lock of each of their types,
+// in name order, so that concurrent creations of identical tasks take
+// turns.
+func newTasksLocked(ctx context.Context, tx pgx.Tx, tasks []revisit.NewTask) ([]revisit.Task, [][]byte, error) {
+	names := batch.TaskTypeNames(tasks)
+	types, err := taskTypesIn(ctx, tx, names)
+	if err != nil {
+		return nil, nil, err
+	}
+	ts, args, err := batch.NewTasks(tasks, types)
+	if err != nil {
+		return nil, nil, err
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended('revisit.task.' || $1, 0))", n); err != nil {
+			return nil, nil, err
+		}
+	}
+	return ts, args, nil
 }
 
 // taskTypesIn reads the task types of those names that exist.
@@ -592,60 +604,31 @@ func (s *Store) TasksCreateUnlessWaiting(ctx context.Context, tasks []revisit.Ne
 	}
 	var out []revisit.Task
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		names := batch.TaskTypeNames(tasks)
-		types, err := taskTypesIn(ctx, tx, names)
+		ts, args, err := newTasksLocked(ctx, tx, tasks)
 		if err != nil {
 			return err
 		}
-		ts, args, err := batch.NewTasks(tasks, types)
-		if err != nil {
-			return err
-		}
-		slices.Sort(names)
-		for _, n := range names {
-			if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended('revisit.task.' || $1, 0))", n); err != nil {
-				return err
-			}
-		}
-		waiting := func(t revisit.Task, args []byte, sameNextRun bool) ([]revisit.Task, error) {
+		out, err = batch.CreateUnlessWaiting(ts, func(i int, sameNextRun bool) ([]revisit.Task, error) {
+			t := ts[i]
 			rows, _ := tx.Query(ctx, "SELECT "+tasksql.Columns+` FROM task WHERE type = $1 AND status = $7
 				AND md5(arguments::text) = md5($2::jsonb::text) AND arguments = $2::jsonb
 				AND policy = $3 AND priority IS NOT DISTINCT FROM $4
 				AND (CASE WHEN $6 OR policy = 'oneshot' THEN next_run = $5 ELSE true END)
-				ORDER BY id`, t.Type, string(args), t.Policy, nullPriority(t.Priority), t.NextRun, sameNextRun, t.Status)
+				ORDER BY id`, t.Type, string(args[i]), t.Policy, nullPriority(t.Priority), t.NextRun, sameNextRun, t.Status)
 			return pgx.CollectRows(rows, scanTask)
-		}
-		create := make([]bool, len(ts))
-		for i, t := range ts {
-			found, err := waiting(t, args[i], false)
-			create[i] = len(found) == 0
-			if err != nil {
-				return err
-			}
-		}
-		for i, t := range ts {
-			if !create[i] {
-				continue
-			}
-			if _, err := tx.Exec(ctx, `INSERT INTO task (type, arguments, next_run, current_interval, status, policy, retries_left, priority)
+		}, func(i int) error {
+			t := ts[i]
+			_, err := tx.Exec(ctx, `INSERT INTO task (type, arguments, next_run, current_interval, status, policy, retries_left, priority)
 				VALUES ($1, $2::jsonb, $3, $4, $5, $6, $7, $8)`,
-				t.Type, string(args[i]), t.NextRun, interval(t.CurrentInterval), t.Status, t.Policy, t.RetriesLeft, nullPriority(t.Priority)); err != nil {
-				return err
-			}
-		}
-		for i, t := range ts {
-			found, err := waiting(t, args[i], true)
-			if err != nil {
-				return err
-			}
-			out = append(out, found...)
-		}
-		return nil
+				t.Type, string(args[i]), t.NextRun, interval(t.CurrentInterval), t.Status, t.Policy, t.RetriesLeft, nullPriority(t.Priority))
+			return err
+		})
+		return err
 	})
 	if err != nil {
 		return nil, translate(wrap(err, "create %d tasks", len(tasks)))
 	}
-	return batch.DistinctTasks(out), nil
+	return out, nil
 }
 
 // TaskRunsToArchive returns one page of the runs of archived tasks

@@ -20,11 +20,7 @@ func (s *Store) TasksCreate(ctx context.Context, tasks []revisit.NewTask) ([]rev
 		return out, nil
 	}
 	err := s.write(ctx, fmt.Sprintf("create %d tasks", len(tasks)), func(tx *sql.Tx) error {
-		types, err := s.taskTypesIn(ctx, tx, batch.TaskTypeNames(tasks))
-		if err != nil {
-			return err
-		}
-		ts, args, err := batch.NewTasks(tasks, types)
+		ts, args, err := s.newTasks(ctx, tx, tasks)
 		if err != nil {
 			return err
 		}
@@ -39,13 +35,7 @@ func (s *Store) TasksCreate(ctx context.Context, tasks []revisit.NewTask) ([]rev
 				out[i] = found[0]
 				continue
 			}
-			res, err := tx.ExecContext(ctx, `INSERT INTO task (type, arguments, next_run, current_interval, status, policy, retries_left, priority)
-				VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)`, t.Type, string(args[i]), micro(t.NextRun), durationOrNull(t.CurrentInterval),
-				string(t.Status), string(t.Policy), t.RetriesLeft, priorityOrNull(t.Priority))
-			if err != nil {
-				return err
-			}
-			if t.ID, err = res.LastInsertId(); err != nil {
+			if t.ID, err = s.insertTask(ctx, tx, t, args[i]); err != nil {
 				return err
 			}
 			t.Arguments, err = batch.DecodeArguments(args[i])
@@ -60,6 +50,27 @@ func (s *Store) TasksCreate(ctx context.Context, tasks []revisit.NewTask) ([]rev
 		return nil, err
 	}
 	return out, nil
+}
+
+// newTasks checks tasks and applies their types' defaults
+// (batch.NewTasks).
+func (s *Store) newTasks(ctx context.Context, tx *sql.Tx, tasks []revisit.NewTask) ([]revisit.Task, [][]byte, error) {
+	types, err := s.taskTypesIn(ctx, tx, batch.TaskTypeNames(tasks))
+	if err != nil {
+		return nil, nil, err
+	}
+	return batch.NewTasks(tasks, types)
+}
+
+// insertTask stores t, whose arguments' JSON is args, and returns its id.
+func (s *Store) insertTask(ctx context.Context, tx *sql.Tx, t revisit.Task, args []byte) (int64, error) {
+	res, err := tx.ExecContext(ctx, `INSERT INTO task (type, arguments, next_run, current_interval, status, policy, retries_left, priority)
+		VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)`, t.Type, string(args), micro(t.NextRun), durationOrNull(t.CurrentInterval),
+		string(t.Status), string(t.Policy), t.RetriesLeft, priorityOrNull(t.Priority))
+	if err != nil {
+		return 0, err
+	}
+	return res.LastInsertId()
 }
 
 // taskTypesIn reads the task types of those names that exist.
@@ -590,52 +601,27 @@ func (s *Store) TasksCreateUnlessWaiting(ctx context.Context, tasks []revisit.Ne
 	}
 	var out []revisit.Task
 	err := s.write(ctx, fmt.Sprintf("create %d tasks", len(tasks)), func(tx *sql.Tx) error {
-		types, err := s.taskTypesIn(ctx, tx, batch.TaskTypeNames(tasks))
+		ts, args, err := s.newTasks(ctx, tx, tasks)
 		if err != nil {
 			return err
 		}
-		ts, args, err := batch.NewTasks(tasks, types)
-		if err != nil {
-			return err
-		}
-		waiting := func(t revisit.Task, args []byte, sameNextRun bool) ([]revisit.Task, error) {
+		out, err = batch.CreateUnlessWaiting(ts, func(i int, sameNextRun bool) ([]revisit.Task, error) {
+			t := ts[i]
 			return scanTasks(tx.QueryContext(ctx, "SELECT "+tasksql.Columns+` FROM task WHERE type = ?1
 				AND status = ?7 AND arguments = ?2 AND policy = ?3 AND priority IS ?4
 				AND (CASE WHEN ?6 OR policy = 'oneshot' THEN next_run = ?5 ELSE 1 END)
-				ORDER BY id`, t.Type, string(args), string(t.Policy), priorityOrNull(t.Priority), micro(t.NextRun), sameNextRun,
+				ORDER BY id`, t.Type, string(args[i]), string(t.Policy), priorityOrNull(t.Priority), micro(t.NextRun), sameNextRun,
 				string(t.Status)))
-		}
-		create := make([]bool, len(ts))
-		for i, t := range ts {
-			found, err := waiting(t, args[i], false)
-			create[i] = len(found) == 0
-			if err != nil {
-				return err
-			}
-		}
-		for i, t := range ts {
-			if !create[i] {
-				continue
-			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO task (type, arguments, next_run, current_interval, status, policy, retries_left, priority)
-				VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)`, t.Type, string(args[i]), micro(t.NextRun), durationOrNull(t.CurrentInterval),
-				string(t.Status), string(t.Policy), t.RetriesLeft, priorityOrNull(t.Priority)); err != nil {
-				return err
-			}
-		}
-		for i, t := range ts {
-			found, err := waiting(t, args[i], true)
-			if err != nil {
-				return err
-			}
-			out = append(out, found...)
-		}
-		return nil
+		}, func(i int) error {
+			_, err := s.insertTask(ctx, tx, ts[i], args[i])
+			return err
+		})
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	return batch.DistinctTasks(out), nil
+	return out, nil
 }
 
 // TaskRunsToArchive returns one page of the runs of archived tasks

@@ -229,3 +229,37 @@ func TaskArchiveRuns(runs []revisit.TaskRun, limit int) revisit.TaskRunPage {
 	last := runs[limit-1]
 	return revisit.TaskRunPage{Runs: runs[:limit], NextPageToken: pagetoken.EncodeIDPair(last.TaskID, last.ID)}
 }
+
+// CreateUnlessWaiting is the rule of Software Heritage's create_tasks
+// (store.TaskStore.TasksCreateUnlessWaiting) over a store's statements:
+// identical(i, sameNextRun) reads the tasks identical to ts[i] (with its
+// next_run too when sameNextRun), insert(i) creates ts[i]. Every input is
+// looked up before any is created, so that identical inputs each create
+// one.
+func CreateUnlessWaiting(ts []revisit.Task, identical func(i int, sameNextRun bool) ([]revisit.Task, error),
+	insert func(i int) error) ([]revisit.Task, error) {
+	create := make([]bool, len(ts))
+	for i := range ts {
+		found, err := identical(i, false)
+		if err != nil {
+			return nil, err
+		}
+		create[i] = len(found) == 0
+	}
+	for i := range ts {
+		if create[i] {
+			if err := insert(i); err != nil {
+				return nil, err
+			}
+		}
+	}
+	var out []revisit.Task
+	for i := range ts {
+		found, err := identical(i, true)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, found...)
+	}
+	return DistinctTasks(out), nil
+}
