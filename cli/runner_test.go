@@ -28,11 +28,20 @@ func TestRunnerDispatchesUntilInterrupted(t *testing.T) {
 	ch := rabbit(t)
 	h := newHarness(t)
 	queue := "revisit.test.cli.runner." + uuid.NewString()[:8]
-	_, err := ch.QueueDeclare(queue, true, false, false, false, nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { _, _ = ch.QueueDelete(queue, false, false, false) })
+	// A load-git task of priority high (save code now) goes out too, with
+	// no flag naming its type, to the priority queue of load-git's.
+	loads := "revisit.test.cli.runner.load." + uuid.NewString()[:8]
+	saved := "save_code_now:" + loads
+	for _, q := range []string{queue, loads, saved} {
+		_, err := ch.QueueDeclare(q, true, false, false, false, nil)
+		require.NoError(t, err)
+		t.Cleanup(func() { _, _ = ch.QueueDelete(q, false, false, false) })
+	}
 	h.ok("task-type", "add", "list-gitlab", "--backend-name", queue, "--default-interval", "1d")
 	h.ok("task", "add", "list-gitlab", "url=https://gitlab.example", "--next-run", "2025-02-01")
+	h.ok("task-type", "add", "load-git", "--backend-name", loads, "--default-interval", "1d")
+	h.ok("task", "add", "load-git", "url=https://github.com/o/saved", "--next-run", "2025-02-01", "--policy", "oneshot",
+		"--priority", "high")
 
 	// An unknown task type is an error naming it.
 	require.Contains(t, h.fails(ExitError, "--broker", testBrokerURL, "runner", "--task-type", "list-nope"), "list-nope")
@@ -44,17 +53,19 @@ func TestRunnerDispatchesUntilInterrupted(t *testing.T) {
 	done := make(chan int, 1)
 	go func() {
 		done <- Run(ctx, env, []string{"--store", h.url, "--broker", testBrokerURL, "runner",
-			"--task-type", "list-gitlab", "--grace-period", "2s", "--poll-interval", "50ms"})
+			"--grace-period", "2s", "--poll-interval", "50ms"})
 	}()
 	deadline := time.Now().Add(15 * time.Second)
-	for {
-		q, err := ch.QueueDeclarePassive(queue, true, false, false, false, nil)
-		require.NoError(t, err)
-		if q.Messages == 1 {
-			break
+	for _, name := range []string{queue, saved} {
+		for {
+			q, err := ch.QueueDeclarePassive(name, true, false, false, false, nil)
+			require.NoError(t, err)
+			if q.Messages == 1 {
+				break
+			}
+			require.True(t, time.Now().Before(deadline), "no message in %s; stderr: %s", name, errb.String())
+			time.Sleep(50 * time.Millisecond)
 		}
-		require.True(t, time.Now().Before(deadline), "no message in %s; stderr: %s", queue, errb.String())
-		time.Sleep(50 * time.Millisecond)
 	}
 	cancel()
 	select {
@@ -71,9 +82,14 @@ func TestRunnerDispatchesUntilInterrupted(t *testing.T) {
 	var body []json.RawMessage
 	require.NoError(t, json.Unmarshal(msg.Body, &body))
 	require.JSONEq(t, `{"url": "https://gitlab.example"}`, string(body[1]))
-	runs := h.jsonList("task", "list", "--runs")
+	runs := h.jsonList("task", "list", "--runs", "--type", "list-gitlab")
 	require.Len(t, runs, 1)
 	require.Equal(t, msg.CorrelationId, runs[0]["backend_id"], "%v", runs[0])
+	msg, ok, err = ch.Get(saved, true)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.NoError(t, json.Unmarshal(msg.Body, &body))
+	require.JSONEq(t, `{"url": "https://github.com/o/saved"}`, string(body[1]))
 }
 
 func TestRunnerRetention(t *testing.T) {
