@@ -21,8 +21,8 @@ type TaskType struct {
 	// MaxQueueLength bounds the messages waiting in the type's queue; zero
 	// means none given, and MaxQueueLengthOrDefault applies the default.
 	MaxQueueLength int
-	NumRetries      int
-	RetryDelay      time.Duration
+	NumRetries     int
+	RetryDelay     time.Duration
 	// RunTimeout is how long a run of this type may stay scheduled or
 	// started without news before it is declared lost; zero means
 	// DefaultRunTimeout.

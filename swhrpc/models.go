@@ -284,13 +284,13 @@ func readTask(policy revisit.TaskPolicy) conv[revisit.NewTask] {
 			return revisit.NewTask{}, err
 		}
 		t := revisit.NewTask{
-			Type:            required(r, "type", asStr),
-			Arguments:       required(r, "arguments", readTaskArguments),
-			NextRun:         required(r, "next_run", asTime),
-			Policy:          field(r, "policy", asTaskPolicy, policy),
-			RetriesLeft:     field(r, "retries_left", optional(asRange(0, maxInt32)), nil),
-			Priority:        field(r, "priority", asPriority, revisit.PriorityNone),
-			Status:          field(r, "status", asTaskStatus, revisit.TaskNextRunNotScheduled),
+			Type:        required(r, "type", asStr),
+			Arguments:   required(r, "arguments", readTaskArguments),
+			NextRun:     required(r, "next_run", asTime),
+			Policy:      field(r, "policy", asTaskPolicy, policy),
+			RetriesLeft: field(r, "retries_left", optional(asRange(0, maxInt32)), nil),
+			Priority:    field(r, "priority", asPriority, revisit.PriorityNone),
+			Status:      field(r, "status", asTaskStatus, revisit.TaskNextRunNotScheduled),
 		}
 		// As upstream, a new task's id is the store's and its interval
 		// the task type's default: the model's are read and left.
