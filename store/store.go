@@ -62,6 +62,16 @@ type Store interface {
 	// afterwards (first_seen, last_seen, every field), one per distinct key, in the order of
 	// the keys' first occurrence in the batch.
 	ListedOriginsRecordReturning(ctx context.Context, origins []revisit.ListedOrigin) ([]revisit.ListedOrigin, error)
+	// ListedOriginsImport is ListedOriginsRecord that keeps each origin's
+	// FirstSeen and LastSeen (a zero one is now): origins brought over
+	// from another scheduler's database.
+	ListedOriginsImport(ctx context.Context, origins []revisit.ListedOrigin) (revisit.RecordResult, error)
+	// ListersImport writes listers as they are, every field kept (id,
+	// created, updated, state): listers brought over from another
+	// scheduler's database. Writing one again replaces it; a lister of the
+	// same name and instance with another id is ErrConflict naming
+	// listers[i]. Bad input is ErrInvalid naming listers[i].field.
+	ListersImport(ctx context.Context, ls []revisit.Lister) error
 	// ListedOriginsGet returns one page in (lister_id, url, visit_type) order,
 	// from the beginning, after f.PageToken or after f.AfterListerURL (not
 	// both: ErrInvalid naming page_token).

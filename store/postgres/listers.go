@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/store/internal/batch"
 )
 
 const listerColumns = "id, name, instance_name, created, updated, current_state, last_listing_finished_at, " +
@@ -141,4 +142,32 @@ func utcPtr(t *time.Time) *time.Time {
 	}
 	u := t.UTC()
 	return &u
+}
+
+// ListersImport writes listers as they are, every field kept
+// (store.Store).
+func (s *Store) ListersImport(ctx context.Context, ls []revisit.Lister) error {
+	if err := batch.ImportedListers(ls); err != nil {
+		return err
+	}
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		for i, l := range ls {
+			_, err := tx.Exec(ctx, `INSERT INTO lister (`+listerColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+				ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, instance_name = EXCLUDED.instance_name,
+					created = EXCLUDED.created, updated = EXCLUDED.updated, current_state = EXCLUDED.current_state,
+					last_listing_finished_at = EXCLUDED.last_listing_finished_at,
+					first_visits_queue_prefix = EXCLUDED.first_visits_queue_prefix,
+					first_visits_scheduled_at = EXCLUDED.first_visits_scheduled_at`,
+				l.ID, l.Name, l.InstanceName, l.Created, l.Updated, string(l.CurrentState), l.LastListingFinishedAt,
+				l.FirstVisitsQueuePrefix, l.FirstVisitsScheduledAt)
+			if isUniqueViolation(err) {
+				return batch.ListerTaken(i, l)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return translate(wrap(err, "import %d listers", len(ls)))
 }

@@ -18,8 +18,20 @@ import (
 
 // ListedOriginsRecord upserts a batch of listed origins in one statement.
 func (s *Store) ListedOriginsRecord(ctx context.Context, origins []revisit.ListedOrigin) (revisit.RecordResult, error) {
+	return s.recordCounted(ctx, origins, false)
+}
+
+// ListedOriginsImport is ListedOriginsRecord keeping each origin's
+// first_seen and last_seen (store.Store).
+func (s *Store) ListedOriginsImport(ctx context.Context, origins []revisit.ListedOrigin) (revisit.RecordResult, error) {
+	return s.recordCounted(ctx, origins, true)
+}
+
+// recordCounted records origins, with their own first_seen and last_seen
+// when keepSeen, and counts what it did.
+func (s *Store) recordCounted(ctx context.Context, origins []revisit.ListedOrigin, keepSeen bool) (revisit.RecordResult, error) {
 	var res revisit.RecordResult
-	err := s.recordOrigins(ctx, origins, func(tx pgx.Tx, args []any) (newURLs, newTypes []string, err error) {
+	err := s.recordOrigins(ctx, origins, keepSeen, func(tx pgx.Tx, args []any) (newURLs, newTypes []string, err error) {
 		err = tx.QueryRow(ctx, recordCounting, args...).Scan(&res.Inserted, &res.Updated, &newURLs, &newTypes)
 		return newURLs, newTypes, err
 	})
@@ -30,7 +42,7 @@ func (s *Store) ListedOriginsRecord(ctx context.Context, origins []revisit.Liste
 // returns the rows it wrote.
 func (s *Store) ListedOriginsRecordReturning(ctx context.Context, origins []revisit.ListedOrigin) ([]revisit.ListedOrigin, error) {
 	var stored []revisit.ListedOrigin
-	err := s.recordOrigins(ctx, origins, func(tx pgx.Tx, args []any) (newURLs, newTypes []string, err error) {
+	err := s.recordOrigins(ctx, origins, false, func(tx pgx.Tx, args []any) (newURLs, newTypes []string, err error) {
 		rows, _ := tx.Query(ctx, recordReturning, args...)
 		written, err := pgx.CollectRows(rows, scanWritten)
 		stored = make([]revisit.ListedOrigin, len(written))
@@ -48,13 +60,14 @@ func (s *Store) ListedOriginsRecordReturning(ctx context.Context, origins []revi
 	return batch.InInputOrder(origins, stored), nil
 }
 
-// recordOrigins validates a batch and upserts it in one transaction: it
+// recordOrigins validates a batch and upserts it in one transaction (with
+// each origin's first_seen and last_seen when keepSeen, else now): it
 // checks and holds the batch's listers (naming a bad one by its index in
 // input), takes the grab locks of its visit types in shared mode, runs the
 // recording statement through write (with its arguments), flags shared the
 // rows of the new origins write reports that other listers list too, and
 // wakes up the subscribers of the visit types once committed.
-func (s *Store) recordOrigins(ctx context.Context, input []revisit.ListedOrigin,
+func (s *Store) recordOrigins(ctx context.Context, input []revisit.ListedOrigin, keepSeen bool,
 	write func(tx pgx.Tx, args []any) (newURLs, newTypes []string, err error)) error {
 	origins, err := batch.ListedOrigins(input)
 	if err != nil || len(origins) == 0 {
@@ -88,7 +101,15 @@ func (s *Store) recordOrigins(ctx context.Context, input []revisit.ListedOrigin,
 			forkURLs[i] = pgtype.Text{String: *o.ForkedFromURL, Valid: true}
 		}
 	}
-	args := []any{listers, urls, types, extras, enabled, updates, forks, forkURLs, s.now()}
+	var firstSeen, lastSeen []pgtype.Timestamptz // nil: NULL, now
+	if keepSeen {
+		firstSeen, lastSeen = make([]pgtype.Timestamptz, n), make([]pgtype.Timestamptz, n)
+		for i, o := range origins {
+			firstSeen[i] = pgtype.Timestamptz{Time: o.FirstSeen, Valid: !o.FirstSeen.IsZero()}
+			lastSeen[i] = pgtype.Timestamptz{Time: o.LastSeen, Valid: !o.LastSeen.IsZero()}
+		}
+	}
+	args := []any{listers, urls, types, extras, enabled, updates, forks, forkURLs, s.now(), firstSeen, lastSeen}
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		var newURLs, newTypes []string
 		if err := checkListers(ctx, tx, input); err != nil {
@@ -117,7 +138,8 @@ func (s *Store) recordOrigins(ctx context.Context, input []revisit.ListedOrigin,
 }
 
 // recordStatement returns the statement that upserts a batch ($1–$8 its
-// columns as arrays, $9 the time of the recording), whose data-modifying
+// columns as arrays, $9 the time of the recording, $10 and $11 the
+// first_seen and last_seen to keep, null for $9), whose data-modifying
 // CTEs return the listed columns of the rows they write (names among
 // grabsql.OriginColumns, lister_id, url and visit_type at least), and which
 // ends with tail, a query of them: pend, the pending rows it updated, and
@@ -135,22 +157,22 @@ func recordStatement(returned, tail string) string {
 	return `
 	WITH b AS (
 		SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::bool[],
-			$6::timestamptz[], $7::bool[], $8::text[])
-			AS b(lister_id, url, visit_type, extra, enabled, last_update, is_fork, forked_from_url)
+			$6::timestamptz[], $7::bool[], $8::text[], $10::timestamptz[], $11::timestamptz[])
+			AS b(lister_id, url, visit_type, extra, enabled, last_update, is_fork, forked_from_url, first_seen, last_seen)
 	), multi AS (
 		-- Origins that several listers list in this batch; those
 		-- that other listers listed before are found by shareOrigins.
 		SELECT url, visit_type FROM b GROUP BY url, visit_type HAVING count(*) > 1
 	), pend AS (
 		UPDATE listed_origin_pending p SET extra_loader_arguments = b.extra::jsonb, enabled = b.enabled,
-			last_seen = $9, last_update = b.last_update, is_fork = b.is_fork, forked_from_url = b.forked_from_url,
+			last_seen = COALESCE(b.last_seen, $9), last_update = b.last_update, is_fork = b.is_fork, forked_from_url = b.forked_from_url,
 			shared = p.shared OR (p.url, p.visit_type) IN (SELECT * FROM multi)
 		FROM b WHERE p.lister_id = b.lister_id AND p.url = b.url AND p.visit_type = b.visit_type
 		RETURNING ` + qualified("p", returned) + `
 	), up AS (
 		INSERT INTO listed_origin AS lo (` + grabsql.OriginColumns + `,
 			last_successful, last_visit, last_visit_status, last_scheduled, next_visit_queue_position, shared)
-		SELECT b.lister_id, b.url, b.visit_type, b.extra::jsonb, b.enabled, $9, $9,
+		SELECT b.lister_id, b.url, b.visit_type, b.extra::jsonb, b.enabled, COALESCE(b.first_seen, $9), COALESCE(b.last_seen, $9),
 			b.last_update, b.is_fork, b.forked_from_url,
 			vs.last_successful, vs.last_visit, vs.last_visit_status,
 			GREATEST(vs.last_scheduled, (` + pendingMark("b") + `)),

@@ -53,3 +53,9 @@ func translate(op string, err error) error {
 func notFound(format string, args ...any) error {
 	return revisit.Errorf(revisit.CodeNotFound, format, args...)
 }
+
+// isUniqueViolation reports whether err is a unique-constraint violation.
+func isUniqueViolation(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && (se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || se.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY)
+}

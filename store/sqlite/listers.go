@@ -5,11 +5,13 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/store/internal/batch"
 )
 
 const listerColumns = "id, name, instance_name, created, updated, current_state, last_listing_finished_at, " +
@@ -173,4 +175,35 @@ func jsonArray[T any](vs []T) string {
 		return "[]"
 	}
 	return string(b)
+}
+
+// ListersImport writes listers as they are, every field kept
+// (store.Store).
+func (s *Store) ListersImport(ctx context.Context, ls []revisit.Lister) error {
+	if err := batch.ImportedListers(ls); err != nil {
+		return err
+	}
+	return s.write(ctx, fmt.Sprintf("import %d listers", len(ls)), func(tx *sql.Tx) error {
+		for i, l := range ls {
+			state, err := jsonObject(l.CurrentState)
+			if err != nil {
+				return err
+			}
+			_, err = tx.ExecContext(ctx, `INSERT INTO lister (`+listerColumns+`) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+				ON CONFLICT (id) DO UPDATE SET name = excluded.name, instance_name = excluded.instance_name,
+					created = excluded.created, updated = excluded.updated, current_state = excluded.current_state,
+					last_listing_finished_at = excluded.last_listing_finished_at,
+					first_visits_queue_prefix = excluded.first_visits_queue_prefix,
+					first_visits_scheduled_at = excluded.first_visits_scheduled_at`,
+				l.ID, l.Name, l.InstanceName, micro(l.Created), micro(l.Updated), state, nullMicro(l.LastListingFinishedAt),
+				strPtr(l.FirstVisitsQueuePrefix), nullMicro(l.FirstVisitsScheduledAt))
+			if isUniqueViolation(err) {
+				return batch.ListerTaken(i, l)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }

@@ -35,7 +35,7 @@ const upsertOriginReturning = upsertOriginRow + " RETURNING id, " + grabsql.Orig
 const upsertOriginRow = `INSERT INTO listed_origin (lister_id, url, visit_type, extra_loader_arguments, enabled,
 	first_seen, last_seen, last_update, is_fork, forked_from_url,
 	last_successful, last_visit, last_visit_status, last_scheduled, next_visit_queue_position)
-SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7, ?8, ?9,
+SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?10, ?7, ?8, ?9,
 	s.last_successful, s.last_visit, s.last_visit_status, s.last_scheduled, s.next_visit_queue_position
 FROM (SELECT 1) LEFT JOIN visit_stats AS s ON s.url = ?2 AND s.visit_type = ?3
 WHERE true
@@ -73,24 +73,32 @@ WHERE url = ?2 AND visit_type = ?3 AND NOT shared
 // keeps first_seen and gets last_seen = now and the batch's other fields.
 // Nothing is written if any origin is invalid or names an unknown lister.
 func (s *Store) ListedOriginsRecord(ctx context.Context, origins []revisit.ListedOrigin) (revisit.RecordResult, error) {
-	res, _, err := s.recordOrigins(ctx, origins, false)
+	res, _, err := s.recordOrigins(ctx, origins, false, false)
+	return res, err
+}
+
+// ListedOriginsImport is ListedOriginsRecord keeping each origin's
+// first_seen and last_seen (store.Store).
+func (s *Store) ListedOriginsImport(ctx context.Context, origins []revisit.ListedOrigin) (revisit.RecordResult, error) {
+	res, _, err := s.recordOrigins(ctx, origins, false, true)
 	return res, err
 }
 
 // ListedOriginsRecordReturning is ListedOriginsRecord whose upserts also
 // return the rows they wrote.
 func (s *Store) ListedOriginsRecordReturning(ctx context.Context, origins []revisit.ListedOrigin) ([]revisit.ListedOrigin, error) {
-	_, stored, err := s.recordOrigins(ctx, origins, true)
+	_, stored, err := s.recordOrigins(ctx, origins, true, false)
 	if err != nil {
 		return nil, err
 	}
 	return batch.InInputOrder(origins, stored), nil
 }
 
-// recordOrigins validates a batch and upserts it, and with returning reads
-// back the rows it wrote, in the order of the validated batch. A bad origin
-// or unknown lister is named by its index in input.
-func (s *Store) recordOrigins(ctx context.Context, input []revisit.ListedOrigin, returning bool) (
+// recordOrigins validates a batch and upserts it (with each origin's
+// first_seen and last_seen when keepSeen, else now), and with returning
+// reads back the rows it wrote, in the order of the validated batch. A bad
+// origin or unknown lister is named by its index in input.
+func (s *Store) recordOrigins(ctx context.Context, input []revisit.ListedOrigin, returning, keepSeen bool) (
 	res revisit.RecordResult, stored []revisit.ListedOrigin, err error) {
 	origins, err := batch.ListedOrigins(input)
 	if err != nil || len(origins) == 0 {
@@ -138,8 +146,15 @@ func (s *Store) recordOrigins(ctx context.Context, input []revisit.ListedOrigin,
 				dests = append(dests[:1], or.dests(&written)...)
 			}
 			update := nullMicro(o.LastUpdate)
-			if err := st.QueryRowContext(ctx, o.ListerID, o.URL, o.VisitType, extras[i], o.Enabled, now,
-				update, boolPtr(o.IsFork), strPtr(o.ForkedFromURL)).Scan(dests...); err != nil {
+			firstSeen, lastSeen := now, now
+			if keepSeen && !o.FirstSeen.IsZero() {
+				firstSeen = micro(o.FirstSeen)
+			}
+			if keepSeen && !o.LastSeen.IsZero() {
+				lastSeen = micro(o.LastSeen)
+			}
+			if err := st.QueryRowContext(ctx, o.ListerID, o.URL, o.VisitType, extras[i], o.Enabled, firstSeen,
+				update, boolPtr(o.IsFork), strPtr(o.ForkedFromURL), lastSeen).Scan(dests...); err != nil {
 				return originError(o, err)
 			}
 			if returning {

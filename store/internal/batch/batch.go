@@ -4,6 +4,7 @@ package batch
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -293,4 +294,40 @@ func validateOriginResult(r revisit.OriginResult) error {
 		return revisit.Invalidf("date", "missing")
 	}
 	return nil
+}
+
+// ImportedListers checks listers to import as they are: each names itself
+// (id, name) and holds a JSON object as its state; the first bad one is
+// named by its index (listers[2].current_state).
+func ImportedListers(ls []revisit.Lister) error {
+	for i, l := range ls {
+		var err error
+		switch {
+		case l.ID == uuid.Nil:
+			err = revisit.Invalidf("id", "missing")
+		case l.Name == "":
+			err = revisit.Invalidf("name", "missing")
+		case l.Created.IsZero() || l.Updated.IsZero():
+			err = revisit.Invalidf("updated", "created and updated are needed")
+		default:
+			var state map[string]json.RawMessage
+			if json.Unmarshal(l.CurrentState, &state) != nil || state == nil {
+				err = revisit.Invalidf("current_state", "must be a JSON object")
+			}
+		}
+		if err == nil {
+			err = revisit.ValidateFirstVisitsQueuePrefix(l.FirstVisitsQueuePrefix)
+		}
+		if err != nil {
+			return indexed(err, "listers", i)
+		}
+	}
+	return nil
+}
+
+// ListerTaken is the error of importing the i-th lister l where another
+// lister of its name and instance has another id.
+func ListerTaken(i int, l revisit.Lister) error {
+	return &revisit.Error{Code: revisit.CodeConflict, Field: fmt.Sprintf("listers[%d]", i),
+		Message: fmt.Sprintf("lister %s/%s exists with another id than %s", l.Name, l.InstanceName, l.ID)}
 }
