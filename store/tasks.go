@@ -107,6 +107,17 @@ type TaskStore interface {
 	// TasksDelete deletes, among ids, the finished oneshot tasks that have
 	// no run left (delete their runs first), and returns how many.
 	TasksDelete(ctx context.Context, ids []int64) (int, error)
+	// TasksImport writes tasks as they are, ids included (a task of
+	// that id is replaced), and makes new ids follow the largest: tasks
+	// brought over from another scheduler's database, whose workers' runs
+	// name them. Bad input is ErrInvalid, an unknown task type ErrNotFound,
+	// each naming tasks[i].field.
+	TasksImport(ctx context.Context, tasks []revisit.Task) error
+	// TaskRunsImport writes task runs as they are, ids included, as
+	// TasksImport does; a run without a confirm time counts as confirmed
+	// when scheduled (or started). An unknown task is ErrNotFound, a
+	// backend id another run holds ErrConflict, each naming runs[i].field.
+	TaskRunsImport(ctx context.Context, runs []revisit.TaskRun) error
 	// TasksCreateUnlessWaiting creates tasks as Software Heritage's
 	// create_tasks does: a task of every input unless a task identical to
 	// was there before the call (the same type, arguments, policy,

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -660,4 +661,105 @@ func (s *Store) TasksDeleteArchived(ctx context.Context, taskIDs, runIDs []int64
 		return err
 	})
 	return translate(wrap(err, "delete archived tasks"))
+}
+
+// TasksImport writes tasks as they are, ids included, and moves the id
+// sequence past them (store.TaskStore).
+func (s *Store) TasksImport(ctx context.Context, ts []revisit.Task) error {
+	args, err := batch.ImportedTasks(ts)
+	if err != nil || len(ts) == 0 {
+		return err
+	}
+	n := len(ts)
+	var (
+		ids, retries       = make([]int64, n), make([]int64, n)
+		types, jsons       = make([]string, n), make([]string, n)
+		statuses, policies = make([]string, n), make([]string, n)
+		nextRuns           = make([]time.Time, n)
+		intervals          = make([]pgtype.Interval, n)
+		priorities         = make([]pgtype.Text, n)
+	)
+	for i, t := range ts {
+		ids[i], types[i], jsons[i], nextRuns[i] = t.ID, t.Type, string(args[i]), revisit.Microsecond(t.NextRun)
+		intervals[i], statuses[i], policies[i] = interval(t.CurrentInterval), string(t.Status), string(t.Policy)
+		retries[i], priorities[i] = int64(t.RetriesLeft), nullPriority(t.Priority)
+	}
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		known, err := taskTypesIn(ctx, tx, batch.TypesOfTasks(ts))
+		if err != nil {
+			return err
+		}
+		if err := batch.UnknownTaskType(ts, known); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO task (id, type, arguments, next_run, current_interval, status, policy, retries_left, priority)
+			OVERRIDING SYSTEM VALUE
+			SELECT * FROM unnest($1::bigint[], $2::text[], $3::jsonb[], $4::timestamptz[], $5::interval[], $6::text[],
+				$7::text[], $8::bigint[], $9::text[])
+			ON CONFLICT (id) DO UPDATE SET type = EXCLUDED.type, arguments = EXCLUDED.arguments, next_run = EXCLUDED.next_run,
+				current_interval = EXCLUDED.current_interval, status = EXCLUDED.status, policy = EXCLUDED.policy,
+				retries_left = EXCLUDED.retries_left, priority = EXCLUDED.priority`,
+			ids, types, jsons, nextRuns, intervals, statuses, policies, retries, priorities); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, "SELECT setval(pg_get_serial_sequence('task', 'id'), (SELECT max(id) FROM task))")
+		return err
+	})
+	return translate(wrap(err, "import %d tasks", n))
+}
+
+// TaskRunsImport writes task runs as they are, ids included, and moves the
+// id sequence past them (store.TaskStore).
+func (s *Store) TaskRunsImport(ctx context.Context, runs []revisit.TaskRun) error {
+	metadata, err := batch.ImportedRuns(runs)
+	if err != nil || len(runs) == 0 {
+		return err
+	}
+	n := len(runs)
+	var (
+		ids, tasks                           = make([]int64, n), make([]int64, n)
+		backendIDs, jsons, statuses          = make([]string, n), make([]string, n), make([]string, n)
+		scheduled, confirmed, started, ended = make([]*time.Time, n), make([]*time.Time, n), make([]*time.Time, n), make([]*time.Time, n)
+	)
+	for i, r := range runs {
+		ids[i], tasks[i], backendIDs[i], jsons[i], statuses[i] = r.ID, r.TaskID, r.BackendID, string(metadata[i]), string(r.Status)
+		scheduled[i], started[i], ended[i] = revisit.MicrosecondPtr(r.Scheduled), revisit.MicrosecondPtr(r.Started), revisit.MicrosecondPtr(r.Ended)
+		confirmed[i] = cmp.Or(revisit.MicrosecondPtr(r.Confirmed), scheduled[i], started[i])
+	}
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		rows, _ := tx.Query(ctx, "SELECT id FROM task WHERE id = ANY($1)", tasks)
+		found, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			return err
+		}
+		if err := batch.MissingTask(runs, found); err != nil {
+			return err
+		}
+		rows, _ = tx.Query(ctx, "SELECT id, backend_id FROM task_run WHERE backend_id = ANY($1)", backendIDs)
+		taken, err := pgx.CollectRows(rows, pgx.RowToStructByPos[struct {
+			ID        int64
+			BackendID string
+		}])
+		if err != nil {
+			return err
+		}
+		for _, t := range taken {
+			if i := slices.Index(backendIDs, t.BackendID); ids[i] != t.ID {
+				return batch.BackendIDTaken(i, runs[i])
+			}
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO task_run (id, task, backend_id, scheduled, confirmed, started, ended, metadata, status)
+			OVERRIDING SYSTEM VALUE
+			SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::timestamptz[], $5::timestamptz[],
+				$6::timestamptz[], $7::timestamptz[], $8::jsonb[], $9::text[])
+			ON CONFLICT (id) DO UPDATE SET task = EXCLUDED.task, backend_id = EXCLUDED.backend_id,
+				scheduled = EXCLUDED.scheduled, confirmed = EXCLUDED.confirmed, started = EXCLUDED.started,
+				ended = EXCLUDED.ended, metadata = EXCLUDED.metadata, status = EXCLUDED.status`,
+			ids, tasks, backendIDs, scheduled, confirmed, started, ended, jsons, statuses); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, "SELECT setval(pg_get_serial_sequence('task_run', 'id'), (SELECT max(id) FROM task_run))")
+		return err
+	})
+	return translate(wrap(err, "import %d task runs", n))
 }

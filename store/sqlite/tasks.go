@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
@@ -651,5 +652,75 @@ func (s *Store) TasksDeleteArchived(ctx context.Context, taskIDs, runIDs []int64
 		_, err := tx.ExecContext(ctx, `DELETE FROM task WHERE id IN (SELECT value FROM json_each(?))
 			AND NOT EXISTS (SELECT 1 FROM task_run r WHERE r.task = task.id)`, jsonArray(taskIDs))
 		return err
+	})
+}
+
+// TasksImport writes tasks as they are, ids included (store.TaskStore);
+// SQLite's next ids follow the largest.
+func (s *Store) TasksImport(ctx context.Context, ts []revisit.Task) error {
+	args, err := batch.ImportedTasks(ts)
+	if err != nil || len(ts) == 0 {
+		return err
+	}
+	return s.write(ctx, fmt.Sprintf("import %d tasks", len(ts)), func(tx *sql.Tx) error {
+		known, err := s.taskTypesIn(ctx, tx, batch.TypesOfTasks(ts))
+		if err != nil {
+			return err
+		}
+		if err := batch.UnknownTaskType(ts, known); err != nil {
+			return err
+		}
+		for i, t := range ts {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO task (id, type, arguments, next_run, current_interval, status, policy,
+				retries_left, priority) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+				ON CONFLICT (id) DO UPDATE SET type = excluded.type, arguments = excluded.arguments, next_run = excluded.next_run,
+					current_interval = excluded.current_interval, status = excluded.status, policy = excluded.policy,
+					retries_left = excluded.retries_left, priority = excluded.priority`,
+				t.ID, t.Type, string(args[i]), micro(t.NextRun), durationOrNull(t.CurrentInterval), string(t.Status),
+				string(t.Policy), t.RetriesLeft, priorityOrNull(t.Priority)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// TaskRunsImport writes task runs as they are, ids included
+// (store.TaskStore).
+func (s *Store) TaskRunsImport(ctx context.Context, runs []revisit.TaskRun) error {
+	metadata, err := batch.ImportedRuns(runs)
+	if err != nil || len(runs) == 0 {
+		return err
+	}
+	tasks := make([]int64, len(runs))
+	for i, r := range runs {
+		tasks[i] = r.TaskID
+	}
+	return s.write(ctx, fmt.Sprintf("import %d task runs", len(runs)), func(tx *sql.Tx) error {
+		found, err := scanIDs(tx.QueryContext(ctx, "SELECT id FROM task WHERE id IN (SELECT value FROM json_each(?))", jsonArray(tasks)))
+		if err != nil {
+			return err
+		}
+		if err := batch.MissingTask(runs, found); err != nil {
+			return err
+		}
+		for i, r := range runs {
+			scheduled, started := revisit.MicrosecondPtr(r.Scheduled), revisit.MicrosecondPtr(r.Started)
+			confirmed := cmp.Or(revisit.MicrosecondPtr(r.Confirmed), scheduled, started)
+			_, err := tx.ExecContext(ctx, `INSERT INTO task_run (id, task, backend_id, scheduled, confirmed, started, ended,
+				metadata, status) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+				ON CONFLICT (id) DO UPDATE SET task = excluded.task, backend_id = excluded.backend_id,
+					scheduled = excluded.scheduled, confirmed = excluded.confirmed, started = excluded.started,
+					ended = excluded.ended, metadata = excluded.metadata, status = excluded.status`,
+				r.ID, r.TaskID, r.BackendID, nullMicro(scheduled), nullMicro(confirmed), nullMicro(started),
+				nullMicro(r.Ended), string(metadata[i]), string(r.Status))
+			if isUniqueViolation(err) {
+				return batch.BackendIDTaken(i, r)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }

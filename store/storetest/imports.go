@@ -97,4 +97,63 @@ func init() {
 		p.EveryListedRow = false
 		require.Len(t, f.grab(p), 1, "one origin")
 	})
+
+	register("Import/TasksAndRunsKeepTheirIDs", func(t *testing.T, newStore NewStore) {
+		f := withTaskType(t, newStore)
+		args := revisit.TaskArguments{Args: []any{}, Kwargs: map[string]any{"url": url("a")}}
+		ts := []revisit.Task{
+			{ID: 1000, Type: "load-git", Arguments: args, NextRun: at(time.Microsecond), CurrentInterval: 64 * 24 * time.Hour,
+				Status: revisit.TaskNextRunScheduled, Policy: revisit.TaskRecurring, RetriesLeft: 3},
+			{ID: 7, Type: "load-git", Arguments: revisit.TaskArguments{Args: []any{"x", 1.5}, Kwargs: map[string]any{}},
+				NextRun: at(time.Hour), Status: revisit.TaskCompleted, Policy: revisit.TaskOneshot, Priority: revisit.PriorityHigh},
+		}
+		require.NoError(t, f.s.TasksImport(f.ctx, ts))
+		runs := []revisit.TaskRun{
+			{ID: 50, TaskID: 1000, BackendID: "celery-1", Scheduled: atp(time.Minute), Started: atp(2 * time.Minute),
+				Metadata: map[string]any{"worker": "w1", "nested": map[string]any{"k": []any{"v"}}}, Status: revisit.RunStarted},
+			{ID: 51, TaskID: 7, BackendID: "celery-2", Scheduled: atp(time.Minute), Ended: atp(time.Hour),
+				Status: revisit.RunEventful},
+		}
+		require.NoError(t, f.s.TaskRunsImport(f.ctx, runs))
+		page, err := f.s.TasksGet(f.ctx, revisit.TaskFilter{})
+		require.NoError(t, err)
+		require.Len(t, page.Tasks, 2)
+		require.Equal(t, int64(7), page.Tasks[0].ID)
+		require.Equal(t, revisit.PriorityHigh, page.Tasks[0].Priority)
+		require.Equal(t, revisit.TaskCompleted, page.Tasks[0].Status)
+		require.Equal(t, []any{"x", 1.5}, page.Tasks[0].Arguments.Args)
+		require.Equal(t, int64(1000), page.Tasks[1].ID)
+		require.Equal(t, 64*24*time.Hour, page.Tasks[1].CurrentInterval)
+		requireTime(t, at(time.Microsecond), page.Tasks[1].NextRun)
+		got, err := f.s.TaskRunsGet(f.ctx, []int64{1000, 7})
+		require.NoError(t, err)
+		require.Len(t, got, 2)
+		byID := map[int64]revisit.TaskRun{got[0].ID: got[0], got[1].ID: got[1]}
+		require.Equal(t, runs[0].Metadata, byID[50].Metadata)
+		require.Nil(t, byID[51].Metadata, "none stays none")
+		requireTimePtr(t, atp(2*time.Minute), byID[50].Started)
+		requireTimePtr(t, atp(time.Minute), byID[50].Confirmed, "confirmed when scheduled")
+		require.Equal(t, revisit.RunEventful, byID[51].Status)
+
+		// A worker's end of the imported run finds it; new ids follow.
+		_, err = f.s.TaskRunEnd(f.ctx, revisit.TaskRunEnd{BackendID: "celery-1", Status: revisit.RunEventful, Ended: at(3 * time.Minute)})
+		require.NoError(t, err)
+		created, err := f.s.TasksCreate(f.ctx, []revisit.NewTask{oneshot("new")})
+		require.NoError(t, err)
+		require.Greater(t, created[0].ID, int64(1000), "new task ids follow the imported ones")
+		scheduled, err := f.s.TaskRunsSchedule(f.ctx, []revisit.NewTaskRun{{TaskID: created[0].ID, BackendID: "celery-3"}})
+		require.NoError(t, err)
+		require.Greater(t, scheduled[0].ID, int64(51))
+
+		require.NoError(t, f.s.TasksImport(f.ctx, ts[1:]), "importing again replaces")
+		require.NoError(t, f.s.TaskRunsImport(f.ctx, runs[1:]))
+		requireField(t, f.s.TasksImport(f.ctx, []revisit.Task{{ID: 9, Type: "load-nothing", NextRun: base,
+			Status: revisit.TaskDisabled, Policy: revisit.TaskOneshot}}), revisit.ErrNotFound, "tasks[0].type")
+		requireField(t, f.s.TasksImport(f.ctx, []revisit.Task{{ID: 9, Type: "load-git", NextRun: base,
+			Status: "paused", Policy: revisit.TaskOneshot}}), revisit.ErrInvalid, "tasks[0].status")
+		requireField(t, f.s.TaskRunsImport(f.ctx, []revisit.TaskRun{{ID: 60, TaskID: 99999, BackendID: "x",
+			Status: revisit.RunLost}}), revisit.ErrNotFound, "runs[0].task_id")
+		requireField(t, f.s.TaskRunsImport(f.ctx, []revisit.TaskRun{{ID: 60, TaskID: 7, BackendID: "celery-2",
+			Status: revisit.RunLost}}), revisit.ErrConflict, "runs[0].backend_id")
+	})
 }

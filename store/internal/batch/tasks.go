@@ -263,3 +263,107 @@ func CreateUnlessWaiting(ts []revisit.Task, identical func(i int, sameNextRun bo
 	}
 	return DistinctTasks(out), nil
 }
+
+// ImportedTasks checks tasks to import as they are, ids included, naming
+// the first bad one by its index (tasks[2].status), and returns the JSON of
+// their arguments.
+func ImportedTasks(ts []revisit.Task) ([][]byte, error) {
+	args := make([][]byte, len(ts))
+	for i, t := range ts {
+		var err error
+		switch {
+		case t.ID <= 0:
+			err = revisit.Invalidf("id", "missing")
+		case t.Type == "":
+			err = revisit.Invalidf("type", "missing")
+		case t.NextRun.IsZero():
+			err = revisit.Invalidf("next_run", "missing")
+		case !t.Status.Valid():
+			err = revisit.Invalidf("status", "%q is not a task status", t.Status)
+		case !t.Policy.Valid():
+			err = revisit.Invalidf("policy", "%q is not oneshot or recurring", t.Policy)
+		case !t.Priority.Valid():
+			err = revisit.Invalidf("priority", "%q is not high, normal or low", t.Priority)
+		case t.RetriesLeft < 0:
+			err = revisit.Invalidf("retries_left", "negative (%d)", t.RetriesLeft)
+		default:
+			args[i], err = t.Arguments.JSON()
+		}
+		if err != nil {
+			return nil, indexed(err, "tasks", i)
+		}
+	}
+	return args, nil
+}
+
+// ImportedRuns checks task runs to import as they are, ids included,
+// naming the first bad one by its index (runs[2].backend_id), and returns
+// the JSON of their metadata.
+func ImportedRuns(runs []revisit.TaskRun) ([][]byte, error) {
+	metadata := make([][]byte, len(runs))
+	seen := make(map[string]int, len(runs))
+	for i, r := range runs {
+		var err error
+		switch j, dup := seen[r.BackendID]; {
+		case r.ID <= 0:
+			err = revisit.Invalidf("id", "missing")
+		case r.TaskID <= 0:
+			err = revisit.Invalidf("task_id", "missing")
+		case r.BackendID == "":
+			err = revisit.Invalidf("backend_id", "missing")
+		case dup:
+			err = &revisit.Error{Code: revisit.CodeConflict, Field: "backend_id",
+				Message: fmt.Sprintf("%q is runs[%d]'s too", r.BackendID, j)}
+		case !r.Status.Valid():
+			err = revisit.Invalidf("status", "%q is not a task run status", r.Status)
+		default:
+			metadata[i], err = EncodeMetadata("metadata", r.Metadata)
+		}
+		if err != nil {
+			return nil, indexed(err, "runs", i)
+		}
+		seen[r.BackendID] = i
+	}
+	return metadata, nil
+}
+
+// MissingTask returns the not-found error of the first of runs whose task
+// is not among found, nil when none.
+func MissingTask(runs []revisit.TaskRun, found []int64) error {
+	for i, r := range runs {
+		if !slices.Contains(found, r.TaskID) {
+			return &revisit.Error{Code: revisit.CodeNotFound, Field: fmt.Sprintf("runs[%d].task_id", i),
+				Message: fmt.Sprintf("task %d not found", r.TaskID)}
+		}
+	}
+	return nil
+}
+
+// BackendIDTaken is the error of importing the i-th run r where another run
+// holds its backend id.
+func BackendIDTaken(i int, r revisit.TaskRun) error {
+	return &revisit.Error{Code: revisit.CodeConflict, Field: fmt.Sprintf("runs[%d].backend_id", i),
+		Message: fmt.Sprintf("backend id %q is another run's", r.BackendID)}
+}
+
+// TypesOfTasks returns the distinct task types of tasks.
+func TypesOfTasks(ts []revisit.Task) []string {
+	var names []string
+	for _, t := range ts {
+		if !slices.Contains(names, t.Type) {
+			names = append(names, t.Type)
+		}
+	}
+	return names
+}
+
+// UnknownTaskType returns the not-found error of the first of ts whose type
+// is not among known, nil when none.
+func UnknownTaskType(ts []revisit.Task, known map[string]revisit.TaskType) error {
+	for i, t := range ts {
+		if _, ok := known[t.Type]; !ok {
+			return TaskTypeNotFound(fmt.Sprintf("tasks[%d].type", i), t.Type)
+		}
+	}
+	return nil
+}
