@@ -1,0 +1,379 @@
+// Package swhimport brings the state of a Software Heritage scheduler over
+// from its PostgreSQL database (schema version 38) into a revisit store:
+// task types, listers with their states and update tokens, listed origins,
+// visit stats, queue positions, tasks and their runs, each kept as upstream
+// holds it. It reads each table in key order, a batch at a time, and writes
+// each batch in one transaction; after each it records where it stands in a
+// state file, so that an interrupted import continues where it stopped, and
+// an import run again writes the same rows again, changing nothing.
+package swhimport
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/revisit-sched/revisit"
+)
+
+// Target is what an import writes into: a migrated revisit store.
+type Target interface {
+	TaskTypeGet(ctx context.Context, name string) (revisit.TaskType, error)
+	TaskTypeCreate(ctx context.Context, t revisit.TaskType) error
+	TaskTypeUpdate(ctx context.Context, t revisit.TaskType) error
+	ListerList(ctx context.Context) ([]revisit.Lister, error)
+	ListersImport(ctx context.Context, ls []revisit.Lister) error
+	ListedOriginsImport(ctx context.Context, origins []revisit.ListedOrigin) (revisit.RecordResult, error)
+	VisitStatsUpsert(ctx context.Context, stats []revisit.VisitStats) error
+	QueuePositionSet(ctx context.Context, visitType string, position int64) error
+	TasksImport(ctx context.Context, tasks []revisit.Task) error
+	TaskRunsImport(ctx context.Context, runs []revisit.TaskRun) error
+}
+
+// The tables an import copies, in order.
+const (
+	TableTaskTypes      = "task_type"
+	TableListers        = "listers"
+	TableListedOrigins  = "listed_origins"
+	TableVisitStats     = "origin_visit_stats"
+	TableQueuePositions = "visit_scheduler_queue_position"
+	TableTasks          = "task"
+	TableTaskRuns       = "task_run"
+)
+
+// Tables are the tables an import copies, in the order it copies them.
+var Tables = []string{TableTaskTypes, TableListers, TableListedOrigins, TableVisitStats, TableQueuePositions,
+	TableTasks, TableTaskRuns}
+
+// DefaultBatch is the rows an import reads and writes at once.
+const DefaultBatch = 1000
+
+// Config configures an import.
+type Config struct {
+	// From is the URL of upstream's database.
+	From string
+	// Target is the store the import writes into.
+	Target Target
+	// Batch is the rows read and written at once (DefaultBatch).
+	Batch int
+	// RunsSince, when set, copies only the task runs started (or,
+	// not started, scheduled, or ended) since then.
+	RunsSince time.Time
+	// StateFile records where the import stands, for the next run to
+	// continue from; empty keeps no state.
+	StateFile string
+	// Progress, when set, is told of each table's progress after each
+	// batch and when the table is done.
+	Progress func(TableProgress)
+}
+
+// TableProgress is how far an import stands in one table.
+type TableProgress struct {
+	Table string
+	// Rows counts the rows copied by this run of the import.
+	Rows int64
+	// Estimate is the source's estimate of the table's rows (0: unknown).
+	Estimate int64
+	// Started is when this run began copying the table.
+	Started time.Time
+	Done    bool
+}
+
+// State is where an import stands, as its state file keeps it: for each
+// table, whether it is done and the key of the last row copied.
+type State struct {
+	Tables map[string]*TableState `json:"tables"`
+}
+
+// TableState is where an import stands in one table.
+type TableState struct {
+	Done bool `json:"done"`
+	// After is the key of the last row copied (a JSON value of the
+	// table's key), null before the first batch.
+	After json.RawMessage `json:"after,omitempty"`
+	Rows  int64           `json:"rows"`
+}
+
+// Stopped is the error of an import that stopped in a table: what
+// stopped it, and where.
+type Stopped struct {
+	Table string
+	After json.RawMessage
+	Err   error
+}
+
+func (e *Stopped) Error() string {
+	where := "at its start"
+	if len(e.After) > 0 {
+		where = "after " + string(e.After)
+	}
+	return fmt.Sprintf("stopped in %s %s: %v", e.Table, where, e.Err)
+}
+
+func (e *Stopped) Unwrap() error { return e.Err }
+
+// Run copies upstream's tables into the target, continuing from the state
+// file when it holds one, and returns the state it ends with. A source
+// that cannot be read, or is not of the schema version it knows, fails
+// before anything is written; a lister of the target with another lister's
+// name and instance fails before anything is written.
+func Run(ctx context.Context, cfg Config) (State, error) {
+	if cfg.Batch <= 0 {
+		cfg.Batch = DefaultBatch
+	}
+	state, err := loadState(cfg.StateFile)
+	if err != nil {
+		return state, err
+	}
+	src, err := connect(ctx, cfg.From)
+	if err != nil {
+		return state, err
+	}
+	defer src.close()
+	if err := checkListers(ctx, src, cfg.Target); err != nil {
+		return state, err
+	}
+	im := &importer{cfg: cfg, src: src, state: state}
+	for _, table := range Tables {
+		if err := im.table(ctx, table); err != nil {
+			return im.state, &Stopped{Table: table, After: im.state.Tables[table].After, Err: err}
+		}
+	}
+	return im.state, nil
+}
+
+// checkListers refuses a target whose listers conflict with the source's:
+// the same name and instance under another id.
+func checkListers(ctx context.Context, src *source, t Target) error {
+	theirs, err := src.listers(ctx)
+	if err != nil {
+		return fmt.Errorf("reading the source's listers: %w", err)
+	}
+	ours, err := t.ListerList(ctx)
+	if err != nil {
+		return err
+	}
+	byName := make(map[[2]string]uuid.UUID, len(ours))
+	for _, l := range ours {
+		byName[[2]string{l.Name, l.InstanceName}] = l.ID
+	}
+	for _, l := range theirs {
+		if id, ok := byName[[2]string{l.Name, l.InstanceName}]; ok && id != l.ID {
+			return fmt.Errorf("the target has lister %s/%s with id %s, the source with id %s: import into an empty store",
+				l.Name, l.InstanceName, id, l.ID)
+		}
+	}
+	return nil
+}
+
+// importer is one run of an import.
+type importer struct {
+	cfg   Config
+	src   *source
+	state State
+}
+
+// table copies one table from where the state says, batch after batch.
+func (im *importer) table(ctx context.Context, table string) error {
+	ts := im.state.Tables[table]
+	if ts == nil {
+		ts = &TableState{}
+		im.state.Tables[table] = ts
+	}
+	if ts.Done {
+		return nil
+	}
+	p := TableProgress{Table: table, Estimate: im.src.estimate(ctx, table), Started: time.Now()}
+	for {
+		n, after, err := im.batch(ctx, table, ts.After)
+		if err != nil {
+			return err
+		}
+		p.Rows += int64(n)
+		ts.Rows += int64(n)
+		if after != nil {
+			ts.After = after
+		}
+		ts.Done = after == nil || n < im.cfg.Batch
+		if err := saveState(im.cfg.StateFile, im.state); err != nil {
+			return err
+		}
+		p.Done = ts.Done
+		if im.cfg.Progress != nil {
+			im.cfg.Progress(p)
+		}
+		if ts.Done {
+			return nil
+		}
+	}
+}
+
+// batch copies the rows of table after the key after (null: from the
+// start) and returns how many it copied and the key of the last one (nil
+// when none). The small tables are copied whole in one batch.
+func (im *importer) batch(ctx context.Context, table string, after json.RawMessage) (int, json.RawMessage, error) {
+	t, limit := im.cfg.Target, im.cfg.Batch
+	switch table {
+	case TableTaskTypes:
+		types, err := im.src.taskTypes(ctx)
+		if err != nil {
+			return 0, nil, err
+		}
+		for _, tt := range types {
+			if err := putTaskType(ctx, t, tt); err != nil {
+				return 0, nil, fmt.Errorf("task type %s: %w", tt.Type, err)
+			}
+		}
+		return len(types), nil, nil
+	case TableListers:
+		ls, err := im.src.listers(ctx)
+		if err != nil || len(ls) == 0 {
+			return 0, nil, err
+		}
+		return len(ls), nil, t.ListersImport(ctx, ls)
+	case TableListedOrigins:
+		var from *originKey
+		if err := resume(after, &from); err != nil {
+			return 0, nil, err
+		}
+		os, last, err := im.src.listedOrigins(ctx, from, limit)
+		if err != nil || len(os) == 0 {
+			return 0, nil, err
+		}
+		_, err = t.ListedOriginsImport(ctx, os)
+		return written(len(os), last, err)
+	case TableVisitStats:
+		var from *statsKey
+		if err := resume(after, &from); err != nil {
+			return 0, nil, err
+		}
+		stats, last, err := im.src.visitStats(ctx, from, limit)
+		if err != nil || len(stats) == 0 {
+			return 0, nil, err
+		}
+		return written(len(stats), last, t.VisitStatsUpsert(ctx, stats))
+	case TableQueuePositions:
+		positions, err := im.src.queuePositions(ctx)
+		if err != nil {
+			return 0, nil, err
+		}
+		for vt, pos := range positions {
+			if err := t.QueuePositionSet(ctx, vt, pos); err != nil {
+				return 0, nil, fmt.Errorf("queue position of %s: %w", vt, err)
+			}
+		}
+		return len(positions), nil, nil
+	case TableTasks:
+		var from int64
+		if err := resume(after, &from); err != nil {
+			return 0, nil, err
+		}
+		tasks, err := im.src.tasks(ctx, from, limit)
+		if err != nil || len(tasks) == 0 {
+			return 0, nil, err
+		}
+		return written(len(tasks), tasks[len(tasks)-1].ID, t.TasksImport(ctx, tasks))
+	case TableTaskRuns:
+		var from int64
+		if err := resume(after, &from); err != nil {
+			return 0, nil, err
+		}
+		runs, err := im.src.taskRuns(ctx, from, im.cfg.RunsSince, limit)
+		if err != nil || len(runs) == 0 {
+			return 0, nil, err
+		}
+		return written(len(runs), runs[len(runs)-1].ID, t.TaskRunsImport(ctx, runs))
+	}
+	return 0, nil, fmt.Errorf("unknown table %s", table)
+}
+
+// putTaskType creates a task type, or replaces the target's of that name.
+func putTaskType(ctx context.Context, t Target, tt revisit.TaskType) error {
+	_, err := t.TaskTypeGet(ctx, tt.Type)
+	switch {
+	case errors.Is(err, revisit.ErrNotFound):
+		return t.TaskTypeCreate(ctx, tt)
+	case err != nil:
+		return err
+	}
+	return t.TaskTypeUpdate(ctx, tt)
+}
+
+// written is what a batch of n rows ending at key last returns once its
+// write returned err.
+func written(n int, last any, err error) (int, json.RawMessage, error) {
+	if err != nil {
+		return 0, nil, err
+	}
+	key, err := json.Marshal(last)
+	return n, key, err
+}
+
+// resume reads the key a table resumes after into key (left alone when
+// there is none).
+func resume(after json.RawMessage, key any) error {
+	if len(after) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(after, key); err != nil {
+		return fmt.Errorf("the state file's key %s: %w", after, err)
+	}
+	return nil
+}
+
+// loadState reads a state file; a missing one (or none named) is a new
+// import.
+func loadState(path string) (State, error) {
+	state := State{Tables: map[string]*TableState{}}
+	if path == "" {
+		return state, nil
+	}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return state, nil
+	}
+	if err != nil {
+		return state, err
+	}
+	if err := json.Unmarshal(b, &state); err != nil || state.Tables == nil {
+		return State{Tables: map[string]*TableState{}}, fmt.Errorf("%s is not an import's state file: %v", path, err)
+	}
+	return state, nil
+}
+
+// saveState replaces the state file at once (a new file renamed over it),
+// so that a crash leaves the previous state or the new one.
+func saveState(path string, state State) error {
+	if path == "" {
+		return nil
+	}
+	b, err := json.MarshalIndent(state, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("the state file: %w", err)
+	}
+	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return fmt.Errorf("the state file: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return fmt.Errorf("the state file: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
