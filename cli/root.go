@@ -224,6 +224,7 @@ and flags, each overriding the one before.`,
 		a.firstVisitsCommand(),
 		a.benchCommand(),
 		a.simulateCommand(),
+		a.importCommand(),
 	)
 	refuseUnknownSubcommands(root)
 	return root

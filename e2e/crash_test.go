@@ -59,13 +59,7 @@ func startRevisit(t *testing.T, args ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(revisitBinary(t), args...)
 	cmd.Dir = t.TempDir()
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "REVISIT_") {
-			env = append(env, kv)
-		}
-	}
-	cmd.Env = env
+	cmd.Env = withoutRevisitVariables()
 	p := &proc{cmd: cmd, stderr: &syncBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.stderr, p.stderr
 	require.NoError(t, cmd.Start())
