@@ -68,6 +68,14 @@ is written. docs/switching.md is the runbook of a switch.`,
 			if batch < 1 || batch > 10_000 {
 				return usagef("--batch: %d is not between 1 and 10000", batch)
 			}
+			prior, err := swhimport.LoadState(stateFile)
+			if err != nil {
+				return err
+			}
+			if prior.Complete() {
+				fmt.Fprintf(a.env.Stderr, "revisit: %s says the import is complete: nothing copied (remove it to import again)\n", stateFile)
+				return a.importSummary(prior)
+			}
 			st, err := a.openStore(cmd)
 			if err != nil {
 				return err
@@ -82,13 +90,7 @@ is written. docs/switching.md is the runbook of a switch.`,
 			if err != nil {
 				return fmt.Errorf("importing from %s: %w", store.Redact(from), err)
 			}
-			parts := make([]string, len(swhimport.Tables))
-			counts := make([]any, len(swhimport.Tables))
-			for i, table := range swhimport.Tables {
-				counts[i] = state.Tables[table].Rows
-				parts[i] = fmt.Sprintf("%s %s", table, humanize.Comma(state.Tables[table].Rows))
-			}
-			return a.printSummary("imported: "+strings.Join(parts, ", "), cols(swhimport.Tables...), counts...)
+			return a.importSummary(state)
 		},
 	}
 	fl := cmd.Flags()
@@ -98,6 +100,20 @@ is written. docs/switching.md is the runbook of a switch.`,
 	fl.IntVar(&batch, "batch", swhimport.DefaultBatch, "rows read and written at once")
 	fl.BoolVar(&progress, "progress", true, "show progress bars on a terminal (false: a line per table done, for logs)")
 	return cmd
+}
+
+// importSummary prints the rows an import copied, table by table.
+func (a *app) importSummary(state swhimport.State) error {
+	parts := make([]string, len(swhimport.Tables))
+	counts := make([]any, len(swhimport.Tables))
+	for i, table := range swhimport.Tables {
+		var n int64
+		if ts := state.Tables[table]; ts != nil {
+			n = ts.Rows
+		}
+		counts[i], parts[i] = n, fmt.Sprintf("%s %s", table, humanize.Comma(n))
+	}
+	return a.printSummary("imported: "+strings.Join(parts, ", "), cols(swhimport.Tables...), counts...)
 }
 
 // importLogEvery is how often an import without bars logs a table's

@@ -91,6 +91,16 @@ type State struct {
 	Tables map[string]*TableState `json:"tables"`
 }
 
+// Complete reports whether every table is copied.
+func (s State) Complete() bool {
+	for _, table := range Tables {
+		if ts := s.Tables[table]; ts == nil || !ts.Done {
+			return false
+		}
+	}
+	return true
+}
+
 // TableState is where an import stands in one table.
 type TableState struct {
 	Done bool `json:"done"`
@@ -127,7 +137,7 @@ func Run(ctx context.Context, cfg Config) (State, error) {
 	if cfg.Batch <= 0 {
 		cfg.Batch = DefaultBatch
 	}
-	state, err := loadState(cfg.StateFile)
+	state, err := LoadState(cfg.StateFile)
 	if err != nil {
 		return state, err
 	}
@@ -327,9 +337,9 @@ func resume(after json.RawMessage, key any) error {
 	return nil
 }
 
-// loadState reads a state file; a missing one (or none named) is a new
+// LoadState reads a state file; a missing one (or none named) is a new
 // import.
-func loadState(path string) (State, error) {
+func LoadState(path string) (State, error) {
 	state := State{Tables: map[string]*TableState{}}
 	if path == "" {
 		return state, nil

@@ -73,7 +73,7 @@ func TestImportContinuesWhereItStopped(t *testing.T) {
 			stops++
 		}
 		require.Greater(t, stops, 5)
-		state, err := loadState(stateFile)
+		state, err := LoadState(stateFile)
 		require.NoError(t, err)
 		require.EqualValues(t, generated+6, state.Tables[TableListedOrigins].Rows, "each origin copied once")
 		requireSame(t, from, st)

@@ -1,0 +1,45 @@
+package cli
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/revisit-sched/revisit/internal/testkit/swhdb"
+)
+
+func TestImportSWH(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	from := swhdb.New(t)
+	swhdb.Fill(t, from, 120)
+	state := filepath.Join(h.dir, "state.json")
+
+	require.Contains(t, h.fails(ExitUsage, "import", "swh"), "--from: missing")
+	require.Contains(t, h.fails(ExitUsage, "import", "swh", "--from", from, "--batch", "0"), "--batch: 0 is not between 1 and 10000")
+	require.Contains(t, h.fails(ExitUsage, "import", "swh", "--from", from, "--runs-since", "yesterday"), "--runs-since")
+
+	r := h.run("import", "swh", "--from", from, "--state", state, "--batch", "50", "--progress=false")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, "imported: task_type 3, listers 3, listed_origins 126, origin_visit_stats 65, "+
+		"visit_scheduler_queue_position 2, task 4, task_run 7\n", r.stdout)
+	require.Contains(t, r.stderr, "revisit: listed_origins: 126 rows in ")
+	got := h.jsonList("lister", "list")
+	require.Len(t, got, 3)
+	again := h.run("import", "swh", "--from", from, "--state", state)
+	require.Equal(t, 0, again.code)
+	require.Equal(t, "revisit: "+state+" says the import is complete: nothing copied (remove it to import again)\n", again.stderr)
+	require.Equal(t, r.stdout, again.stdout)
+
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, from)
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, "UPDATE dbversion SET version = 37")
+	require.NoError(t, err)
+	require.Contains(t, h.fails(ExitError, "import", "swh", "--from", from, "--state", filepath.Join(h.dir, "other.json")),
+		"the source database's scheduler schema is version 37; this import reads version 38")
+}
