@@ -30,7 +30,7 @@ func (a *app) importSWHCommand() *cobra.Command {
 	var (
 		from, stateFile, runsSince string
 		batch                      int
-		progress                   bool
+		progress, verify           bool
 	)
 	cmd := &cobra.Command{
 		Use:   "swh --from postgres://...",
@@ -51,7 +51,13 @@ stopped, and the same command continues from there. Run again once done
 
 A source of another schema version, or a store whose listers conflict with
 the source's (one name and instance, two ids), is refused before anything
-is written. docs/switching.md is the runbook of a switch.`,
+is written.
+
+--verify copies nothing: it compares the source with the store, table by
+table and column by column (the visit stats of the source's origins; the
+other tables both ways), prints rows and differences per table with the
+first differing keys, and fails (exit 1) on any difference.
+docs/switching.md is the runbook of a switch.`,
 		Example: "  revisit import swh --from postgres://swh@db.example.org/swh-scheduler --store postgres://revisit@db/revisit",
 		Args:    exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -72,13 +78,16 @@ is written. docs/switching.md is the runbook of a switch.`,
 			if err != nil {
 				return err
 			}
-			if prior.Complete() {
+			if prior.Complete() && !verify {
 				fmt.Fprintf(a.env.Stderr, "revisit: %s says the import is complete: nothing copied (remove it to import again)\n", stateFile)
 				return a.importSummary(prior)
 			}
 			st, err := a.openStore(cmd)
 			if err != nil {
 				return err
+			}
+			if verify {
+				return a.importVerify(cmd, from, st, since)
 			}
 			report := a.importProgress(progress && a.stderrIsTerminal())
 			state, err := swhimport.Run(cmd.Context(), swhimport.Config{From: from, Target: st, Batch: batch,
@@ -98,8 +107,35 @@ is written. docs/switching.md is the runbook of a switch.`,
 	fl.StringVar(&stateFile, "state", DefaultImportState, "`file` where the import records where it stands")
 	fl.StringVar(&runsSince, "runs-since", "", "copy only the task runs since this `time` (RFC 3339 or a date; default: all)")
 	fl.IntVar(&batch, "batch", swhimport.DefaultBatch, "rows read and written at once")
+	fl.BoolVar(&verify, "verify", false, "copy nothing: compare the source with the store, and fail on any difference")
 	fl.BoolVar(&progress, "progress", true, "show progress bars on a terminal (false: a line per table done, for logs)")
 	return cmd
+}
+
+// importVerify compares the source with the store and prints what it
+// found, table by table; any difference fails the command.
+func (a *app) importVerify(cmd *cobra.Command, from string, st store.Store, runsSince time.Time) error {
+	checked, err := swhimport.Verify(cmd.Context(), from, st, runsSince)
+	if err != nil {
+		return fmt.Errorf("verifying against %s: %w", store.Redact(from), err)
+	}
+	rw := a.rows(cols("table", "source", "store", "differing", "first_differing"))
+	differing := 0
+	for _, c := range checked {
+		if c.Differing > 0 {
+			differing++
+		}
+		if err := rw.Row(c.Table, c.Source, c.Target, c.Differing, strings.Join(c.First, "; ")); err != nil {
+			return err
+		}
+	}
+	if err := rw.Close(); err != nil {
+		return err
+	}
+	if differing > 0 {
+		return fmt.Errorf("%d of %d tables differ between the source and the store", differing, len(checked))
+	}
+	return nil
 }
 
 // importSummary prints the rows an import copied, table by table.

@@ -34,10 +34,21 @@ func TestImportSWH(t *testing.T) {
 	require.Equal(t, "revisit: "+state+" says the import is complete: nothing copied (remove it to import again)\n", again.stderr)
 	require.Equal(t, r.stdout, again.stdout)
 
+	verified := h.ok("import", "swh", "--from", from, "--verify")
+	require.Contains(t, verified, "listed_origins")
+	require.Regexp(t, `listed_origins\s+126\s+126\s+0`, verified)
+
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, from)
 	require.NoError(t, err)
 	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, "UPDATE listers SET current_state = '{\"changed\": 1}' WHERE name = 'mirror'")
+	require.NoError(t, err)
+	r = h.run("import", "swh", "--from", from, "--verify")
+	require.Equal(t, ExitError, r.code)
+	require.Regexp(t, `listers\s+3\s+3\s+1\s+`+swhdb.Mirror, r.stdout)
+	require.Contains(t, r.stderr, "1 of 7 tables differ between the source and the store")
+
 	_, err = conn.Exec(ctx, "UPDATE dbversion SET version = 37")
 	require.NoError(t, err)
 	require.Contains(t, h.fails(ExitError, "import", "swh", "--from", from, "--state", filepath.Join(h.dir, "other.json")),

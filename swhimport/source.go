@@ -84,6 +84,10 @@ func (s *source) listers(ctx context.Context) ([]revisit.Lister, error) {
 	})
 }
 
+// originColumns selects the listed origin columns scanOrigin reads.
+const originColumns = `SELECT lister_id, url, visit_type, extra_loader_arguments::text, enabled, first_seen, last_seen,
+	last_update, is_fork, forked_from_url FROM listed_origins`
+
 // originKey is where a batch of listed origins resumes.
 type originKey struct {
 	ListerID  uuid.UUID `json:"lister_id"`
@@ -92,26 +96,14 @@ type originKey struct {
 }
 
 func (s *source) listedOrigins(ctx context.Context, after *originKey, limit int) ([]revisit.ListedOrigin, *originKey, error) {
-	const columns = `SELECT lister_id, url, visit_type, extra_loader_arguments::text, enabled, first_seen, last_seen,
-		last_update, is_fork, forked_from_url FROM listed_origins`
 	var rows pgx.Rows
 	if after == nil {
-		rows, _ = s.conn.Query(ctx, columns+" ORDER BY lister_id, url, visit_type LIMIT $1", limit)
+		rows, _ = s.conn.Query(ctx, originColumns+" ORDER BY lister_id, url, visit_type LIMIT $1", limit)
 	} else {
-		rows, _ = s.conn.Query(ctx, columns+` WHERE (lister_id, url, visit_type) > ($1, $2, $3)
+		rows, _ = s.conn.Query(ctx, originColumns+` WHERE (lister_id, url, visit_type) > ($1, $2, $3)
 			ORDER BY lister_id, url, visit_type LIMIT $4`, after.ListerID, after.URL, after.VisitType, limit)
 	}
-	os, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (revisit.ListedOrigin, error) {
-		var (
-			o     revisit.ListedOrigin
-			extra string
-		)
-		if err := row.Scan(&o.ListerID, &o.URL, &o.VisitType, &extra, &o.Enabled, &o.FirstSeen, &o.LastSeen,
-			&o.LastUpdate, &o.IsFork, &o.ForkedFromURL); err != nil {
-			return o, err
-		}
-		return o, json.Unmarshal([]byte(extra), &o.ExtraLoaderArguments)
-	})
+	os, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (revisit.ListedOrigin, error) { return scanOrigin(row) })
 	if err != nil || len(os) == 0 {
 		return os, nil, err
 	}
@@ -196,30 +188,45 @@ func (s *source) tasks(ctx context.Context, after int64, limit int) ([]revisit.T
 // no worker can report on it, and revisit keys runs by backend id.
 func orphanBackendID(id int64) string { return fmt.Sprintf("swh-import:run-%d", id) }
 
+// runColumns are the task run columns scanRun reads.
+const runColumns = "SELECT id, task, backend_id, scheduled, started, ended, metadata::text, status::text FROM task_run"
+
+// sinceRuns is the condition of the runs copied when runs-since is $n.
+func sinceRuns(n int) string {
+	return fmt.Sprintf("($%d::timestamptz IS NULL OR coalesce(started, scheduled, ended) >= $%d)", n, n)
+}
+
 func (s *source) taskRuns(ctx context.Context, after int64, since time.Time, limit int) ([]revisit.TaskRun, error) {
-	rows, _ := s.conn.Query(ctx, `SELECT id, task, backend_id, scheduled, started, ended, metadata::text, status::text
-		FROM task_run WHERE id > $1 AND ($2::timestamptz IS NULL OR coalesce(started, scheduled, ended) >= $2)
-		ORDER BY id LIMIT $3`, after, nullTime(since), limit)
-	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (revisit.TaskRun, error) {
-		var (
-			r               revisit.TaskRun
-			backendID, meta *string
-			status          string
-		)
-		if err := row.Scan(&r.ID, &r.TaskID, &backendID, &r.Scheduled, &r.Started, &r.Ended, &meta, &status); err != nil {
-			return r, err
+	rows, _ := s.conn.Query(ctx, runColumns+" WHERE id > $1 AND "+sinceRuns(2)+" ORDER BY id LIMIT $3",
+		after, nullTime(since), limit)
+	return pgx.CollectRows(rows, scanRun)
+}
+
+// runsOf reads the runs of those tasks since since (zero: all).
+func (s *source) runsOf(ctx context.Context, tasks []int64, since time.Time) ([]revisit.TaskRun, error) {
+	rows, _ := s.conn.Query(ctx, runColumns+" WHERE task = ANY($1) AND "+sinceRuns(2)+" ORDER BY id", tasks, nullTime(since))
+	return pgx.CollectRows(rows, scanRun)
+}
+
+func scanRun(row pgx.CollectableRow) (revisit.TaskRun, error) {
+	var (
+		r               revisit.TaskRun
+		backendID, meta *string
+		status          string
+	)
+	if err := row.Scan(&r.ID, &r.TaskID, &backendID, &r.Scheduled, &r.Started, &r.Ended, &meta, &status); err != nil {
+		return r, err
+	}
+	r.Status, r.BackendID = revisit.TaskRunStatus(status), orphanBackendID(r.ID)
+	if backendID != nil {
+		r.BackendID = *backendID
+	}
+	if meta != nil && *meta != "null" {
+		if err := json.Unmarshal([]byte(*meta), &r.Metadata); err != nil {
+			return r, fmt.Errorf("task run %d: metadata: %w", r.ID, err)
 		}
-		r.Status, r.BackendID = revisit.TaskRunStatus(status), orphanBackendID(r.ID)
-		if backendID != nil {
-			r.BackendID = *backendID
-		}
-		if meta != nil && *meta != "null" {
-			if err := json.Unmarshal([]byte(*meta), &r.Metadata); err != nil {
-				return r, fmt.Errorf("task run %d: metadata: %w", r.ID, err)
-			}
-		}
-		return r, nil
-	})
+	}
+	return r, nil
 }
 
 // duration is a PostgreSQL interval as a duration, a month counting 30

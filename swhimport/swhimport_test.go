@@ -318,3 +318,54 @@ func toJSON(v any) any {
 	}
 	return v
 }
+
+func TestVerify(t *testing.T) {
+	teststore.Engines(t, func(t *testing.T, st store.Store) {
+		from := swhdb.New(t) // a source of its own: this test writes to it
+		swhdb.Fill(t, from, generated)
+		ctx := context.Background()
+		_, err := Run(ctx, Config{From: from, Target: st})
+		require.NoError(t, err)
+		checked, err := Verify(ctx, from, st, time.Time{})
+		require.NoError(t, err)
+		require.Len(t, checked, len(Tables))
+		for i, c := range checked {
+			require.Equal(t, Tables[i], c.Table)
+			require.Zero(t, c.Differing, "%s: %v", c.Table, c.First)
+			require.Equal(t, c.Source, c.Target, c.Table)
+			require.NotZero(t, c.Source, c.Table)
+		}
+		require.EqualValues(t, generated+6, checked[2].Source)
+
+		// Change the store: a lister's state, an origin disabled, a task
+		// respawned; and the source: a new origin.
+		gh, err := st.ListerGet(ctx, "github", "github")
+		require.NoError(t, err)
+		gh.CurrentState = json.RawMessage(`{"moved": true}`)
+		_, err = st.ListerUpdate(ctx, gh)
+		require.NoError(t, err)
+		_, err = st.ListedOriginsSetEnabled(ctx, revisit.OriginKey{URL: "foo", VisitType: "git"}, nil, false)
+		require.NoError(t, err)
+		require.NoError(t, st.TasksRespawn(ctx, []int64{12}, nil))
+		conn, err := pgx.Connect(ctx, from)
+		require.NoError(t, err)
+		defer conn.Close(ctx)
+		_, err = conn.Exec(ctx, `INSERT INTO listed_origins VALUES ($1, 'https://new.example/r', 'git', '{}', true, now(), now())`,
+			swhdb.Mirror)
+		require.NoError(t, err)
+
+		checked, err = Verify(ctx, from, st, time.Time{})
+		require.NoError(t, err)
+		differing := map[string][]string{}
+		for _, c := range checked {
+			if c.Differing > 0 {
+				differing[c.Table] = c.First
+			}
+		}
+		require.Equal(t, map[string][]string{
+			TableListers:       {swhdb.GitHub},
+			TableListedOrigins: {swhdb.GitLab + " foo", swhdb.Mirror + " https://new.example/r"},
+			TableTasks:         {"12"},
+		}, differing)
+	})
+}
