@@ -19,7 +19,7 @@ func init() {
 		f := newFixture(t, newStore)
 		created, updated := at(-48*time.Hour+time.Microsecond), at(-time.Hour+7*time.Microsecond)
 		a := revisit.Lister{ID: uuid.New(), Name: "gitlab", InstanceName: "gitlab.com", Created: created, Updated: updated,
-			CurrentState: json.RawMessage(`{"last_page":{"n":12,"name":"ünïcode ✓"},"ids":[1,2]}`),
+			CurrentState:          json.RawMessage(`{"last_page":{"n":12,"name":"ünïcode ✓"},"ids":[1,2]}`),
 			LastListingFinishedAt: atp(-2 * time.Hour), FirstVisitsQueuePrefix: sp("add_forge_now"),
 			FirstVisitsScheduledAt: atp(-90 * time.Minute)}
 		b := revisit.Lister{ID: uuid.New(), Name: "cgit", Created: created, Updated: updated, CurrentState: json.RawMessage(`{}`)}
