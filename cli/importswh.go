@@ -30,7 +30,7 @@ func (a *app) importSWHCommand() *cobra.Command {
 	var (
 		from, stateFile, runsSince string
 		batch                      int
-		progress, verify           bool
+		progress, verify, catchUp  bool
 	)
 	cmd := &cobra.Command{
 		Use:   "swh --from postgres://...",
@@ -48,6 +48,12 @@ one transaction, and the state file records where the import stands: an
 import interrupted (Ctrl-C, kill -9, a lost connection) says where it
 stopped, and the same command continues from there. Run again once done
 (delete the state file), it writes the same rows again and changes nothing.
+
+Upstream may keep running during the copy. --catch-up then copies only what
+changed since the copy began (origins listed, stats of visits, runs
+scheduled, started or ended since, ten minutes of margin included; task
+types, listers, queue positions and tasks whole): the short pass of a
+switch, once upstream's writers are stopped.
 
 A source of another schema version, or a store whose listers conflict with
 the source's (one name and instance, two ids), is refused before anything
@@ -78,7 +84,7 @@ docs/switching.md is the runbook of a switch.`,
 			if err != nil {
 				return err
 			}
-			if prior.Complete() && !verify {
+			if prior.Complete() && !verify && !catchUp {
 				fmt.Fprintf(a.env.Stderr, "revisit: %s says the import is complete: nothing copied (remove it to import again)\n", stateFile)
 				return a.importSummary(prior)
 			}
@@ -91,7 +97,7 @@ docs/switching.md is the runbook of a switch.`,
 			}
 			report := a.importProgress(progress && a.stderrIsTerminal())
 			state, err := swhimport.Run(cmd.Context(), swhimport.Config{From: from, Target: st, Batch: batch,
-				RunsSince: since, StateFile: stateFile, Progress: report})
+				RunsSince: since, StateFile: stateFile, CatchUp: catchUp, Progress: report})
 			var stopped *swhimport.Stopped
 			if errors.As(err, &stopped) {
 				return fmt.Errorf("%w; the same command continues from there (state in %s)", err, stateFile)
@@ -107,6 +113,7 @@ docs/switching.md is the runbook of a switch.`,
 	fl.StringVar(&stateFile, "state", DefaultImportState, "`file` where the import records where it stands")
 	fl.StringVar(&runsSince, "runs-since", "", "copy only the task runs since this `time` (RFC 3339 or a date; default: all)")
 	fl.IntVar(&batch, "batch", swhimport.DefaultBatch, "rows read and written at once")
+	fl.BoolVar(&catchUp, "catch-up", false, "copy only what changed since the complete import the state file records began")
 	fl.BoolVar(&verify, "verify", false, "copy nothing: compare the source with the store, and fail on any difference")
 	fl.BoolVar(&progress, "progress", true, "show progress bars on a terminal (false: a line per table done, for logs)")
 	return cmd

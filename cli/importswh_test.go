@@ -34,6 +34,13 @@ func TestImportSWH(t *testing.T) {
 	require.Equal(t, "revisit: "+state+" says the import is complete: nothing copied (remove it to import again)\n", again.stderr)
 	require.Equal(t, r.stdout, again.stdout)
 
+	caught := h.run("import", "swh", "--from", from, "--state", state, "--catch-up", "--progress=false")
+	require.Equal(t, 0, caught.code, caught.stderr)
+	require.Contains(t, caught.stdout, "listed_origins 0, origin_visit_stats 0, visit_scheduler_queue_position 2, task 4, task_run 0",
+		"nothing listed or visited since")
+	require.Contains(t, h.fails(ExitError, "import", "swh", "--from", from, "--state", filepath.Join(h.dir, "none.json"), "--catch-up"),
+		"a catch-up follows a complete import")
+
 	verified := h.ok("import", "swh", "--from", from, "--verify")
 	require.Contains(t, verified, "listed_origins")
 	require.Regexp(t, `listed_origins\s+126\s+126\s+0`, verified)

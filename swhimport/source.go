@@ -95,13 +95,17 @@ type originKey struct {
 	VisitType string    `json:"visit_type"`
 }
 
-func (s *source) listedOrigins(ctx context.Context, after *originKey, limit int) ([]revisit.ListedOrigin, *originKey, error) {
+// listedOrigins reads the listed origins after the key after (nil: from
+// the start), those seen since since when it is not zero.
+func (s *source) listedOrigins(ctx context.Context, after *originKey, since time.Time, limit int) ([]revisit.ListedOrigin, *originKey, error) {
+	const changed = " ($1::timestamptz IS NULL OR last_seen >= $1) "
 	var rows pgx.Rows
 	if after == nil {
-		rows, _ = s.conn.Query(ctx, originColumns+" ORDER BY lister_id, url, visit_type LIMIT $1", limit)
+		rows, _ = s.conn.Query(ctx, originColumns+" WHERE"+changed+"ORDER BY lister_id, url, visit_type LIMIT $2",
+			nullTime(since), limit)
 	} else {
-		rows, _ = s.conn.Query(ctx, originColumns+` WHERE (lister_id, url, visit_type) > ($1, $2, $3)
-			ORDER BY lister_id, url, visit_type LIMIT $4`, after.ListerID, after.URL, after.VisitType, limit)
+		rows, _ = s.conn.Query(ctx, originColumns+" WHERE"+changed+`AND (lister_id, url, visit_type) > ($2, $3, $4)
+			ORDER BY lister_id, url, visit_type LIMIT $5`, nullTime(since), after.ListerID, after.URL, after.VisitType, limit)
 	}
 	os, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (revisit.ListedOrigin, error) { return scanOrigin(row) })
 	if err != nil || len(os) == 0 {
@@ -117,15 +121,19 @@ type statsKey struct {
 	VisitType string `json:"visit_type"`
 }
 
-func (s *source) visitStats(ctx context.Context, after *statsKey, limit int) ([]revisit.VisitStats, *statsKey, error) {
+// visitStats reads the visit stats after the key after (nil: from the
+// start), those visited, scheduled or successful since since when it is
+// not zero.
+func (s *source) visitStats(ctx context.Context, after *statsKey, since time.Time, limit int) ([]revisit.VisitStats, *statsKey, error) {
 	const columns = `SELECT url, visit_type, last_successful, last_visit, last_visit_status::text, last_scheduled,
-		last_snapshot, next_visit_queue_position, next_position_offset, successive_visits FROM origin_visit_stats`
+		last_snapshot, next_visit_queue_position, next_position_offset, successive_visits FROM origin_visit_stats
+		WHERE ($1::timestamptz IS NULL OR greatest(last_visit, last_scheduled, last_successful) >= $1) `
 	var rows pgx.Rows
 	if after == nil {
-		rows, _ = s.conn.Query(ctx, columns+" ORDER BY url, visit_type LIMIT $1", limit)
+		rows, _ = s.conn.Query(ctx, columns+"ORDER BY url, visit_type LIMIT $2", nullTime(since), limit)
 	} else {
-		rows, _ = s.conn.Query(ctx, columns+" WHERE (url, visit_type) > ($1, $2) ORDER BY url, visit_type LIMIT $3",
-			after.URL, after.VisitType, limit)
+		rows, _ = s.conn.Query(ctx, columns+"AND (url, visit_type) > ($2, $3) ORDER BY url, visit_type LIMIT $4",
+			nullTime(since), after.URL, after.VisitType, limit)
 	}
 	stats, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (revisit.VisitStats, error) {
 		var (
@@ -196,9 +204,13 @@ func sinceRuns(n int) string {
 	return fmt.Sprintf("($%d::timestamptz IS NULL OR coalesce(started, scheduled, ended) >= $%d)", n, n)
 }
 
-func (s *source) taskRuns(ctx context.Context, after int64, since time.Time, limit int) ([]revisit.TaskRun, error) {
-	rows, _ := s.conn.Query(ctx, runColumns+" WHERE id > $1 AND "+sinceRuns(2)+" ORDER BY id LIMIT $3",
-		after, nullTime(since), limit)
+// taskRuns reads the runs after id after, since runsSince (zero: all),
+// and those scheduled, started or ended since changedSince when it is not
+// zero.
+func (s *source) taskRuns(ctx context.Context, after int64, runsSince, changedSince time.Time, limit int) ([]revisit.TaskRun, error) {
+	rows, _ := s.conn.Query(ctx, runColumns+" WHERE id > $1 AND "+sinceRuns(2)+
+		" AND ($3::timestamptz IS NULL OR greatest(scheduled, started, ended) >= $3) ORDER BY id LIMIT $4",
+		after, nullTime(runsSince), nullTime(changedSince), limit)
 	return pgx.CollectRows(rows, scanRun)
 }
 

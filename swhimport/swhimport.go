@@ -9,6 +9,7 @@
 package swhimport
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -68,6 +69,11 @@ type Config struct {
 	// StateFile records where the import stands, for the next run to
 	// continue from; empty keeps no state.
 	StateFile string
+	// CatchUp copies only what changed since the complete pass the state
+	// file records began (less CatchUpMargin): the short pass of a
+	// switch, once upstream's writers stopped. A catch-up interrupted
+	// continues as a catch-up.
+	CatchUp bool
 	// Progress, when set, is told of each table's progress after each
 	// batch and when the table is done.
 	Progress func(TableProgress)
@@ -85,11 +91,21 @@ type TableProgress struct {
 	Done    bool
 }
 
-// State is where an import stands, as its state file keeps it: for each
-// table, whether it is done and the key of the last row copied.
+// State is where an import stands, as its state file keeps it: when its
+// pass began (the source's clock), since when it copies changes (zero: a
+// whole copy), and for each table whether it is done and the key of the
+// last row copied.
 type State struct {
-	Tables map[string]*TableState `json:"tables"`
+	Started time.Time              `json:"started"`
+	Since   time.Time              `json:"since,omitzero"`
+	Tables  map[string]*TableState `json:"tables"`
 }
+
+// CatchUpMargin is how long before the start of the previous pass a
+// catch-up looks for changes: upstream's transactions that had begun
+// (and so stamped their rows) before that start, and committed after the
+// previous pass read their rows, are caught too.
+const CatchUpMargin = 10 * time.Minute
 
 // Complete reports whether every table is copied.
 func (s State) Complete() bool {
@@ -141,6 +157,15 @@ func Run(ctx context.Context, cfg Config) (State, error) {
 	if err != nil {
 		return state, err
 	}
+	if cfg.CatchUp {
+		switch {
+		case state.Complete():
+			state = State{Since: state.Started.Add(-CatchUpMargin), Tables: map[string]*TableState{}}
+		case state.Since.IsZero():
+			return state, fmt.Errorf("a catch-up follows a complete import, and %s records none finished: "+
+				"run the import without catching up first", cmp.Or(cfg.StateFile, "no state file"))
+		}
+	}
 	src, err := connect(ctx, cfg.From)
 	if err != nil {
 		return state, err
@@ -148,6 +173,12 @@ func Run(ctx context.Context, cfg Config) (State, error) {
 	defer src.close()
 	if err := checkListers(ctx, src, cfg.Target); err != nil {
 		return state, err
+	}
+	if state.Started.IsZero() {
+		if err := src.conn.QueryRow(ctx, "SELECT now()").Scan(&state.Started); err != nil {
+			return state, fmt.Errorf("the source's clock: %w", err)
+		}
+		state.Started = state.Started.UTC()
 	}
 	im := &importer{cfg: cfg, src: src, state: state}
 	for _, table := range Tables {
@@ -228,7 +259,7 @@ func (im *importer) table(ctx context.Context, table string) error {
 // start) and returns how many it copied and the key of the last one (nil
 // when none). The small tables are copied whole in one batch.
 func (im *importer) batch(ctx context.Context, table string, after json.RawMessage) (int, json.RawMessage, error) {
-	t, limit := im.cfg.Target, im.cfg.Batch
+	t, limit, since := im.cfg.Target, im.cfg.Batch, im.state.Since
 	switch table {
 	case TableTaskTypes:
 		types, err := im.src.taskTypes(ctx)
@@ -252,7 +283,7 @@ func (im *importer) batch(ctx context.Context, table string, after json.RawMessa
 		if err := resume(after, &from); err != nil {
 			return 0, nil, err
 		}
-		os, last, err := im.src.listedOrigins(ctx, from, limit)
+		os, last, err := im.src.listedOrigins(ctx, from, since, limit)
 		if err != nil || len(os) == 0 {
 			return 0, nil, err
 		}
@@ -263,7 +294,7 @@ func (im *importer) batch(ctx context.Context, table string, after json.RawMessa
 		if err := resume(after, &from); err != nil {
 			return 0, nil, err
 		}
-		stats, last, err := im.src.visitStats(ctx, from, limit)
+		stats, last, err := im.src.visitStats(ctx, from, since, limit)
 		if err != nil || len(stats) == 0 {
 			return 0, nil, err
 		}
@@ -294,7 +325,7 @@ func (im *importer) batch(ctx context.Context, table string, after json.RawMessa
 		if err := resume(after, &from); err != nil {
 			return 0, nil, err
 		}
-		runs, err := im.src.taskRuns(ctx, from, im.cfg.RunsSince, limit)
+		runs, err := im.src.taskRuns(ctx, from, im.cfg.RunsSince, since, limit)
 		if err != nil || len(runs) == 0 {
 			return 0, nil, err
 		}

@@ -142,7 +142,7 @@ func requireSame(t *testing.T, from string, st store.Store) {
 		requireTimes(t, w.FirstVisitsScheduledAt, g.FirstVisitsScheduledAt)
 	}
 
-	wantOrigins, _, err := src.listedOrigins(ctx, nil, 1<<30)
+	wantOrigins, _, err := src.listedOrigins(ctx, nil, time.Time{}, 1<<30)
 	require.NoError(t, err)
 	var gotOrigins []revisit.ListedOrigin
 	f := revisit.ListedOriginFilter{Enabled: revisit.AnyEnabled, Limit: revisit.PageSize.Max}
@@ -172,7 +172,7 @@ func requireSame(t *testing.T, from string, st store.Store) {
 		require.Equal(t, w, g)
 	}
 
-	wantStats, _, err := src.visitStats(ctx, nil, 1<<30)
+	wantStats, _, err := src.visitStats(ctx, nil, time.Time{}, 1<<30)
 	require.NoError(t, err)
 	keys := make([]revisit.OriginKey, len(wantStats))
 	for i, s := range wantStats {
@@ -218,7 +218,7 @@ func requireSame(t *testing.T, from string, st store.Store) {
 	for i, tk := range wantTasks {
 		ids[i] = tk.ID
 	}
-	wantRuns, err := src.taskRuns(ctx, 0, time.Time{}, 1<<30)
+	wantRuns, err := src.taskRuns(ctx, 0, time.Time{}, time.Time{}, 1<<30)
 	require.NoError(t, err)
 	gotRuns, err := st.TaskRunsGet(ctx, ids)
 	require.NoError(t, err)
@@ -367,5 +367,56 @@ func TestVerify(t *testing.T) {
 			TableListedOrigins: {swhdb.GitLab + " foo", swhdb.Mirror + " https://new.example/r"},
 			TableTasks:         {"12"},
 		}, differing)
+	})
+}
+
+func TestCatchUpCopiesWhatChanged(t *testing.T) {
+	teststore.Engines(t, func(t *testing.T, st store.Store) {
+		from := swhdb.New(t) // a source of its own: this test writes to it
+		swhdb.Fill(t, from, generated)
+		ctx := context.Background()
+		stateFile := filepath.Join(t.TempDir(), "import.json")
+		_, err := Run(ctx, Config{From: from, Target: st, StateFile: stateFile, CatchUp: true})
+		require.ErrorContains(t, err, "a catch-up follows a complete import")
+		first, err := Run(ctx, Config{From: from, Target: st, StateFile: stateFile})
+		require.NoError(t, err)
+
+		// Upstream goes on meanwhile: a listing, a lister's new state, a
+		// result, a task run.
+		conn, err := pgx.Connect(ctx, from)
+		require.NoError(t, err)
+		defer conn.Close(ctx)
+		for _, sql := range []string{
+			`INSERT INTO listed_origins VALUES ('` + swhdb.Mirror + `', 'https://new.example/r', 'git', '{}', true, now(), now())`,
+			`UPDATE listed_origins SET last_seen = now(), enabled = false WHERE url = 'https://github.com/gen/r0000007'`,
+			`UPDATE listers SET current_state = '{"page": 8}', updated = now() WHERE name = 'mirror'`,
+			`UPDATE origin_visit_stats SET last_visit = now(), last_visit_status = 'failed' WHERE url = 'foo'`,
+			`UPDATE task SET status = 'next_run_scheduled' WHERE id = 11`,
+			`INSERT INTO task_run (task, backend_id, scheduled, status) VALUES (11, 'celery-new', now(), 'scheduled')`,
+			`UPDATE task_run SET started = now(), status = 'started' WHERE id = 105`,
+		} {
+			_, err := conn.Exec(ctx, sql)
+			require.NoError(t, err, sql)
+		}
+		checked, err := Verify(ctx, from, st, time.Time{})
+		require.NoError(t, err)
+		differing := 0
+		for _, c := range checked {
+			differing += int(c.Differing)
+		}
+		require.Equal(t, 7, differing, "%+v", checked)
+
+		caught, err := Run(ctx, Config{From: from, Target: st, StateFile: stateFile, CatchUp: true})
+		require.NoError(t, err)
+		require.True(t, caught.Since.Before(caught.Started))
+		require.Equal(t, first.Started.Add(-CatchUpMargin), caught.Since)
+		require.EqualValues(t, 2, caught.Tables[TableListedOrigins].Rows, "only the origins listed since")
+		require.EqualValues(t, 1, caught.Tables[TableVisitStats].Rows)
+		require.EqualValues(t, 2, caught.Tables[TableTaskRuns].Rows)
+		checked, err = Verify(ctx, from, st, time.Time{})
+		require.NoError(t, err)
+		for _, c := range checked {
+			require.Zero(t, c.Differing, "%s: %v", c.Table, c.First)
+		}
 	})
 }

@@ -314,7 +314,7 @@ func verifyVisitStats(ctx context.Context, s *source, t VerifyTarget) (Checked, 
 	c := Checked{Table: TableVisitStats}
 	var after *statsKey
 	for {
-		theirs, last, err := s.visitStats(ctx, after, DefaultBatch)
+		theirs, last, err := s.visitStats(ctx, after, time.Time{}, DefaultBatch)
 		if err != nil || len(theirs) == 0 {
 			return c, err
 		}
