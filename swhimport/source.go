@@ -11,11 +11,12 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/swhimport/upstreamdb"
 )
 
 // SchemaVersion is the version of upstream's schema this package reads
 // (its dbversion table).
-const SchemaVersion = 38
+const SchemaVersion = upstreamdb.Version
 
 // source reads upstream's database, one batch at a time in key order.
 type source struct {
