@@ -50,7 +50,7 @@ func (a *app) benchCommand() *cobra.Command {
 	b.PersistentFlags().StringVar(&cpuProfile, "cpu-profile", "",
 		"write a CPU profile of this process over the run to `file` (read it with go tool pprof)")
 	b.AddCommand(a.benchStoreCommand(), a.benchFeedbackCommand(), a.benchBrokerCommand(), a.benchOrchestratorCommand(), a.benchListenerCommand(), a.benchAPICommand(), a.benchRPCCommand(),
-		a.benchJournalCommand())
+		a.benchJournalCommand(), a.benchImportCommand())
 	return b
 }
 
@@ -644,5 +644,79 @@ least 90 % of the ingest path's statuses a second.`,
 	f.IntVar(&statuses, "statuses", 200_000, "visit statuses through each path, for each batch size")
 	f.IntSliceVar(&batches, "batch", []int{journal.DefaultBatchSize, 1000}, "batch `sizes` to compare")
 	f.IntVar(&partitions, "partitions", 4, "partitions of the topic")
+	return cmd
+}
+
+func (a *app) benchImportCommand() *cobra.Command {
+	var (
+		source                string
+		origins, stats, tasks string
+	)
+	cmd := &cobra.Command{
+		Use:   "import --source postgres://...",
+		Short: "Time revisit import swh against a bare COPY of the same tables (P12)",
+		Long: `Builds, in a new schema of the PostgreSQL database --source names (dropped
+at the end), an upstream scheduler database of the sizes given (ten
+listers, one origin in a hundred listed by two, a run for every other
+task), copies its tables with a bare COPY out of it and into tables of the
+same shape on the same server (the ceiling), imports it into the store,
+changes 1 % of its origins and stats, and catches up. P12 asks the import
+for 15 minutes at 10M origins, 6M stats and 1M tasks, the catch-up for a
+minute, and 200 MB of memory. Use an empty store.`,
+		Args: exactArgs(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if source == "" {
+				return usagef("--source: missing (a PostgreSQL database to build the upstream database in)")
+			}
+			var sizes [3]int
+			for i, s := range []string{origins, stats, tasks} {
+				n, err := bench.ParseSize(s)
+				if err != nil {
+					return usageError{err}
+				}
+				sizes[i] = n
+			}
+			url, err := a.resolveStoreURL(cmd)
+			if err != nil {
+				return err
+			}
+			rep, err := bench.RunImport(cmd.Context(), bench.ImportConfig{Source: source, Store: url, Origins: sizes[0],
+				Stats: sizes[1], Tasks: sizes[2], Progress: a.progressWriter()})
+			if err != nil {
+				return fmt.Errorf("bench import: %w", err)
+			}
+			rows := int64(rep.Origins + rep.Origins/100 + rep.Stats + rep.Tasks + rep.Runs)
+			rw := a.rows(cols("measure", "rows", "seconds", "rows_per_s", "target", "met"))
+			for _, r := range []struct {
+				what   string
+				rows   int64
+				took   time.Duration
+				target string
+				met    any
+			}{
+				{"bare COPY of the same tables (ceiling)", rows, rep.Copy, "", ""},
+				{"import", rows, rep.Import, fmt.Sprintf("P12 ≤ %s; %.1f× the ceiling", bench.ImportTarget,
+					rep.Import.Seconds()/rep.Copy.Seconds()), rep.Import <= bench.ImportTarget},
+				{"catch-up after 1 % changed", rep.CatchUpRows, rep.CatchUp, fmt.Sprintf("P12 ≤ %s", bench.CatchUpTarget),
+					rep.CatchUp <= bench.CatchUpTarget},
+				{"peak memory (MB)", 0, 0, fmt.Sprintf("P12 ≤ %d MB: %d MB", bench.ImportRSSTarget>>20, rep.MaxRSS>>20),
+					rep.MaxRSS <= bench.ImportRSSTarget},
+			} {
+				rate := 0.0
+				if r.took > 0 {
+					rate = math.Round(float64(r.rows) / r.took.Seconds())
+				}
+				if err := rw.Row(r.what, r.rows, math.Round(r.took.Seconds()*10)/10, rate, r.target, r.met); err != nil {
+					return err
+				}
+			}
+			return rw.Close()
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&source, "source", "", "PostgreSQL `URL` of a database to build the upstream database in (a schema of its own)")
+	f.StringVar(&origins, "origins", "10M", "listed origins of the upstream database")
+	f.StringVar(&stats, "stats", "6M", "visit stats of the upstream database")
+	f.StringVar(&tasks, "tasks", "1M", "tasks of the upstream database")
 	return cmd
 }

@@ -51,9 +51,11 @@ stopped, and the same command continues from there. Run again once done
 
 Upstream may keep running during the copy. --catch-up then copies only what
 changed since the copy began (origins listed, stats of visits, runs
-scheduled, started or ended since, ten minutes of margin included; task
-types, listers, queue positions and tasks whole): the short pass of a
-switch, once upstream's writers are stopped.
+scheduled, started or ended since, tasks created, due or run since, ten
+minutes of margin included; task types, listers and queue positions
+whole): the short pass of a switch, once upstream's writers are stopped.
+A task whose status alone changed since (disabled by hand) is not seen:
+--verify names it.
 
 A source of another schema version, or a store whose listers conflict with
 the source's (one name and instance, two ids), is refused before anything

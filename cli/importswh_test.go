@@ -36,7 +36,7 @@ func TestImportSWH(t *testing.T) {
 
 	caught := h.run("import", "swh", "--from", from, "--state", state, "--catch-up", "--progress=false")
 	require.Equal(t, 0, caught.code, caught.stderr)
-	require.Contains(t, caught.stdout, "listed_origins 0, origin_visit_stats 0, visit_scheduler_queue_position 2, task 4, task_run 0",
+	require.Contains(t, caught.stdout, "listed_origins 0, origin_visit_stats 0, visit_scheduler_queue_position 2, task 0, task_run 0",
 		"nothing listed or visited since")
 	require.Contains(t, h.fails(ExitError, "import", "swh", "--from", from, "--state", filepath.Join(h.dir, "none.json"), "--catch-up"),
 		"a catch-up follows a complete import")

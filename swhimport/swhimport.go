@@ -96,9 +96,12 @@ type TableProgress struct {
 // whole copy), and for each table whether it is done and the key of the
 // last row copied.
 type State struct {
-	Started time.Time              `json:"started"`
-	Since   time.Time              `json:"since,omitzero"`
-	Tables  map[string]*TableState `json:"tables"`
+	Started time.Time `json:"started"`
+	Since   time.Time `json:"since,omitzero"`
+	// NewTasksAfter is, in a catch-up, the largest task id the passes
+	// before copied: the tasks above it are new.
+	NewTasksAfter int64                  `json:"new_tasks_after,omitempty"`
+	Tables        map[string]*TableState `json:"tables"`
 }
 
 // CatchUpMargin is how long before the start of the previous pass a
@@ -160,7 +163,12 @@ func Run(ctx context.Context, cfg Config) (State, error) {
 	if cfg.CatchUp {
 		switch {
 		case state.Complete():
-			state = State{Since: state.Started.Add(-CatchUpMargin), Tables: map[string]*TableState{}}
+			var last int64
+			if err := resume(state.Tables[TableTasks].After, &last); err != nil {
+				return state, err
+			}
+			state = State{Since: state.Started.Add(-CatchUpMargin), NewTasksAfter: max(last, state.NewTasksAfter),
+				Tables: map[string]*TableState{}}
 		case state.Since.IsZero():
 			return state, fmt.Errorf("a catch-up follows a complete import, and %s records none finished: "+
 				"run the import without catching up first", cmp.Or(cfg.StateFile, "no state file"))
@@ -315,7 +323,7 @@ func (im *importer) batch(ctx context.Context, table string, after json.RawMessa
 		if err := resume(after, &from); err != nil {
 			return 0, nil, err
 		}
-		tasks, err := im.src.tasks(ctx, from, limit)
+		tasks, err := im.src.tasks(ctx, from, since, im.state.NewTasksAfter, limit)
 		if err != nil || len(tasks) == 0 {
 			return 0, nil, err
 		}

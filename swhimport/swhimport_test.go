@@ -233,7 +233,7 @@ func requireSame(t *testing.T, from string, st store.Store) {
 	require.NoError(t, err)
 	require.Equal(t, wantPositions, gotPositions)
 
-	wantTasks, err := src.tasks(ctx, 0, 1<<30)
+	wantTasks, err := src.tasks(ctx, 0, time.Time{}, 0, 1<<30)
 	require.NoError(t, err)
 	page, err := st.TasksGet(ctx, revisit.TaskFilter{})
 	require.NoError(t, err)

@@ -374,7 +374,7 @@ func verifyTasks(ctx context.Context, s *source, t VerifyTarget) (Checked, error
 	c := Checked{Table: TableTasks}
 	var after int64
 	theirs := newStream(func() ([]revisit.Task, bool, error) {
-		ts, err := s.tasks(ctx, after, DefaultBatch)
+		ts, err := s.tasks(ctx, after, time.Time{}, 0, DefaultBatch)
 		if len(ts) > 0 {
 			after = ts[len(ts)-1].ID
 		}

@@ -6,7 +6,6 @@ package upstreamdb
 // Version is the schema version Schema creates.
 const Version = 38
 
-
 // Schema creates, in the current schema of a PostgreSQL database, the
 // tables of a Software Heritage scheduler database of schema Version, as an
 // import reads them: enums, tables, keys.
