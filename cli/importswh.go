@@ -51,7 +51,7 @@ stopped, and the same command continues from there. Run again once done
 
 Upstream may keep running during the copy. --catch-up then copies only what
 changed since the copy began (origins listed, stats of visits, runs
-scheduled, started or ended since, tasks created, due or run since, ten
+scheduled, started or ended since, tasks created or run since, ten
 minutes of margin included; task types, listers and queue positions
 whole): the short pass of a switch, once upstream's writers are stopped.
 A task whose status alone changed since (disabled by hand) is not seen:

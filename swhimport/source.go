@@ -172,11 +172,11 @@ func (s *source) queuePositions(ctx context.Context) (map[string]int64, error) {
 
 // tasks reads the tasks after id after. With a changed since (not zero),
 // only the tasks that may have changed since: those of ids above newAfter
-// (created since), due since, or whose runs moved since (a run's end moves
-// its task).
+// (created since) and those whose runs moved since (upstream moves a task
+// when it schedules its run, and when the run ends).
 func (s *source) tasks(ctx context.Context, after int64, changed time.Time, newAfter int64, limit int) ([]revisit.Task, error) {
 	rows, _ := s.conn.Query(ctx, `SELECT id, type, arguments::text, next_run, current_interval, status::text, policy::text,
-		retries_left, priority::text FROM task WHERE id > $1 AND ($3::timestamptz IS NULL OR id > $4 OR next_run >= $3
+		retries_left, priority::text FROM task WHERE id > $1 AND ($3::timestamptz IS NULL OR id > $4
 			OR EXISTS (SELECT FROM task_run r WHERE r.task = task.id AND greatest(r.scheduled, r.started, r.ended) >= $3))
 		ORDER BY id LIMIT $2`, after, limit, nullTime(changed), newAfter)
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (revisit.Task, error) {
