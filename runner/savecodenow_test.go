@@ -1,11 +1,9 @@
 package runner
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/broker/embedded"
+	"github.com/revisit-sched/revisit/internal/testkit/swhcall"
 	"github.com/revisit-sched/revisit/internal/testkit/teststore"
 	"github.com/revisit-sched/revisit/store"
 	"github.com/revisit-sched/revisit/swhrpc"
@@ -36,22 +35,7 @@ func TestSaveCodeNowLeavesInOneRound(t *testing.T) {
 			for i := 0; i < len(params); i += 2 {
 				m = append(m, swhwire.Pair{Key: params[i], Value: params[i+1]})
 			}
-			body, err := swhwire.Encode(m)
-			require.NoError(t, err)
-			req, err := http.NewRequest(http.MethodPost, rpc.URL+"/"+path, bytes.NewReader(body))
-			require.NoError(t, err)
-			req.Header.Set("Content-Type", "application/x-msgpack")
-			req.Header.Set("Accept", "application/x-msgpack")
-			resp, err := http.DefaultClient.Do(req)
-			require.NoError(t, err)
-			defer resp.Body.Close()
-			var raw bytes.Buffer
-			_, err = raw.ReadFrom(resp.Body)
-			require.NoError(t, err)
-			require.Equal(t, http.StatusOK, resp.StatusCode, "%s: %s", path, raw.String())
-			v, err := swhwire.Decode(raw.Bytes())
-			require.NoError(t, err)
-			return v
+			return swhcall.Call(t, rpc.URL, path, m)
 		}
 		model := func(typ string, fields ...any) swhwire.Model {
 			m := swhwire.Model{Type: typ}

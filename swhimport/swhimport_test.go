@@ -1,10 +1,8 @@
 package swhimport
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
@@ -17,6 +15,7 @@ import (
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/internal/testkit/netproxy"
+	"github.com/revisit-sched/revisit/internal/testkit/swhcall"
 	"github.com/revisit-sched/revisit/internal/testkit/swhdb"
 	"github.com/revisit-sched/revisit/internal/testkit/teststore"
 	"github.com/revisit-sched/revisit/store"
@@ -284,24 +283,7 @@ func requireRPCAnswersAsSource(t *testing.T, st store.Store) {
 	t.Helper()
 	srv := httptest.NewServer(swhrpc.New(swhrpc.Config{Store: st}))
 	defer srv.Close()
-	call := func(path string, params swhwire.Map) any {
-		body, err := swhwire.Encode(params)
-		require.NoError(t, err)
-		req, err := http.NewRequest(http.MethodPost, srv.URL+"/"+path, bytes.NewReader(body))
-		require.NoError(t, err)
-		req.Header.Set("Content-Type", "application/x-msgpack")
-		req.Header.Set("Accept", "application/x-msgpack")
-		resp, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		defer resp.Body.Close()
-		var b bytes.Buffer
-		_, err = b.ReadFrom(resp.Body)
-		require.NoError(t, err)
-		require.Equal(t, http.StatusOK, resp.StatusCode, "%s: %s", path, b.String())
-		v, err := swhwire.Decode(b.Bytes())
-		require.NoError(t, err)
-		return v
-	}
+	call := func(path string, params swhwire.Map) any { return swhcall.Call(t, srv.URL, path, params) }
 	field := func(v any, name string) any {
 		f, _ := v.(swhwire.Model).Fields.Get(name)
 		return f
