@@ -52,7 +52,9 @@ func TestImportKilledAndResumed(t *testing.T) {
 		require.Error(t, err, "killed")
 		require.Less(t, originsCopied(t, stateFile), int64(generated), "killed before the end of the origins")
 	}
-	out, err := exec.Command(bin, args...).CombinedOutput()
+	final := exec.Command(bin, args...)
+	final.Env = withoutRevisitVariables()
+	out, err := final.CombinedOutput()
 	require.NoError(t, err, string(out))
 	require.Contains(t, string(out), "imported: ")
 

@@ -214,7 +214,7 @@ func TestRecordingAgainMovesNoIndexEntry(t *testing.T) {
 	s := openTest(t, nil)
 	ctx := context.Background()
 	for _, q := range []string{upsertOrigin, upsertOriginReturning} {
-		ops := bytecode(t, ctx, s, q, uuid.NewString(), "https://example.com/a", "git", "{}", true, 0, nil, nil, nil)
+		ops := bytecode(t, ctx, s, q, uuid.NewString(), "https://example.com/a", "git", "{}", true, 0, nil, nil, nil, 0)
 		var updates, deletes int
 		for _, o := range ops {
 			switch o.code {
