@@ -227,23 +227,11 @@ func verifyListedOrigins(ctx context.Context, s *source, t VerifyTarget) (Checke
 		return &o, err
 	}
 	f := revisit.ListedOriginFilter{Enabled: revisit.AnyEnabled, Limit: revisit.PageSize.Max}
-	var page []revisit.ListedOrigin
-	done := false
-	nextOurs := func() (*revisit.ListedOrigin, error) {
-		for len(page) == 0 && !done {
-			p, err := t.ListedOriginsGet(ctx, f)
-			if err != nil {
-				return nil, err
-			}
-			page, f.PageToken, done = p.Origins, p.NextPageToken, p.NextPageToken == ""
-		}
-		if len(page) == 0 {
-			return nil, nil
-		}
-		o := page[0]
-		page = page[1:]
-		return &o, nil
-	}
+	nextOurs := newStream(func() ([]revisit.ListedOrigin, bool, error) {
+		page, err := t.ListedOriginsGet(ctx, f)
+		f.PageToken = page.NextPageToken
+		return page.Origins, page.NextPageToken != "", err
+	}).next
 	theirs, err := next()
 	if err != nil {
 		return c, err
