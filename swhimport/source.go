@@ -18,7 +18,7 @@ import (
 // (its dbversion table).
 const SchemaVersion = upstreamdb.Version
 
-// source reads upstream's database, one batch at a time in key order.
+// source reads upstream's database.
 type source struct {
 	conn *pgx.Conn
 }
@@ -89,71 +89,59 @@ func (s *source) listers(ctx context.Context) ([]revisit.Lister, error) {
 const originColumns = `SELECT lister_id, url, visit_type, extra_loader_arguments::text, enabled, first_seen, last_seen,
 	last_update, is_fork, forked_from_url FROM listed_origins`
 
-// originKey is where a batch of listed origins resumes.
+// originKey is where a copy of listed origins resumes.
 type originKey struct {
 	ListerID  uuid.UUID `json:"lister_id"`
 	URL       string    `json:"url"`
 	VisitType string    `json:"visit_type"`
 }
 
-// listedOrigins reads the listed origins after the key after (nil: from
-// the start), those seen since since when it is not zero.
-func (s *source) listedOrigins(ctx context.Context, after *originKey, since time.Time, limit int) ([]revisit.ListedOrigin, *originKey, error) {
-	const changed = " ($1::timestamptz IS NULL OR last_seen >= $1) "
-	var rows pgx.Rows
+// listedOrigins reads, in key order, the listed origins after the key after
+// (nil: from the start), those seen since since when it is not zero.
+func (s *source) listedOrigins(ctx context.Context, after *originKey, since time.Time) *rowStream[revisit.ListedOrigin] {
+	const changed = " WHERE ($1::timestamptz IS NULL OR last_seen >= $1) "
+	const order = " ORDER BY lister_id, url, visit_type"
+	read := readerFor[revisit.ListedOrigin](since)
 	if after == nil {
-		rows, _ = s.conn.Query(ctx, originColumns+" WHERE"+changed+"ORDER BY lister_id, url, visit_type LIMIT $2",
-			nullTime(since), limit)
-	} else {
-		rows, _ = s.conn.Query(ctx, originColumns+" WHERE"+changed+`AND (lister_id, url, visit_type) > ($2, $3, $4)
-			ORDER BY lister_id, url, visit_type LIMIT $5`, nullTime(since), after.ListerID, after.URL, after.VisitType, limit)
+		return read(ctx, s, scanOrigin, originColumns+changed+order, nullTime(since))
 	}
-	os, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (revisit.ListedOrigin, error) { return scanOrigin(row) })
-	if err != nil || len(os) == 0 {
-		return os, nil, err
-	}
-	last := os[len(os)-1]
-	return os, &originKey{last.ListerID, last.URL, last.VisitType}, nil
+	return read(ctx, s, scanOrigin, originColumns+changed+"AND (lister_id, url, visit_type) > ($2, $3, $4)"+order,
+		nullTime(since), after.ListerID, after.URL, after.VisitType)
 }
 
-// statsKey is where a batch of visit stats resumes.
+// statsKey is where a copy of visit stats resumes.
 type statsKey struct {
 	URL       string `json:"url"`
 	VisitType string `json:"visit_type"`
 }
 
-// visitStats reads the visit stats after the key after (nil: from the
-// start), those visited, scheduled or successful since since when it is
-// not zero.
-func (s *source) visitStats(ctx context.Context, after *statsKey, since time.Time, limit int) ([]revisit.VisitStats, *statsKey, error) {
+// visitStats reads, in key order, the visit stats after the key after
+// (nil: from the start), those visited, scheduled or successful since
+// since when it is not zero.
+func (s *source) visitStats(ctx context.Context, after *statsKey, since time.Time) *rowStream[revisit.VisitStats] {
 	const columns = `SELECT url, visit_type, last_successful, last_visit, last_visit_status::text, last_scheduled,
 		last_snapshot, next_visit_queue_position, next_position_offset, successive_visits FROM origin_visit_stats
 		WHERE ($1::timestamptz IS NULL OR greatest(last_visit, last_scheduled, last_successful) >= $1) `
-	var rows pgx.Rows
+	const order = " ORDER BY url, visit_type"
+	read := readerFor[revisit.VisitStats](since)
 	if after == nil {
-		rows, _ = s.conn.Query(ctx, columns+"ORDER BY url, visit_type LIMIT $2", nullTime(since), limit)
-	} else {
-		rows, _ = s.conn.Query(ctx, columns+"AND (url, visit_type) > ($2, $3) ORDER BY url, visit_type LIMIT $4",
-			nullTime(since), after.URL, after.VisitType, limit)
+		return read(ctx, s, scanStats, columns+order, nullTime(since))
 	}
-	stats, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (revisit.VisitStats, error) {
-		var (
-			v      revisit.VisitStats
-			status *string
-		)
-		err := row.Scan(&v.URL, &v.VisitType, &v.LastSuccessful, &v.LastVisit, &status, &v.LastScheduled,
-			&v.LastSnapshot, &v.NextVisitQueuePosition, &v.NextPositionOffset, &v.SuccessiveVisits)
-		if status != nil {
-			st := revisit.VisitStatus(*status)
-			v.LastVisitStatus = &st
-		}
-		return v, err
-	})
-	if err != nil || len(stats) == 0 {
-		return stats, nil, err
+	return read(ctx, s, scanStats, columns+"AND (url, visit_type) > ($2, $3)"+order, nullTime(since), after.URL, after.VisitType)
+}
+
+func scanStats(row pgx.Row) (revisit.VisitStats, error) {
+	var (
+		v      revisit.VisitStats
+		status *string
+	)
+	err := row.Scan(&v.URL, &v.VisitType, &v.LastSuccessful, &v.LastVisit, &status, &v.LastScheduled,
+		&v.LastSnapshot, &v.NextVisitQueuePosition, &v.NextPositionOffset, &v.SuccessiveVisits)
+	if status != nil {
+		st := revisit.VisitStatus(*status)
+		v.LastVisitStatus = &st
 	}
-	last := stats[len(stats)-1]
-	return stats, &statsKey{last.URL, last.VisitType}, nil
+	return v, err
 }
 
 func (s *source) queuePositions(ctx context.Context) (map[string]int64, error) {
@@ -170,33 +158,35 @@ func (s *source) queuePositions(ctx context.Context) (map[string]int64, error) {
 	return out, err
 }
 
-// tasks reads the tasks after id after. With a changed since (not zero),
-// only the tasks that may have changed since: those of ids above newAfter
-// (created since) and those whose runs moved since (upstream moves a task
-// when it schedules its run, and when the run ends).
-func (s *source) tasks(ctx context.Context, after int64, changed time.Time, newAfter int64, limit int) ([]revisit.Task, error) {
-	rows, _ := s.conn.Query(ctx, `SELECT id, type, arguments::text, next_run, current_interval, status::text, policy::text,
-		retries_left, priority::text FROM task WHERE id > $1 AND ($3::timestamptz IS NULL OR id > $4
-			OR EXISTS (SELECT FROM task_run r WHERE r.task = task.id AND greatest(r.scheduled, r.started, r.ended) >= $3))
-		ORDER BY id LIMIT $2`, after, limit, nullTime(changed), newAfter)
-	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (revisit.Task, error) {
-		var (
-			t                        revisit.Task
-			args                     string
-			interval                 pgtype.Interval
-			status, policy, priority pgtype.Text
-			retries                  int64
-		)
-		if err := row.Scan(&t.ID, &t.Type, &args, &t.NextRun, &interval, &status, &policy, &retries, &priority); err != nil {
-			return t, err
-		}
-		t.CurrentInterval, t.RetriesLeft = duration(interval), int(retries)
-		t.Status, t.Policy, t.Priority = revisit.TaskStatus(status.String), revisit.TaskPolicy(policy.String), revisit.TaskPriority(priority.String)
-		if err := json.Unmarshal([]byte(args), &t.Arguments); err != nil {
-			return t, fmt.Errorf("task %d: arguments: %w", t.ID, err)
-		}
-		return t, nil
-	})
+// tasks reads the tasks after id after, in id order. With a changed since
+// (not zero), only the tasks that may have changed since: those of ids
+// above newAfter (created since) and those whose runs moved since
+// (upstream moves a task when it schedules its run, and when the run
+// ends).
+func (s *source) tasks(ctx context.Context, after int64, changed time.Time, newAfter int64) *rowStream[revisit.Task] {
+	return readerFor[revisit.Task](changed)(ctx, s, scanTask, `SELECT id, type, arguments::text, next_run, current_interval, status::text, policy::text,
+		retries_left, priority::text FROM task WHERE id > $1 AND ($2::timestamptz IS NULL OR id > $3
+			OR EXISTS (SELECT FROM task_run r WHERE r.task = task.id AND greatest(r.scheduled, r.started, r.ended) >= $2))
+		ORDER BY id`, after, nullTime(changed), newAfter)
+}
+
+func scanTask(row pgx.Row) (revisit.Task, error) {
+	var (
+		t                        revisit.Task
+		args                     string
+		interval                 pgtype.Interval
+		status, policy, priority pgtype.Text
+		retries                  int64
+	)
+	if err := row.Scan(&t.ID, &t.Type, &args, &t.NextRun, &interval, &status, &policy, &retries, &priority); err != nil {
+		return t, err
+	}
+	t.CurrentInterval, t.RetriesLeft = duration(interval), int(retries)
+	t.Status, t.Policy, t.Priority = revisit.TaskStatus(status.String), revisit.TaskPolicy(policy.String), revisit.TaskPriority(priority.String)
+	if err := json.Unmarshal([]byte(args), &t.Arguments); err != nil {
+		return t, fmt.Errorf("task %d: arguments: %w", t.ID, err)
+	}
+	return t, nil
 }
 
 // orphanBackendID names a run that upstream recorded without a backend id:
@@ -211,23 +201,22 @@ func sinceRuns(n int) string {
 	return fmt.Sprintf("($%d::timestamptz IS NULL OR coalesce(started, scheduled, ended) >= $%d)", n, n)
 }
 
-// taskRuns reads the runs after id after, since runsSince (zero: all),
-// and those scheduled, started or ended since changedSince when it is not
-// zero.
-func (s *source) taskRuns(ctx context.Context, after int64, runsSince, changedSince time.Time, limit int) ([]revisit.TaskRun, error) {
-	rows, _ := s.conn.Query(ctx, runColumns+" WHERE id > $1 AND "+sinceRuns(2)+
-		" AND ($3::timestamptz IS NULL OR greatest(scheduled, started, ended) >= $3) ORDER BY id LIMIT $4",
-		after, nullTime(runsSince), nullTime(changedSince), limit)
-	return pgx.CollectRows(rows, scanRun)
+// taskRuns reads the runs after id after, in id order, since runsSince
+// (zero: all), and those scheduled, started or ended since changedSince
+// when it is not zero.
+func (s *source) taskRuns(ctx context.Context, after int64, runsSince, changedSince time.Time) *rowStream[revisit.TaskRun] {
+	return readerFor[revisit.TaskRun](changedSince)(ctx, s, scanRun, runColumns+" WHERE id > $1 AND "+sinceRuns(2)+
+		" AND ($3::timestamptz IS NULL OR greatest(scheduled, started, ended) >= $3) ORDER BY id",
+		after, nullTime(runsSince), nullTime(changedSince))
 }
 
 // runsOf reads the runs of those tasks since since (zero: all).
 func (s *source) runsOf(ctx context.Context, tasks []int64, since time.Time) ([]revisit.TaskRun, error) {
 	rows, _ := s.conn.Query(ctx, runColumns+" WHERE task = ANY($1) AND "+sinceRuns(2)+" ORDER BY id", tasks, nullTime(since))
-	return pgx.CollectRows(rows, scanRun)
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (revisit.TaskRun, error) { return scanRun(row) })
 }
 
-func scanRun(row pgx.CollectableRow) (revisit.TaskRun, error) {
+func scanRun(row pgx.Row) (revisit.TaskRun, error) {
 	var (
 		r               revisit.TaskRun
 		backendID, meta *string
@@ -256,6 +245,14 @@ func duration(iv pgtype.Interval) time.Duration {
 	}
 	return time.Duration(iv.Microseconds)*time.Microsecond + time.Duration(iv.Days)*24*time.Hour +
 		time.Duration(iv.Months)*30*24*time.Hour
+}
+
+// readerFor is how to read the rows changed since since (zero: all).
+func readerFor[T any](since time.Time) func(context.Context, *source, func(pgx.Row) (T, error), string, ...any) *rowStream[T] {
+	if since.IsZero() {
+		return query[T]
+	}
+	return queryFew[T]
 }
 
 func nullTime(t time.Time) *time.Time {

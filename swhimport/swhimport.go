@@ -2,8 +2,8 @@
 // from its PostgreSQL database (schema version 38) into a revisit store:
 // task types, listers with their states and update tokens, listed origins,
 // visit stats, queue positions, tasks and their runs, each kept as upstream
-// holds it. It reads each table in key order, a batch at a time, and writes
-// each batch in one transaction; after each it records where it stands in a
+// holds it. It reads each table in one query, in key order, and writes it a
+// batch at a time, each batch in one transaction; after each it records where it stands in a
 // state file, so that an interrupted import continues where it stopped, and
 // an import run again writes the same rows again, changing nothing.
 package swhimport
@@ -16,9 +16,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/revisit-sched/revisit"
 )
@@ -48,8 +50,11 @@ const (
 	TableTaskRuns       = "task_run"
 )
 
-// Tables are the tables an import copies, in the order it copies them.
-var Tables = []string{TableTaskTypes, TableListers, TableListedOrigins, TableVisitStats, TableQueuePositions,
+// Tables are the tables an import copies, in the order it copies them: the
+// visit stats before the listed origins, whose new rows take their
+// origin's stats as they are written (copying stats onto rows written
+// before costs an update of each).
+var Tables = []string{TableTaskTypes, TableListers, TableVisitStats, TableListedOrigins, TableQueuePositions,
 	TableTasks, TableTaskRuns}
 
 // DefaultBatch is the rows an import reads and writes at once.
@@ -228,7 +233,7 @@ type importer struct {
 	state State
 }
 
-// table copies one table from where the state says, batch after batch.
+// table copies one table from where the state says.
 func (im *importer) table(ctx context.Context, table string) error {
 	ts := im.state.Tables[table]
 	if ts == nil {
@@ -238,108 +243,180 @@ func (im *importer) table(ctx context.Context, table string) error {
 	if ts.Done {
 		return nil
 	}
-	p := TableProgress{Table: table, Estimate: im.src.estimate(ctx, table), Started: time.Now()}
-	for {
-		n, after, err := im.batch(ctx, table, ts.After)
-		if err != nil {
-			return err
-		}
-		p.Rows += int64(n)
-		ts.Rows += int64(n)
-		if after != nil {
-			ts.After = after
-		}
-		ts.Done = after == nil || n < im.cfg.Batch
-		if err := saveState(im.cfg.StateFile, im.state); err != nil {
-			return err
-		}
-		p.Done = ts.Done
-		if im.cfg.Progress != nil {
-			im.cfg.Progress(p)
-		}
-		if ts.Done {
-			return nil
-		}
+	p := &TableProgress{Table: table, Estimate: im.src.estimate(ctx, table), Started: time.Now()}
+	if err := im.copy(ctx, table, ts, p); err != nil {
+		return err
 	}
+	ts.Done, p.Done = true, true
+	return im.record(ts, p, 0)
 }
 
-// batch copies the rows of table after the key after (null: from the
-// start) and returns how many it copied and the key of the last one (nil
-// when none). The small tables are copied whole in one batch.
-func (im *importer) batch(ctx context.Context, table string, after json.RawMessage) (int, json.RawMessage, error) {
-	t, limit, since := im.cfg.Target, im.cfg.Batch, im.state.Since
+// record counts n more rows copied, saves the state file and tells the
+// progress.
+func (im *importer) record(ts *TableState, p *TableProgress, n int) error {
+	ts.Rows += int64(n)
+	p.Rows += int64(n)
+	if err := saveState(im.cfg.StateFile, im.state); err != nil {
+		return err
+	}
+	if im.cfg.Progress != nil {
+		im.cfg.Progress(*p)
+	}
+	return nil
+}
+
+// copy copies the rows of table after the key the state records: the
+// small tables whole at once, the others in key order a batch at a time.
+func (im *importer) copy(ctx context.Context, table string, ts *TableState, p *TableProgress) error {
+	t, src, since := im.cfg.Target, im.src, im.state.Since
 	switch table {
 	case TableTaskTypes:
-		types, err := im.src.taskTypes(ctx)
+		types, err := src.taskTypes(ctx)
 		if err != nil {
-			return 0, nil, err
+			return err
 		}
 		for _, tt := range types {
 			if err := putTaskType(ctx, t, tt); err != nil {
-				return 0, nil, fmt.Errorf("task type %s: %w", tt.Type, err)
+				return fmt.Errorf("task type %s: %w", tt.Type, err)
 			}
 		}
-		return len(types), nil, nil
+		return im.record(ts, p, len(types))
 	case TableListers:
-		ls, err := im.src.listers(ctx)
-		if err != nil || len(ls) == 0 {
-			return 0, nil, err
+		ls, err := src.listers(ctx)
+		if err == nil && len(ls) > 0 {
+			err = t.ListersImport(ctx, ls)
 		}
-		return len(ls), nil, t.ListersImport(ctx, ls)
-	case TableListedOrigins:
-		var from *originKey
-		if err := resume(after, &from); err != nil {
-			return 0, nil, err
-		}
-		os, last, err := im.src.listedOrigins(ctx, from, since, limit)
-		if err != nil || len(os) == 0 {
-			return 0, nil, err
-		}
-		_, err = t.ListedOriginsImport(ctx, os)
-		return written(len(os), last, err)
-	case TableVisitStats:
-		var from *statsKey
-		if err := resume(after, &from); err != nil {
-			return 0, nil, err
-		}
-		stats, last, err := im.src.visitStats(ctx, from, since, limit)
-		if err != nil || len(stats) == 0 {
-			return 0, nil, err
-		}
-		return written(len(stats), last, t.VisitStatsUpsert(ctx, stats))
-	case TableQueuePositions:
-		positions, err := im.src.queuePositions(ctx)
 		if err != nil {
-			return 0, nil, err
+			return err
+		}
+		return im.record(ts, p, len(ls))
+	case TableQueuePositions:
+		positions, err := src.queuePositions(ctx)
+		if err != nil {
+			return err
 		}
 		for vt, pos := range positions {
 			if err := t.QueuePositionSet(ctx, vt, pos); err != nil {
-				return 0, nil, fmt.Errorf("queue position of %s: %w", vt, err)
+				return fmt.Errorf("queue position of %s: %w", vt, err)
 			}
 		}
-		return len(positions), nil, nil
+		return im.record(ts, p, len(positions))
+	case TableListedOrigins:
+		var from *originKey
+		if err := resume(ts.After, &from); err != nil {
+			return err
+		}
+		return pump(ctx, im, ts, p, Writers,
+			func(ctx context.Context) *rowStream[revisit.ListedOrigin] { return src.listedOrigins(ctx, from, since) },
+			func(o revisit.ListedOrigin) any { return originKey{o.ListerID, o.URL, o.VisitType} },
+			func(ctx context.Context, os []revisit.ListedOrigin) error {
+				_, err := t.ListedOriginsImport(ctx, os)
+				return err
+			})
+	case TableVisitStats:
+		var from *statsKey
+		if err := resume(ts.After, &from); err != nil {
+			return err
+		}
+		return pump(ctx, im, ts, p, Writers,
+			func(ctx context.Context) *rowStream[revisit.VisitStats] { return src.visitStats(ctx, from, since) },
+			func(st revisit.VisitStats) any { return statsKey{st.URL, st.VisitType} },
+			t.VisitStatsUpsert)
 	case TableTasks:
 		var from int64
-		if err := resume(after, &from); err != nil {
-			return 0, nil, err
+		if err := resume(ts.After, &from); err != nil {
+			return err
 		}
-		tasks, err := im.src.tasks(ctx, from, since, im.state.NewTasksAfter, limit)
-		if err != nil || len(tasks) == 0 {
-			return 0, nil, err
-		}
-		return written(len(tasks), tasks[len(tasks)-1].ID, t.TasksImport(ctx, tasks))
+		return pump(ctx, im, ts, p, 1,
+			func(ctx context.Context) *rowStream[revisit.Task] {
+				return src.tasks(ctx, from, since, im.state.NewTasksAfter)
+			},
+			func(tk revisit.Task) any { return tk.ID }, t.TasksImport)
 	case TableTaskRuns:
 		var from int64
-		if err := resume(after, &from); err != nil {
-			return 0, nil, err
+		if err := resume(ts.After, &from); err != nil {
+			return err
 		}
-		runs, err := im.src.taskRuns(ctx, from, im.cfg.RunsSince, since, limit)
-		if err != nil || len(runs) == 0 {
-			return 0, nil, err
-		}
-		return written(len(runs), runs[len(runs)-1].ID, t.TaskRunsImport(ctx, runs))
+		return pump(ctx, im, ts, p, 1,
+			func(ctx context.Context) *rowStream[revisit.TaskRun] {
+				return src.taskRuns(ctx, from, im.cfg.RunsSince, since)
+			},
+			func(r revisit.TaskRun) any { return r.ID }, t.TaskRunsImport)
 	}
-	return 0, nil, fmt.Errorf("unknown table %s", table)
+	return fmt.Errorf("unknown table %s", table)
+}
+
+// Writers is how many batches of listed origins, and of visit stats, an
+// import writes at once (the others: one): two keep both cores of a small
+// server busy, as two recording writers do.
+const Writers = 2
+
+// pump copies the rows open reads into write, a batch at a time, reading
+// the next batches while writers of them write; as the batches are
+// written, in order, it records the key of the last one as where the table
+// resumes.
+func pump[T any](ctx context.Context, im *importer, ts *TableState, p *TableProgress, writers int,
+	open func(context.Context) *rowStream[T], key func(T) any, write func(context.Context, []T) error) error {
+	type numbered struct {
+		n    int
+		rows []T
+	}
+	g, ctx := errgroup.WithContext(ctx)
+	batches := make(chan numbered, writers)
+	g.Go(func() error {
+		defer close(batches)
+		rows := open(ctx)
+		defer rows.close()
+		for n := 0; ; n++ {
+			b, err := rows.batch(im.cfg.Batch)
+			if err != nil || len(b) == 0 {
+				return err
+			}
+			select {
+			case batches <- numbered{n, b}:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+	})
+	var (
+		mu      sync.Mutex
+		written = map[int][]T{} // batches written after one that is not yet
+		next    int             // the first batch not written yet
+	)
+	done := func(b numbered) error {
+		mu.Lock()
+		defer mu.Unlock()
+		written[b.n] = b.rows
+		rows := 0
+		for w, ok := written[next]; ok; w, ok = written[next] {
+			after, err := json.Marshal(key(w[len(w)-1]))
+			if err != nil {
+				return err
+			}
+			ts.After, rows = after, rows+len(w)
+			delete(written, next)
+			next++
+		}
+		if rows == 0 {
+			return nil
+		}
+		return im.record(ts, p, rows)
+	}
+	for range writers {
+		g.Go(func() error {
+			for b := range batches {
+				if err := write(ctx, b.rows); err != nil {
+					return err
+				}
+				if err := done(b); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	return g.Wait()
 }
 
 // putTaskType creates a task type, or replaces the target's of that name.
@@ -352,16 +429,6 @@ func putTaskType(ctx context.Context, t Target, tt revisit.TaskType) error {
 		return err
 	}
 	return t.TaskTypeUpdate(ctx, tt)
-}
-
-// written is what a batch of n rows ending at key last returns once its
-// write returned err.
-func written(n int, last any, err error) (int, json.RawMessage, error) {
-	if err != nil {
-		return 0, nil, err
-	}
-	key, err := json.Marshal(last)
-	return n, key, err
 }
 
 // resume reads the key a table resumes after into key (left alone when

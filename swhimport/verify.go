@@ -61,7 +61,7 @@ func Verify(ctx context.Context, from string, t VerifyTarget, runsSince time.Tim
 	defer src.close()
 	var out []Checked
 	for _, check := range []func(context.Context, *source, VerifyTarget) (Checked, error){
-		verifyTaskTypes, verifyListers, verifyListedOrigins, verifyVisitStats, verifyQueuePositions, verifyTasks,
+		verifyTaskTypes, verifyListers, verifyVisitStats, verifyListedOrigins, verifyQueuePositions, verifyTasks,
 		func(ctx context.Context, s *source, t VerifyTarget) (Checked, error) {
 			return verifyRuns(ctx, s, t, runsSince)
 		},
@@ -214,18 +214,9 @@ func verifyQueuePositions(ctx context.Context, s *source, t VerifyTarget) (Check
 // may sort differently on the two sides.
 func verifyListedOrigins(ctx context.Context, s *source, t VerifyTarget) (Checked, error) {
 	c := Checked{Table: TableListedOrigins}
-	rows, err := s.conn.Query(ctx, originColumns+` ORDER BY lister_id, url COLLATE "C"`)
-	if err != nil {
-		return c, err
-	}
-	defer rows.Close()
-	next := func() (*revisit.ListedOrigin, error) {
-		if !rows.Next() {
-			return nil, rows.Err()
-		}
-		o, err := scanOrigin(rows)
-		return &o, err
-	}
+	rows := query(ctx, s, scanOrigin, originColumns+` ORDER BY lister_id, url COLLATE "C"`)
+	defer rows.close()
+	next := rows.next
 	f := revisit.ListedOriginFilter{Enabled: revisit.AnyEnabled, Limit: revisit.PageSize.Max}
 	nextOurs := newStream(func() ([]revisit.ListedOrigin, bool, error) {
 		page, err := t.ListedOriginsGet(ctx, f)
@@ -296,13 +287,14 @@ func scanOrigin(row pgx.Row) (revisit.ListedOrigin, error) {
 	return o, json.Unmarshal([]byte(extra), &o.ExtraLoaderArguments)
 }
 
-// verifyVisitStats reads the source's stats a batch at a time and the
-// store's of the same origins.
+// verifyVisitStats reads the source's stats in one stream, and the
+// store's of the same origins a batch at a time.
 func verifyVisitStats(ctx context.Context, s *source, t VerifyTarget) (Checked, error) {
 	c := Checked{Table: TableVisitStats}
-	var after *statsKey
+	rows := s.visitStats(ctx, nil, time.Time{})
+	defer rows.close()
 	for {
-		theirs, last, err := s.visitStats(ctx, after, time.Time{}, DefaultBatch)
+		theirs, err := rows.batch(DefaultBatch)
 		if err != nil || len(theirs) == 0 {
 			return c, err
 		}
@@ -325,7 +317,6 @@ func verifyVisitStats(ctx context.Context, s *source, t VerifyTarget) (Checked, 
 				c.differ(st.URL + " " + st.VisitType)
 			}
 		}
-		after = last
 	}
 }
 
@@ -360,14 +351,8 @@ func (s *stream[T]) next() (*T, error) {
 // verifyTasks walks both sides by id.
 func verifyTasks(ctx context.Context, s *source, t VerifyTarget) (Checked, error) {
 	c := Checked{Table: TableTasks}
-	var after int64
-	theirs := newStream(func() ([]revisit.Task, bool, error) {
-		ts, err := s.tasks(ctx, after, time.Time{}, 0, DefaultBatch)
-		if len(ts) > 0 {
-			after = ts[len(ts)-1].ID
-		}
-		return ts, len(ts) == DefaultBatch, err
-	})
+	theirs := s.tasks(ctx, 0, time.Time{}, 0)
+	defer theirs.close()
 	f := revisit.TaskFilter{Limit: DefaultBatch}
 	ours := newStream(func() ([]revisit.Task, bool, error) {
 		page, err := t.TasksGet(ctx, f)
