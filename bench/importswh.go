@@ -242,15 +242,13 @@ func bareCopy(ctx context.Context, conn *pgx.Conn, source string) (time.Duration
 		return 0, err
 	}
 	defer into.Close(ctx)
-	tables := []string{"task_type", "listers", "listed_origins", "origin_visit_stats", "visit_scheduler_queue_position",
-		"task", "task_run"}
-	for _, t := range tables {
+	for _, t := range swhimport.Tables {
 		if _, err := conn.Exec(ctx, "CREATE TABLE bare_"+t+" (LIKE "+t+")"); err != nil {
 			return 0, err
 		}
 	}
 	start := time.Now()
-	for _, t := range tables {
+	for _, t := range swhimport.Tables {
 		r, w := io.Pipe()
 		done := make(chan error, 1)
 		go func() {

@@ -24,7 +24,7 @@ func TestImportSWH(t *testing.T) {
 
 	r := h.run("import", "swh", "--from", from, "--state", state, "--batch", "50", "--progress=false")
 	require.Equal(t, 0, r.code, r.stderr)
-	require.Equal(t, "imported: task_type 3, listers 3, listed_origins 126, origin_visit_stats 65, "+
+	require.Equal(t, "imported: task_type 3, listers 3, origin_visit_stats 65, listed_origins 126, "+
 		"visit_scheduler_queue_position 2, task 4, task_run 7\n", r.stdout)
 	require.Contains(t, r.stderr, "revisit: listed_origins: 126 rows in ")
 	got := h.jsonList("lister", "list")
@@ -36,7 +36,7 @@ func TestImportSWH(t *testing.T) {
 
 	caught := h.run("import", "swh", "--from", from, "--state", state, "--catch-up", "--progress=false")
 	require.Equal(t, 0, caught.code, caught.stderr)
-	require.Contains(t, caught.stdout, "listed_origins 0, origin_visit_stats 0, visit_scheduler_queue_position 2, task 0, task_run 0",
+	require.Contains(t, caught.stdout, "origin_visit_stats 0, listed_origins 0, visit_scheduler_queue_position 2, task 0, task_run 0",
 		"nothing listed or visited since")
 	require.Contains(t, h.fails(ExitError, "import", "swh", "--from", from, "--state", filepath.Join(h.dir, "none.json"), "--catch-up"),
 		"a catch-up follows a complete import")
