@@ -29,16 +29,7 @@ func TestDatabaseOutage(t *testing.T) {
 	w := newWorld(t, direct, queue, 100_000)
 	w.addNeverVisited(names("o", 3000)...)
 
-	u, err := neturl.Parse(storeURL)
-	require.NoError(t, err)
-	proxy := netproxy.Start(t, u.Host)
-	u.Host = proxy.Addr()
-	q := u.Query()
-	q.Set("connect_timeout", "1")
-	u.RawQuery = q.Encode()
-	st, err := postgres.Open(context.Background(), u.String(), store.Options{})
-	require.NoError(t, err)
-	t.Cleanup(func() { st.Close() })
+	proxy, st := proxiedStore(t, storeURL)
 
 	b := celerytest.OpenBroker(t, amqpbroker.Config{Logger: testLogger(t)})
 	metrics := orchestrator.NewMetrics(nil)
@@ -68,4 +59,20 @@ func TestDatabaseOutage(t *testing.T) {
 		dups += n - 1
 	}
 	require.LessOrEqual(t, dups, 100, "at most the round cut by the outage is duplicated")
+}
+
+// proxiedStore opens the PostgreSQL store at storeURL through a proxy that
+// can cut or freeze its connections; a connection is given up after 1 s.
+func proxiedStore(t *testing.T, storeURL string) (*netproxy.Proxy, *postgres.Store) {
+	u, err := neturl.Parse(storeURL)
+	require.NoError(t, err)
+	proxy := netproxy.Start(t, u.Host)
+	u.Host = proxy.Addr()
+	q := u.Query()
+	q.Set("connect_timeout", "1")
+	u.RawQuery = q.Encode()
+	st, err := postgres.Open(context.Background(), u.String(), store.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { st.Close() })
+	return proxy, st
 }

@@ -109,6 +109,8 @@ type Loop struct {
 	dirty bool
 	// renewed is when the lease was last taken or renewed.
 	renewed time.Time
+	// failing is how the renewals that fail in a row go.
+	failing failedRenewals
 	// backoff spaces the rounds skipped for an unavailable dependency.
 	backoff supervise.Backoff
 	// status is what the loop does, for Status.
@@ -250,11 +252,59 @@ func (l *Loop) renew(ctx context.Context) (revisit.Lease, error) {
 }
 
 // renewDue is when the lease is to be renewed: a third of its TTL after
-// it last was.
-func (l *Loop) renewDue() time.Time { return l.renewed.Add(l.cfg.TTL / 3) }
+// it last was, or soon after a renewal that failed.
+func (l *Loop) renewDue() time.Time {
+	if l.failing.count > 0 {
+		return l.failing.retryAt
+	}
+	return l.renewed.Add(l.cfg.TTL / 3)
+}
 
-// renewDuring renews the lease every TTL/3 until the function it returns
-// is called. A round can outlast the TTL (a slow store, a broker that
+// failedRenewals counts the renewals of the lease that failed in a row.
+type failedRenewals struct {
+	count   int
+	since   time.Time
+	retryAt time.Time
+}
+
+// RenewRetryMax bounds the wait before a failed renewal of the lease is
+// tried again: the loop renews it within that (and its jitter) of the
+// store's return.
+const RenewRetryMax = 750 * time.Millisecond
+
+// renewRetryJitter bounds the random wait added to a renewal's retry.
+const renewRetryJitter = 250 * time.Millisecond
+
+// renewLease renews the lease, its attempt bounded by a third of the TTL
+// (a store that does not answer fails it as one that refuses), through
+// renew; it logs the first failure of a run and the renewal that ends it,
+// with the count of failed attempts, and spaces the failed attempts,
+// doubling from 100 ms to RenewRetryMax, plus jitter.
+func (l *Loop) renewLease(ctx context.Context, renew func(context.Context) error) {
+	attempt, cancel := context.WithTimeout(ctx, l.cfg.TTL/3)
+	err := renew(attempt)
+	cancel()
+	f := &l.failing
+	now := time.Now()
+	switch {
+	case err == nil:
+		if f.count > 0 {
+			l.cfg.Logger.Info("lease renewed again", "failed_attempts", f.count, "after", now.Sub(f.since).Round(time.Millisecond))
+		}
+		*f = failedRenewals{}
+	case ctx.Err() != nil: // stopping
+	default:
+		if f.count == 0 {
+			f.since = now
+			l.cfg.Logger.Warn("cannot renew the lease; trying again until the store answers", "err", err)
+		}
+		f.count++
+		f.retryAt = now.Add(min(100*time.Millisecond<<min(f.count-1, 8), RenewRetryMax) + supervise.Jitter(renewRetryJitter))
+	}
+}
+
+// renewDuring renews the lease when due (renewDue) until the function it
+// returns is called. A round can outlast the TTL (a slow store, a broker that
 // holds its confirms); a lease that expired mid-round would let a standby
 // process take over and undo what the round is doing. The loop itself
 // learns of a lease lost at its next renewal in a rest, or from a fenced
@@ -264,17 +314,18 @@ func (l *Loop) renewDuring(ctx context.Context) (stop func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		tick := time.NewTicker(l.cfg.TTL / 3)
-		defer tick.Stop()
 		for {
+			t := time.NewTimer(time.Until(l.renewDue()))
 			select {
 			case <-ctx.Done():
+				t.Stop()
 				return
-			case <-tick.C:
+			case <-t.C:
 			}
-			if _, err := l.renew(ctx); err != nil && ctx.Err() == nil {
-				l.cfg.Logger.Warn("cannot renew the lease", "err", err)
-			}
+			l.renewLease(ctx, func(ctx context.Context) error {
+				_, err := l.renew(ctx)
+				return err
+			})
 		}
 	}()
 	return func() {

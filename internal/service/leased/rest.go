@@ -45,8 +45,8 @@ func (r Rest) nudged() <-chan struct{} {
 	return r.Nudged()
 }
 
-// pause waits as r says or until stop is done, renewing the lease every
-// TTL/3 as it goes.
+// pause waits as r says or until stop is done, renewing the lease when due
+// (renewDue) as it goes.
 func (l *Loop) pause(stop context.Context, r Rest) {
 	began := time.Now()
 	deadline := began.Add(r.D)
@@ -87,9 +87,7 @@ func (l *Loop) pause(stop context.Context, r Rest) {
 		case <-t.C:
 		}
 		if l.owning && !time.Now().Before(l.renewDue()) {
-			if err := l.acquire(stop); err != nil {
-				l.cfg.Logger.Warn("cannot renew the lease", "err", err)
-			}
+			l.renewLease(stop, l.acquire)
 		}
 		if r.Ready != nil && !time.Now().Before(askAt) {
 			nudged = r.nudged() // before the ask: no nudge goes unseen

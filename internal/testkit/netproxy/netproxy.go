@@ -1,10 +1,10 @@
 // Package netproxy is a TCP proxy for tests that simulate a server going
 // away: Down cuts every connection and refuses new ones, Up lets them
-// through again.
+// through again; Freeze holds every byte in both directions, connections
+// open, until Thaw (a server that stopped answering).
 package netproxy
 
 import (
-	"io"
 	"net"
 	"sync"
 	"testing"
@@ -19,6 +19,8 @@ type Proxy struct {
 	down  bool
 	conns map[net.Conn]struct{}
 	wg    sync.WaitGroup
+	// thawed is closed while bytes flow, open while frozen.
+	thawed chan struct{}
 }
 
 // Start listens on a free loopback port and forwards to target (host:port)
@@ -29,11 +31,13 @@ func Start(t testing.TB, target string) *Proxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &Proxy{ln: ln, target: target, conns: map[net.Conn]struct{}{}}
+	p := &Proxy{ln: ln, target: target, conns: map[net.Conn]struct{}{}, thawed: make(chan struct{})}
+	close(p.thawed)
 	p.wg.Add(1)
 	go p.accept()
 	t.Cleanup(func() {
 		_ = ln.Close()
+		p.Thaw()
 		p.Down()
 		p.wg.Wait()
 	})
@@ -66,6 +70,36 @@ func (p *Proxy) Up() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.down = false
+}
+
+// Freeze holds the bytes of every connection, new ones included, until
+// Thaw: the server looks alive and answers nothing.
+func (p *Proxy) Freeze() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	select {
+	case <-p.thawed:
+		p.thawed = make(chan struct{})
+	default:
+	}
+}
+
+// Thaw lets the bytes Freeze held through.
+func (p *Proxy) Thaw() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	select {
+	case <-p.thawed:
+	default:
+		close(p.thawed)
+	}
+}
+
+// flowing returns a channel closed while bytes may flow.
+func (p *Proxy) flowing() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.thawed
 }
 
 func (p *Proxy) accept() {
@@ -101,10 +135,23 @@ func (p *Proxy) accept() {
 	}
 }
 
-// pipe copies src to dst, then closes both.
+// pipe copies src to dst, holding what it read while frozen, then closes
+// both.
 func (p *Proxy) pipe(dst, src net.Conn) {
 	defer p.wg.Done()
-	_, _ = io.Copy(dst, src)
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			<-p.flowing()
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				break
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
 	_ = dst.Close()
 	_ = src.Close()
 	p.mu.Lock()
