@@ -10,9 +10,12 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"net"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -280,11 +283,25 @@ func translate(err error) error {
 		}
 		return err
 	}
-	var connErr *pgconn.ConnectError
-	if errors.As(err, &connErr) || pgconn.Timeout(err) || errors.Is(err, context.DeadlineExceeded) {
+	if lostConnection(err) {
 		return fmt.Errorf("%w: %w", revisit.Errorf(revisit.CodeUnavailable, "database unavailable"), err)
 	}
 	return err
+}
+
+// lostConnection reports whether err is the database's connection failing
+// rather than a statement: it could not connect, timed out, or the
+// connection broke or was closed under the call (a reset, an end of file,
+// any network error).
+func lostConnection(err error) bool {
+	var (
+		connErr *pgconn.ConnectError
+		netErr  net.Error
+	)
+	return errors.As(err, &connErr) || pgconn.Timeout(err) || errors.Is(err, context.DeadlineExceeded) ||
+		pgconn.SafeToRetry(err) || errors.As(err, &netErr) || errors.Is(err, io.EOF) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNREFUSED)
 }
 
 // isUniqueViolation reports whether err is a unique-constraint violation.
