@@ -3,6 +3,7 @@ package revisit
 import (
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // ErrorCode classifies an Error; the HTTP layer maps each code to a status.
@@ -56,9 +57,33 @@ func Errorf(code ErrorCode, format string, args ...any) error {
 }
 
 // Invalidf returns an invalid-input *Error naming the field at fault.
+//
+// A long text among args (a value the caller sent) is cut to its first 80
+// bytes and its length, so that the error stays short whatever was sent.
 func Invalidf(field, format string, args ...any) error {
-	return &Error{Code: CodeInvalid, Field: field, Message: fmt.Sprintf(format, args...)}
+	return &Error{Code: CodeInvalid, Field: field, Message: fmt.Sprintf(format, shortened(args)...)}
 }
+
+// shortened returns args with each text longer than maxQuoted cut to its
+// first 80 bytes and its length.
+func shortened(args []any) []any {
+	var out []any
+	for i, a := range args {
+		if s, ok := a.(string); ok && len(s) > maxQuoted {
+			if out == nil {
+				out = slices.Clone(args)
+			}
+			out[i] = abbreviate(s) + fmt.Sprintf(" (%d bytes)", len(s))
+		}
+	}
+	if out == nil {
+		return args
+	}
+	return out
+}
+
+// maxQuoted is the longest text an error quotes whole.
+const maxQuoted = 200
 
 // Code returns the code of the first *Error in err's chain, CodeInternal for
 // any other non-nil error, and "" for nil.

@@ -3,7 +3,9 @@ package revisit
 import (
 	"encoding/hex"
 	"strconv"
+	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -20,6 +22,40 @@ func ValidateText(field, s string) error {
 		return Invalidf(field, "not valid UTF-8")
 	}
 	return nil
+}
+
+// MaxNameLength bounds the names of listers, of their instances and of
+// task types.
+const MaxNameLength = 255
+
+// ValidateName checks the name of a lister, of its instance or of a task
+// type: at most MaxNameLength bytes of valid UTF-8, without control
+// characters (NUL, newline, tab…) and without white space at either end,
+// which no one types on purpose and every reader would miss.
+func ValidateName(field, s string) error {
+	switch {
+	case len(s) > MaxNameLength:
+		return Invalidf(field, "%d bytes long, at most %d", len(s), MaxNameLength)
+	case !utf8.ValidString(s):
+		return Invalidf(field, "not valid UTF-8")
+	case strings.ContainsFunc(s, unicode.IsControl):
+		return Invalidf(field, "%q holds a control character (NUL, newline, tab…)", s)
+	case strings.TrimSpace(s) != s:
+		return Invalidf(field, "%q has white space at its start or end", s)
+	}
+	return nil
+}
+
+// ValidateListerName checks the name (required) and the instance name of
+// a lister (ValidateName).
+func ValidateListerName(name, instance string) error {
+	if name == "" {
+		return Invalidf("name", "missing lister name")
+	}
+	if err := ValidateName("name", name); err != nil {
+		return err
+	}
+	return ValidateName("instance_name", instance)
 }
 
 // SnapshotIDLength is the length of a snapshot id (a SHA-1): 20 bytes,
@@ -60,13 +96,25 @@ func ParseUUID(field, s string) (uuid.UUID, error) {
 	return id, nil
 }
 
-// ParseTime parses the RFC 3339 time (with a zone) of a field, in UTC.
+// ParseTime parses the RFC 3339 time (with a zone) of a field, in UTC,
+// in years 1 to 9999 (ValidateTime).
 func ParseTime(field, s string) (time.Time, error) {
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
 		return time.Time{}, Invalidf(field, "want an RFC 3339 time such as %s, got %q", ExampleTime, abbreviate(s))
 	}
-	return t.UTC(), nil
+	return t.UTC(), ValidateTime(field, t)
+}
+
+// ValidateTime checks that t, the time of a field, falls in years 1 to
+// 9999 in UTC: the times every reader of revisit's data (the swh RPC's
+// Python callers, JSON, SQL) can write. The zero time.Time, year 1, is a
+// time like another.
+func ValidateTime(field string, t time.Time) error {
+	if y := t.UTC().Year(); y < 1 || y > 9999 {
+		return Invalidf(field, "%s is outside years 1 to 9999", t.UTC().Format(time.RFC3339Nano))
+	}
+	return nil
 }
 
 // Limit is the rule of one integer input (a count, a page size, a number

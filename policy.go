@@ -1,6 +1,7 @@
 package revisit
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -48,10 +49,8 @@ func ParsePolicy(s string) (Policy, error) {
 		names[i] = string(p)
 	}
 	return "", &Error{Code: CodeUnknownPolicy, Field: "policy",
-		Message: "unknown policy " + strqt(s) + " (known: " + strings.Join(names, ", ") + ")"}
+		Message: fmt.Sprintf("unknown policy %q (known: %s)", shortened([]any{s})[0], strings.Join(names, ", "))}
 }
-
-func strqt(s string) string { return `"` + s + `"` }
 
 // Cooldowns keep an origin from being picked again too soon (semantics.md
 // §3.1). A zero duration disables that cooldown.

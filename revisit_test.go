@@ -185,3 +185,49 @@ func TestValidateFirstVisitsQueuePrefix(t *testing.T) {
 		}
 	}
 }
+
+func TestNamesTimesAndLongValues(t *testing.T) {
+	for _, c := range []struct{ name, want string }{
+		{"load-", `type: "load-": a load- task type names a visit type after its prefix, and "" is not one`},
+		{"load-git\x00", `type: "load-git\x00" holds a control character (NUL, newline, tab…)`},
+		{"list\ngitlab", `type: "list\ngitlab" holds a control character (NUL, newline, tab…)`},
+		{" load-git", `type: " load-git" has white space at its start or end`},
+		{strings.Repeat("x", 300), "type: 300 bytes long, at most 255"},
+	} {
+		err := (revisit.TaskType{Type: c.name, BackendName: "q"}).Validate()
+		if !errors.Is(err, revisit.ErrInvalid) || err.Error() != c.want {
+			t.Errorf("task type %q: %v, want %s", c.name, err, c.want)
+		}
+	}
+	if err := (revisit.TaskType{Type: "load-git", BackendName: "q\n"}).Validate(); err == nil {
+		t.Error("a backend name with a newline accepted")
+	}
+	for _, c := range [][2]string{{"", ""}, {"gitlab ", ""}, {"gitlab", "\x00"}, {"gitlab", strings.Repeat("é", 200)}} {
+		if err := revisit.ValidateListerName(c[0], c[1]); !errors.Is(err, revisit.ErrInvalid) {
+			t.Errorf("lister %q/%q: %v", c[0], c[1], err)
+		}
+	}
+	if err := revisit.ValidateListerName("gitlab", ""); err != nil {
+		t.Errorf("a lister without instance name: %v", err)
+	}
+
+	for _, s := range []string{"0000-01-01T00:00:00Z", "9999-12-31T23:00:00-02:00"} {
+		if _, err := revisit.ParseTime("last_update", s); !errors.Is(err, revisit.ErrInvalid) ||
+			!strings.Contains(err.Error(), "outside years 1 to 9999") {
+			t.Errorf("%s: %v", s, err)
+		}
+	}
+	if tm, err := revisit.ParseTime("last_update", "0001-01-01T00:00:00Z"); err != nil || !tm.IsZero() {
+		t.Errorf("year 1 is a date: %v, %v", tm, err)
+	}
+
+	long := strings.Repeat("a", 100_000)
+	for _, err := range []error{revisit.Invalidf("policy", "%q is not a policy", long), func() error {
+		_, err := revisit.ParsePolicy(long)
+		return err
+	}()} {
+		if len(err.Error()) > 300 || !strings.Contains(err.Error(), "(100000 bytes)") {
+			t.Errorf("an error of %d bytes: %.200s", len(err.Error()), err)
+		}
+	}
+}

@@ -59,13 +59,19 @@ func (t TaskType) Validate() error {
 	if t.Type == "" {
 		return Invalidf("type", "missing")
 	}
-	if vt, ok := t.VisitType(); ok {
+	if err := ValidateName("type", t.Type); err != nil {
+		return err
+	}
+	if vt, ok := strings.CutPrefix(t.Type, "load-"); ok {
 		if err := ValidateVisitType(vt); err != nil {
-			return Invalidf("type", "%q: its visit type %q is not a visit type name", t.Type, vt)
+			return Invalidf("type", "%q: a load- task type names a visit type after its prefix, and %q is not one", t.Type, vt)
 		}
 	}
 	if t.BackendName == "" {
 		return Invalidf("backend_name", "missing")
+	}
+	if err := ValidateName("backend_name", t.BackendName); err != nil {
+		return err
 	}
 	for _, d := range []struct {
 		field string

@@ -342,6 +342,57 @@ func decode(r *http.Request, v any) error {
 	return jsonobj.Check(data)
 }
 
+// timesInRange checks every time decoded into v (revisit.ValidateTime),
+// naming the first out of range by its path, as in origins[3].last_update.
+func timesInRange(v reflect.Value, path string) error {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if v.IsNil() {
+			return nil
+		}
+		return timesInRange(v.Elem(), path)
+	case reflect.Struct:
+		if v.Type() == timeType {
+			return revisit.ValidateTime(path, v.Interface().(time.Time))
+		}
+		for i := range v.NumField() {
+			f := v.Type().Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if !f.IsExported() || name == "-" {
+				continue
+			}
+			if name == "" {
+				name = f.Name
+			}
+			if f.Anonymous && f.Tag.Get("json") == "" {
+				name = strings.TrimSuffix(path, ".")
+			} else if path != "" {
+				name = path + "." + name
+			}
+			if err := timesInRange(v.Field(i), name); err != nil {
+				return err
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		for i := range v.Len() {
+			if err := timesInRange(v.Index(i), fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+	case reflect.Map:
+		for it := v.MapRange(); it.Next(); {
+			key := fmt.Sprint(it.Key().Interface())
+			if path != "" {
+				key = path + "." + key
+			}
+			if err := timesInRange(it.Value(), key); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // decodeFrom decodes one JSON value of data into v strictly; the fields
 // errors name start with prefix (as in "origins[3].").
 func decodeFrom(data []byte, v any, prefix string) error {
@@ -356,7 +407,7 @@ func decodeFrom(data []byte, v any, prefix string) error {
 	if err := d.Decode(&struct{}{}); err != io.EOF {
 		return revisit.Invalidf(strings.TrimSuffix(prefix, "."), "trailing data after the JSON value")
 	}
-	return nil
+	return timesInRange(reflect.ValueOf(v), strings.TrimSuffix(prefix, "."))
 }
 
 // prefixed prefixes the field of an invalid-input error.

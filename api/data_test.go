@@ -259,6 +259,14 @@ func TestDataBadInput(t *testing.T) {
 			400, "invalid", "origins[1].lister_id", `want a UUID such as 0190a4e2-7c1f-7b3e-9d2a-5f6e7d8c9b0a, got "nope"`},
 		{"bad last update", "POST", "/api/v1/listed-origins", origin(`"lister_id": "` + id + `", "url": "https://a/c", "visit_type": "git", "last_update": "yesterday"`),
 			400, "invalid", "origins[1].last_update", `want an RFC 3339 time such as 2026-03-01T12:00:00Z, got "yesterday"`},
+		{"year 0", "POST", "/api/v1/listed-origins", origin(`"lister_id": "` + id + `", "url": "https://a/c", "visit_type": "git", "last_update": "0000-01-01T00:00:00Z"`),
+			400, "invalid", "origins[1].last_update", "0000-01-01T00:00:00Z is outside years 1 to 9999"},
+		{"year 10000 by its offset", "POST", "/api/v1/listed-origins", origin(`"lister_id": "` + id + `", "url": "https://a/c", "visit_type": "git", "last_update": "9999-12-31T23:00:00-02:00"`),
+			400, "invalid", "origins[1].last_update", "10000-01-01T01:00:00Z is outside years 1 to 9999"},
+		{"status in year 0", "POST", "/api/v1/visit-statuses", `[{"origin": "https://a/b", "visit_type": "git", "status": "full", "date": "0000-12-31T23:59:59Z"}]`,
+			400, "invalid", "[0].date", "outside years 1 to 9999"},
+		{"lone surrogate", "POST", "/api/v1/listed-origins", origin(`"lister_id": "` + id + `", "url": "https://a/\ud800", "visit_type": "git"`),
+			400, "invalid", "origins[1].url", "lone UTF-16 surrogate"},
 		{"invalid UTF-8 URL", "POST", "/api/v1/listed-origins", origin(`"lister_id": "` + id + "\", \"url\": \"https://e.org/\xff\xfe\", \"visit_type\": \"git\""),
 			400, "invalid", "origins[1].url", "not valid UTF-8"},
 		{"key given twice", "POST", "/api/v1/listed-origins", origin(`"lister_id": "` + id + `", "url": "https://a/c", "url": "https://a/d", "visit_type": "git"`),
@@ -597,4 +605,25 @@ func TestQueuesServeTheLastMeasureWhileOneIsTaken(t *testing.T) {
 	release()
 	require.Equal(t, 1.0, <-measured, "the measuring request gets its own measure")
 	q.requirePending(1, "then everyone does")
+}
+
+// Year 1 is a date like another: recorded, it is answered as given, on
+// both stores.
+func TestYearOneIsADate(t *testing.T) {
+	t.Parallel()
+	teststore.Engines(t, func(t *testing.T, st store.Store) {
+		h := newDataHarnessOn(t, st, time.Now)
+		id := h.seed()
+		h.json("POST", "/api/v1/listed-origins", `{"origins": [{"lister_id": "`+id+`", "url": "https://a/old", "visit_type": "git", `+
+			`"last_update": "0001-01-01T00:00:00Z"}]}`, 200)
+		page := h.json("GET", "/api/v1/listed-origins?lister_id="+id, "", 200)
+		var found bool
+		for _, o := range page["origins"].([]any) {
+			if o := o.(map[string]any); o["url"] == "https://a/old" {
+				found = true
+				require.Equal(t, "0001-01-01T00:00:00Z", o["last_update"])
+			}
+		}
+		require.True(t, found)
+	})
 }

@@ -555,3 +555,27 @@ func TestHelp(t *testing.T) {
 	require.Contains(t, out.String(), "--absolute-cooldown")
 	require.Contains(t, out.String(), "oldest_scheduled_first")
 }
+
+// Origins and statuses of a visit type that no task type serves are
+// written with a warning naming it; schedule-recurrent refuses such a
+// visit type before it starts.
+func TestUnservedVisitTypes(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.ok("task-type", "add", "load-git", "--backend-name", "swh.loader.git.tasks.UpdateGitRepository")
+	r := h.run("origin", "record", h.file("origins.jsonl", originLines(2, "git")+originLines(3, "gti")))
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, "inserted 5, updated 0\n", r.stdout, "the origins of every visit type are written")
+	require.Contains(t, r.stderr, "warning: no task type serves visit type gti (3 line(s))")
+	require.NotContains(t, r.stderr, "visit type git ")
+
+	r = h.run("visit-status", "ingest", h.file("s.jsonl",
+		`{"origin": "https://example.org/r0", "visit_type": "gti", "status": "full", "date": "2025-02-01T00:00:00Z"}`+"\n"))
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stderr, "warning: no task type serves visit type gti (1 line(s))")
+
+	start := time.Now()
+	require.Contains(t, h.fails(1, "schedule-recurrent", "--visit-type", "gti"), "--visit-type gti: no task type load-gti")
+	require.Less(t, time.Since(start), 5*time.Second, "refused up front, not after restarts")
+	require.Contains(t, h.fails(2, "schedule-recurrent", "--visit-type", "Git!"), "--visit-type")
+}

@@ -73,6 +73,9 @@ type) are written in input order, the last one last.`,
 			if err != nil {
 				return err
 			}
+			if err := a.warnUnserved(ctx, st, chk); err != nil {
+				return err
+			}
 			progress, done := a.progressBar(chk.valid, "recording origins")
 			res, err := recordOrigins(ctx, st, in, badListers, batchSize, writers, progress)
 			done()
@@ -182,6 +185,35 @@ type lineCheck struct {
 	valid, invalid int
 	// errs holds the first invalid lines, by line number.
 	errs []lineError
+	// visitTypes counts the valid lines of each visit type.
+	visitTypes map[string]int
+}
+
+// counted counts a valid line of that visit type.
+func (c *lineCheck) counted(visitType string) {
+	c.valid++
+	if c.visitTypes == nil {
+		c.visitTypes = map[string]int{}
+	}
+	c.visitTypes[visitType]++
+}
+
+// warnUnserved warns of the visit types of the input that no load task
+// type serves: their lines are written all the same, and no loop visits
+// their origins until a task type load-<visit type> exists.
+func (a *app) warnUnserved(ctx context.Context, st backend, chk lineCheck) error {
+	for _, vt := range slices.Sorted(maps.Keys(chk.visitTypes)) {
+		_, err := st.TaskTypeGet(ctx, "load-"+vt)
+		switch {
+		case revisit.Code(err) == revisit.CodeNotFound:
+			fmt.Fprintf(a.env.Stderr, "warning: no task type serves visit type %s (%d line(s)): they are written, "+
+				"and nothing visits them until a task type load-%s exists (revisit task-type add or register)\n",
+				vt, chk.visitTypes[vt], vt)
+		case err != nil:
+			return err
+		}
+	}
+	return nil
 }
 
 // originCheck is what the first pass of origin record found.
@@ -219,7 +251,7 @@ func checkOrigins(ctx context.Context, st backend, r io.Reader) (originCheck, er
 			chk.fail(n, err)
 			return nil
 		}
-		chk.valid++
+		chk.counted(ol.Origin.VisitType)
 		if ol.ListerID != nil {
 			u := ids[*ol.ListerID]
 			if u == nil {

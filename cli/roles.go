@@ -227,6 +227,14 @@ and policy weights come from the orchestrator section of the configuration.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.runRoleCommand(cmd, metricsAddr, func(c config.Config, st store.Store, b broker.Broker,
 				reg *prometheus.Registry) ([]role, error) {
+				for _, vt := range visitTypes {
+					if err := revisit.ValidateVisitType(vt); err != nil {
+						return nil, flagged(err, map[string]string{"visit_type": "--visit-type"})
+					}
+					if _, err := loadTaskType(cmd.Context(), st, vt); err != nil {
+						return nil, fmt.Errorf("--visit-type %s: %w", vt, err)
+					}
+				}
 				o, err := a.newOrchestrator(c, st, b, visitTypes, reg)
 				if err != nil {
 					return nil, err

@@ -52,7 +52,7 @@ func (a *app) taskCommand() *cobra.Command {
 func parseTime(flag, s string) (time.Time, error) {
 	for _, layout := range []string{time.RFC3339Nano, time.DateOnly} {
 		if t, err := time.Parse(layout, s); err == nil {
-			return t.UTC(), nil
+			return t.UTC(), revisit.ValidateTime(flag, t)
 		}
 	}
 	return time.Time{}, fmt.Errorf("%s: %q is not an RFC 3339 time (2024-03-01T12:00:00Z) or a date (2024-03-01)", flag, s)

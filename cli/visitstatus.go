@@ -72,6 +72,9 @@ which folds them in the order of the input.`,
 			if err != nil {
 				return err
 			}
+			if err := a.warnUnserved(cmd.Context(), st, chk); err != nil {
+				return err
+			}
 			progress, done := a.progressBar(chk.valid, "processing visit statuses")
 			sum, err := ingestStatuses(cmd.Context(), st, in, h, batchSize, workers, progress)
 			done()
@@ -98,13 +101,14 @@ which folds them in the order of the input.`,
 func checkStatuses(r io.Reader, h feedback.Horizon) (lineCheck, error) {
 	var chk lineCheck
 	err := eachLine(r, func(n int, line []byte, lineErr error) error {
+		var status feedback.VisitStatus
 		if lineErr == nil {
-			_, lineErr = feedback.ParseJSON(line, h)
+			status, lineErr = feedback.ParseJSON(line, h)
 		}
 		if lineErr != nil {
 			chk.fail(n, lineErr)
 		} else {
-			chk.valid++
+			chk.counted(status.VisitType)
 		}
 		return nil
 	})

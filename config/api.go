@@ -23,6 +23,8 @@ const MinTokenLength = 16
 //	  tokens:                   # bearer tokens; none: no access control
 //	    - {name: grafana, token: "…", scope: read}
 //	    - {name: lister-gitlab, token: "…", scope: write}
+//	  hosts: [revisit.example.org]  # names clients use; default: any, or
+//	                                # only loopback ones on a loopback address
 //
 // A read token may call the routes that change nothing; a write token may
 // call every route. Without tokens the API is open, which revisit serve
@@ -32,6 +34,11 @@ type API struct {
 	Listen string `yaml:"listen"`
 	// Tokens are the bearer tokens the API accepts.
 	Tokens []Token `yaml:"tokens"`
+	// Hosts are the host names, without port, clients reach the server
+	// by (a proxy's public name); when set, requests naming another host
+	// are refused. On a loopback address the loopback names are always
+	// served, and without Hosts only they are (no DNS rebinding).
+	Hosts []string `yaml:"hosts"`
 }
 
 // Token is one bearer token of the API.
@@ -56,6 +63,11 @@ func defaultAPI() API { return API{Listen: DefaultAPIListen} }
 func (a API) validate() error {
 	if _, _, err := net.SplitHostPort(a.Listen); err != nil {
 		return fmt.Errorf("api.listen: %q is not host:port", a.Listen)
+	}
+	for i, h := range a.Hosts {
+		if h == "" || strings.ContainsAny(h, ":/ ") {
+			return fmt.Errorf("api.hosts[%d]: %q is not a host name without port", i, h)
+		}
 	}
 	names := map[string]bool{}
 	secrets := map[string]bool{}

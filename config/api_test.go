@@ -19,17 +19,20 @@ api:
   tokens:
     - {name: grafana, token: aaaaaaaaaaaaaaaaaaaa, scope: read}
     - {name: ops, token: bbbbbbbbbbbbbbbbbbbb, scope: write}
+  hosts: [sched.example.org]
 `, "REVISIT_API_LISTEN=127.0.0.1:9000")
 	require.NoError(t, err)
 	require.Equal(t, "127.0.0.1:9000", cfg.API.Listen, "the environment overrides the file")
 	require.Equal(t, []Token{{Name: "grafana", Token: "aaaaaaaaaaaaaaaaaaaa", Scope: "read"},
 		{Name: "ops", Token: "bbbbbbbbbbbbbbbbbbbb", Scope: "write"}}, cfg.API.Tokens)
+	require.Equal(t, []string{"sched.example.org"}, cfg.API.Hosts)
 }
 
 func TestAPISectionErrors(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct{ yaml, want string }{
 		{"api: {listen: nowhere}", `api.listen: "nowhere" is not host:port`},
+		{"api: {hosts: [sched.example.org:5080]}", `api.hosts[0]: "sched.example.org:5080" is not a host name without port`},
 		{"api: {tokens: [{token: aaaaaaaaaaaaaaaaaaaa, scope: read}]}", "api.tokens[0].name: missing"},
 		{"api: {tokens: [{name: a, token: short, scope: read}]}", "api.tokens[0].token: shorter than 16"},
 		{"api: {tokens: [{name: a, token: 'aaaaaaaa aaaaaaaaaa', scope: read}]}", "white space"},

@@ -77,7 +77,7 @@ func asArchiveTime(field string, v any) (time.Time, error) {
 		return time.Time{}, err
 	}
 	if t, err := time.Parse(time.DateOnly, s); err == nil {
-		return t, nil
+		return t, revisit.ValidateTime(field, t)
 	}
 	for _, naive := range []string{"2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999"} {
 		if _, err := time.Parse(naive, s); err == nil {

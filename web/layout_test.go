@@ -35,6 +35,8 @@ func TestPagesShareTheLayout(t *testing.T) {
 		html := string(body)
 		require.Equal(t, http.StatusOK, resp.StatusCode, c.path)
 		require.Contains(t, resp.Header.Get("Content-Security-Policy"), "default-src 'self'", c.path)
+		require.Contains(t, resp.Header.Get("Content-Security-Policy"), "frame-ancestors 'none'", c.path)
+		require.Equal(t, "DENY", resp.Header.Get("X-Frame-Options"), c.path)
 		require.Contains(t, html, c.title, c.path)
 		require.Contains(t, html, `<script type="module" src="/assets/`+c.script+`"></script>`, c.path)
 		require.Contains(t, html, `<form id="login" hidden>`, c.path)

@@ -120,10 +120,13 @@ func Handler(next http.Handler) http.Handler {
 	return mux
 }
 
-// setHeaders forbids the page any source but its own server.
+// setHeaders forbids the page any source but its own server, and any
+// other site to frame it (a page of another site could lay it under its
+// own and have an operator's clicks act on it).
 func setHeaders(w http.ResponseWriter) {
 	h := w.Header()
-	h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'")
+	h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; frame-ancestors 'none'")
+	h.Set("X-Frame-Options", "DENY")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Cache-Control", "no-cache")
 }

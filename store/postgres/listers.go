@@ -33,8 +33,8 @@ func (s *Store) ListerGetOrCreateForFirstVisits(ctx context.Context, name, insta
 // listerGetOrCreate returns the lister of that name and instance, creating
 // it with that first-visits queue prefix (nil: none) if needed.
 func (s *Store) listerGetOrCreate(ctx context.Context, name, instanceName string, queuePrefix *string) (revisit.Lister, error) {
-	if name == "" {
-		return revisit.Lister{}, revisit.Invalidf("lister_name", "missing")
+	if err := revisit.ValidateListerName(name, instanceName); err != nil {
+		return revisit.Lister{}, err
 	}
 	now := s.now()
 	rows, _ := s.pool.Query(ctx, `

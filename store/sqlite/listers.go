@@ -36,8 +36,8 @@ func (s *Store) ListerGetOrCreateForFirstVisits(ctx context.Context, name, insta
 // listerGetOrCreate returns the lister of that name and instance, creating
 // it with that first-visits queue prefix (nil: none) if needed.
 func (s *Store) listerGetOrCreate(ctx context.Context, name, instanceName string, queuePrefix *string) (revisit.Lister, error) {
-	if name == "" {
-		return revisit.Lister{}, revisit.Invalidf("name", "missing lister name")
+	if err := revisit.ValidateListerName(name, instanceName); err != nil {
+		return revisit.Lister{}, err
 	}
 	var l revisit.Lister
 	err := s.write(ctx, "get or create lister "+name, func(tx *sql.Tx) error {

@@ -3,6 +3,7 @@ package jsonobj
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -11,8 +12,9 @@ import (
 
 // Check refuses, in data (one JSON value that encoding/json has accepted),
 // what encoding/json silently changes: an object with a key twice (it keeps
-// the last) and a string that is not valid UTF-8 (it replaces the invalid
-// bytes with U+FFFD, making the string another value). The error is an
+// the last) and a string that is not valid UTF-8, raw or escaped as a lone
+// UTF-16 surrogate (it replaces either with U+FFFD, making the string
+// another value). The error is an
 // invalid-input *revisit.Error whose field is the path to the value, as in
 // origins[3].url.
 func Check(data []byte) error {
@@ -76,8 +78,12 @@ func (c *checker) value() {
 	case '[':
 		c.array()
 	case '"':
-		if raw := c.str(); !utf8.Valid(raw) {
+		raw := c.str()
+		switch {
+		case !utf8.Valid(raw):
 			c.fail("not valid UTF-8")
+		case loneSurrogate(raw):
+			c.fail(`not valid text: a lone UTF-16 surrogate (\ud800–\udfff) that no character pairs`)
 		}
 	default:
 		for c.pos < len(c.data) && !strings.ContainsRune(",]} \t\n\r", rune(c.data[c.pos])) {
@@ -121,7 +127,7 @@ func (c *checker) object() {
 // key reads an object's key and returns its text.
 func (c *checker) key() string {
 	raw := c.str()
-	if !utf8.Valid(raw) {
+	if !utf8.Valid(raw) || loneSurrogate(raw) {
 		c.fail("a key is not valid UTF-8")
 		return ""
 	}
@@ -202,4 +208,41 @@ func (s *keySet) add(key string) bool {
 		}
 	}
 	return true
+}
+
+// loneSurrogate reports whether raw, a string's text between its quotes,
+// escapes a UTF-16 surrogate that is not half of a pair: a high one
+// (\ud800–\udbff) not followed by a low one (\udc00–\udfff), or a low
+// one alone.
+func loneSurrogate(raw []byte) bool {
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' {
+			continue
+		}
+		r, ok := escapedUnit(raw, i)
+		switch {
+		case !ok:
+			i++ // another escape: skip its letter
+		case r >= 0xdc00 && r <= 0xdfff:
+			return true
+		case r >= 0xd800 && r <= 0xdbff:
+			low, ok := escapedUnit(raw, i+6)
+			if !ok || low < 0xdc00 || low > 0xdfff {
+				return true
+			}
+			i += 11
+		default:
+			i += 5
+		}
+	}
+	return false
+}
+
+// escapedUnit reads the UTF-16 unit of the \uXXXX escape at raw[i:].
+func escapedUnit(raw []byte, i int) (rune, bool) {
+	if i+6 > len(raw) || raw[i] != '\\' || raw[i+1] != 'u' {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(string(raw[i+2:i+6]), 16, 16)
+	return rune(n), err == nil
 }

@@ -65,6 +65,7 @@ func TestDecodeStrings(t *testing.T) {
 // What encoding/json silently changes (a key given twice, invalid UTF-8) is
 // refused, naming the path to the value.
 func TestCheck(t *testing.T) {
+	const lone = `not valid text: a lone UTF-16 surrogate (\ud800–\udfff) that no character pairs`
 	for in, want := range map[string]string{
 		`{"url": "a", "url": "b"}`:                                   "url: given twice in one object",
 		`{"a": 1, "\u0061": 2}`:                                      "a: given twice in one object",
@@ -72,6 +73,11 @@ func TestCheck(t *testing.T) {
 		"{\"origins\": [{}, {\"url\": \"https://e.org/\xff\xfe\"}]}": "origins[1].url: not valid UTF-8",
 		"[1, {\"k\": [\"ok\", \"\xc3\"]}]":                           "[1].k[1]: not valid UTF-8",
 		"{\"a\xff\": 1}":                                             "a key is not valid UTF-8",
+		`{"url": "https://e.org/\ud800"}`:                            "url: " + lone,
+		`{"v": ["ok", "x\udc00y"]}`:                                  "v[1]: " + lone,
+		`{"v": "\ud83d\u0041"}`:                                      "v: " + lone,
+		`{"v": "\\\ud800"}`:                                          "v: " + lone,
+		`{"\udbff": 1}`:                                              "a key is not valid UTF-8",
 	} {
 		err := Check([]byte(in))
 		if !errors.Is(err, revisit.ErrInvalid) || err.Error() != want {
@@ -79,7 +85,8 @@ func TestCheck(t *testing.T) {
 		}
 	}
 	for _, in := range []string{`{}`, `[]`, `{"a": {"a": 1}, "b": [{"a": 1}, {"a": 2}]}`, `"é"`, `12.5e3`,
-		`{"s": "q\"uote\\", "t": true, "n": null}`, ` [ 1 , { } , [ ] ] `} {
+		`{"s": "q\"uote\\", "t": true, "n": null}`, ` [ 1 , { } , [ ] ] `,
+		`{"emoji": "\ud83d\ude00", "escaped": "\\ud800", "bmp": "\u00e9\uffff"}`} {
 		if err := Check([]byte(in)); err != nil {
 			t.Errorf("Check(%s) = %v, want nil", in, err)
 		}
