@@ -162,7 +162,10 @@ func (l *Loop) Run(stop, hard context.Context, healthy func()) error {
 			}
 		}
 		if l.dirty {
-			if err := l.work.Recover(hard); err != nil {
+			stopRenewing := l.renewDuring(hard)
+			err := l.work.Recover(hard)
+			stopRenewing()
+			if err != nil {
 				werr, ok := l.wait(err)
 				if !ok {
 					return err
@@ -242,8 +245,12 @@ func (l *Loop) acquire(ctx context.Context) error {
 }
 
 // renew takes or renews the lease for one TTL and returns who holds it.
+// The attempt is bounded by a third of the TTL: a store that does not
+// answer fails it as one that refuses.
 func (l *Loop) renew(ctx context.Context) (revisit.Lease, error) {
 	asked := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, l.cfg.TTL/3)
+	defer cancel()
 	lease, err := l.cfg.Leases.LeaseAcquire(ctx, l.cfg.Name, l.cfg.Owner, l.cfg.TTL)
 	if err == nil && lease.Owner == l.cfg.Owner {
 		l.renewed = asked
@@ -275,15 +282,12 @@ const RenewRetryMax = 750 * time.Millisecond
 // renewRetryJitter bounds the random wait added to a renewal's retry.
 const renewRetryJitter = 250 * time.Millisecond
 
-// renewLease renews the lease, its attempt bounded by a third of the TTL
-// (a store that does not answer fails it as one that refuses), through
-// renew; it logs the first failure of a run and the renewal that ends it,
-// with the count of failed attempts, and spaces the failed attempts,
-// doubling from 100 ms to RenewRetryMax, plus jitter.
+// renewLease renews the lease through renew; it logs the first failure of
+// a run and the renewal that ends it, with the count of failed attempts,
+// and spaces the failed attempts, doubling from 100 ms to RenewRetryMax,
+// plus jitter.
 func (l *Loop) renewLease(ctx context.Context, renew func(context.Context) error) {
-	attempt, cancel := context.WithTimeout(ctx, l.cfg.TTL/3)
-	err := renew(attempt)
-	cancel()
+	err := renew(ctx)
 	f := &l.failing
 	now := time.Now()
 	switch {
@@ -304,7 +308,8 @@ func (l *Loop) renewLease(ctx context.Context, renew func(context.Context) error
 }
 
 // renewDuring renews the lease when due (renewDue) until the function it
-// returns is called. A round can outlast the TTL (a slow store, a broker that
+// returns is called, while a round or a recovery runs. Either can outlast
+// the TTL (a slow store, a database that stopped answering, a broker that
 // holds its confirms); a lease that expired mid-round would let a standby
 // process take over and undo what the round is doing. The loop itself
 // learns of a lease lost at its next renewal in a rest, or from a fenced
