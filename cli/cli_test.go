@@ -167,6 +167,7 @@ func TestRecordAndList(t *testing.T) {
 func TestRecordFromStandardInput(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
+	h.ok("task-type", "add", "load-git", "--backend-name", "swh.loader.git.tasks.UpdateGitRepository")
 	r := h.runIn(originLines(2, "git"), "origin", "record", "-")
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Equal(t, "inserted 2, updated 0\n", r.stdout)
