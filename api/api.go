@@ -33,6 +33,7 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -345,8 +346,11 @@ func decode(r *http.Request, v any) error {
 // timesInRange checks every time decoded into v (revisit.ValidateTime),
 // naming the first out of range by its path, as in origins[3].last_update.
 func timesInRange(v reflect.Value, path string) error {
+	if !v.IsValid() || !holdsTimes(v.Type()) {
+		return nil
+	}
 	switch v.Kind() {
-	case reflect.Pointer, reflect.Interface:
+	case reflect.Pointer:
 		if v.IsNil() {
 			return nil
 		}
@@ -391,6 +395,30 @@ func timesInRange(v reflect.Value, path string) error {
 		}
 	}
 	return nil
+}
+
+// holdsTimeCache remembers which types holdsTimes found to hold times.
+var holdsTimeCache sync.Map // reflect.Type → bool
+
+// holdsTimes reports whether a value of type t may hold a time.Time (what
+// JSON decodes into an interface never does).
+func holdsTimes(t reflect.Type) bool {
+	if held, ok := holdsTimeCache.Load(t); ok {
+		return held.(bool)
+	}
+	holdsTimeCache.Store(t, false) // a type that refers to itself holds what its other fields hold
+	held := false
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
+		held = holdsTimes(t.Elem())
+	case reflect.Struct:
+		held = t == timeType
+		for i := 0; i < t.NumField() && !held; i++ {
+			held = t.Field(i).IsExported() && holdsTimes(t.Field(i).Type)
+		}
+	}
+	holdsTimeCache.Store(t, held)
+	return held
 }
 
 // decodeFrom decodes one JSON value of data into v strictly; the fields

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -626,4 +627,28 @@ func TestYearOneIsADate(t *testing.T) {
 		}
 		require.True(t, found)
 	})
+}
+
+// A batch body of many tiny elements is refused at the first element past
+// MaxBatch, at a memory cost of a few times its size. Not parallel: it
+// measures the process's allocations.
+func TestManyTinyElementsCostBoundedMemory(t *testing.T) {
+	h := newDataHarness(t)
+	n := (api.MaxBatchBodyBytes - 2) / 3
+	body := "[" + strings.Repeat("{},", n-1) + "{}]"
+	for _, c := range []struct{ path, body, field string }{
+		{"/api/v1/visit-statuses", body, ""},
+		{"/api/v1/listed-origins", `{"origins": [` + strings.Repeat("{},", n-10) + "{}]}", "origins"},
+	} {
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		status, answer := h.do("POST", c.path, c.body)
+		runtime.ReadMemStats(&after)
+		allocated := after.TotalAlloc - before.TotalAlloc
+		t.Logf("%s, %d bytes: %d MB allocated", c.path, len(c.body), allocated>>20)
+		require.Equal(t, http.StatusBadRequest, status, "%s", answer)
+		require.Contains(t, string(answer), "more than 10000 elements, at most 10000 in one request")
+		require.Less(t, allocated, uint64(4*len(c.body)+64<<20), "memory of a small multiple of the body")
+	}
 }

@@ -1,12 +1,15 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 
 	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/internal/kit/jsonobj"
 	"github.com/revisit-sched/revisit/recording"
 )
 
@@ -35,16 +38,18 @@ type OriginsResponse struct {
 
 // decodeBatch decodes the body {"<key>": [...]} (or, with key "", a bare
 // array) strictly, element by element, so that errors name the element:
-// origins[3].url. It refuses more than MaxBatch elements.
+// origins[3].url. It refuses more than MaxBatch elements as soon as it
+// meets one more, so that a body of many tiny elements costs no more than
+// MaxBatch of them.
 func decodeBatch[T any](r *http.Request, key string) ([]T, error) {
-	var raw []json.RawMessage
-	if key == "" {
-		if err := decode(r, &raw); err != nil {
-			return nil, err
-		}
-	} else {
+	data, err := io.ReadAll(r.Body)
+	if err != nil {
+		return nil, decodeError(err)
+	}
+	list := data
+	if key != "" {
 		var obj map[string]json.RawMessage
-		if err := decode(r, &obj); err != nil {
+		if err := decodeFrom(data, &obj, ""); err != nil {
 			return nil, err
 		}
 		for k := range obj {
@@ -52,15 +57,16 @@ func decodeBatch[T any](r *http.Request, key string) ([]T, error) {
 				return nil, revisit.Invalidf(k, "unknown field")
 			}
 		}
-		if len(obj[key]) == 0 {
+		if list = obj[key]; len(list) == 0 {
 			return nil, revisit.Invalidf(key, "missing")
 		}
-		if err := decodeFrom(obj[key], &raw, key+"."); err != nil {
-			return nil, err
-		}
 	}
-	if len(raw) > MaxBatch {
-		return nil, revisit.Invalidf(key, "%d elements, at most %d in one request", len(raw), MaxBatch)
+	raw, err := arrayElements(list, key, MaxBatch)
+	if err != nil {
+		return nil, err
+	}
+	if err := jsonobj.Check(data); err != nil {
+		return nil, err
 	}
 	out := make([]T, len(raw))
 	for i, e := range raw {
@@ -69,6 +75,53 @@ func decodeBatch[T any](r *http.Request, key string) ([]T, error) {
 		}
 	}
 	return out, nil
+}
+
+// arrayElements returns the elements of the JSON array data, the value of
+// field, refusing more than limit of them.
+func arrayElements(data []byte, field string, limit int) ([]json.RawMessage, error) {
+	d := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := d.Token(); err != nil {
+		return nil, prefixed(decodeError(err), field+".")
+	} else if tok != json.Delim('[') {
+		return nil, revisit.Invalidf(field, "got a JSON %s, want an array", tokenKind(tok))
+	}
+	var out []json.RawMessage
+	for d.More() {
+		if len(out) == limit {
+			return nil, revisit.Invalidf(field, "more than %d elements, at most %d in one request", limit, limit)
+		}
+		var e json.RawMessage
+		if err := d.Decode(&e); err != nil {
+			return nil, prefixed(decodeError(err), field+".")
+		}
+		out = append(out, e)
+	}
+	if _, err := d.Token(); err != nil { // ]
+		return nil, prefixed(decodeError(err), field+".")
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return nil, revisit.Invalidf(field, "trailing data after the JSON value")
+	}
+	return out, nil
+}
+
+// tokenKind names the JSON type of the first token of a value.
+func tokenKind(tok json.Token) string {
+	switch tok := tok.(type) {
+	case json.Delim:
+		if tok == '{' {
+			return "object"
+		}
+		return "array"
+	case string:
+		return "string"
+	case float64, json.Number:
+		return "number"
+	case bool:
+		return "boolean"
+	}
+	return "null"
 }
 
 func (s *Server) handleOriginRecord(w http.ResponseWriter, r *http.Request) {

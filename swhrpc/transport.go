@@ -25,9 +25,14 @@ const MaxBodyBytes = 32 << 20
 // to read), so that one call holds the store for a bounded time.
 const MaxBatch = 10_000
 
+// MaxBodyValues bounds the values of a request body (keys and elements of
+// every map and array): MaxBatch listed origins take about 300,000, and
+// decoding costs tens of bytes a value, however small on the wire.
+const MaxBodyValues = 1_000_000
+
 // decodeLimits bound the decoding of a request body.
 var decodeLimits = swhwire.Limits{MaxSize: MaxBodyBytes, MaxDepth: swhwire.DefaultLimits.MaxDepth,
-	MaxLen: swhwire.DefaultLimits.MaxLen}
+	MaxLen: swhwire.DefaultLimits.MaxLen, MaxValues: MaxBodyValues}
 
 // Content types of requests and responses.
 const (

@@ -19,10 +19,24 @@ type Limits struct {
 	MaxSize  int // bytes of input
 	MaxDepth int // nesting of arrays and maps
 	MaxLen   int // elements of one array or map
+	// MaxValues bounds the values of the whole input, keys and elements of
+	// every array and map included (0: no bound): what decoding costs in
+	// memory grows with them, a few tens of bytes each whatever their size
+	// on the wire (an empty map is one byte).
+	MaxValues int
 }
 
 // DefaultLimits are the limits of Decode.
-var DefaultLimits = Limits{MaxSize: 64 << 20, MaxDepth: 64, MaxLen: 1 << 22}
+var DefaultLimits = Limits{MaxSize: 64 << 20, MaxDepth: 64, MaxLen: 1 << 22, MaxValues: 1 << 22}
+
+// counted counts one more value of an input of which n were read before,
+// failing past MaxValues.
+func (l Limits) counted(n *int) error {
+	if *n++; l.MaxValues > 0 && *n > l.MaxValues {
+		return fmt.Errorf("more than %d values in all exceeds the limit", l.MaxValues)
+	}
+	return nil
+}
 
 // Extension type codes: the timestamp, and swh-core's integers beyond 64 bits
 // (big-endian magnitude).
@@ -76,6 +90,8 @@ type decoder struct {
 	lim  Limits
 	// interned holds the short strings read so far, each boxed once.
 	interned map[string]any
+	// values counts the values read so far.
+	values int
 }
 
 // Bounds of the strings a decoder interns, whatever the input.
@@ -105,6 +121,9 @@ func (d *decoder) wrap(err error) error {
 }
 
 func (d *decoder) value(depth int) (any, error) {
+	if err := d.lim.counted(&d.values); err != nil {
+		return nil, d.fail("%v", err)
+	}
 	c, err := d.mp.PeekCode()
 	if err != nil {
 		return nil, d.wrap(err)
@@ -233,6 +252,8 @@ func (d *decoder) count(what string, n, minBytes, depth int) error {
 		return d.fail("%s nested deeper than %d", what, d.lim.MaxDepth)
 	case n > d.lim.MaxLen:
 		return d.fail("%s of %d elements exceeds the limit of %d", what, n, d.lim.MaxLen)
+	case d.lim.MaxValues > 0 && d.values+n > d.lim.MaxValues:
+		return d.fail("%s of %d elements: more than %d values in all exceeds the limit", what, n, d.lim.MaxValues)
 	case n*minBytes > d.r.Len():
 		return d.fail("%s of %d elements, only %d bytes left", what, n, d.r.Len())
 	}

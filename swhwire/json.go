@@ -179,6 +179,8 @@ func DecodeJSON(b []byte, l Limits) (any, error) {
 type jsonDecoder struct {
 	dec *json.Decoder
 	lim Limits
+	// values counts the values read so far.
+	values int
 }
 
 func (d *jsonDecoder) fail(err error) error {
@@ -193,6 +195,9 @@ func (d *jsonDecoder) fail(err error) error {
 }
 
 func (d *jsonDecoder) value(depth int) (any, error) {
+	if err := d.lim.counted(&d.values); err != nil {
+		return nil, err
+	}
 	tok, err := d.dec.Token()
 	if err != nil {
 		return nil, err
