@@ -21,6 +21,7 @@ import (
 	"github.com/revisit-sched/revisit/demo"
 	"github.com/revisit-sched/revisit/history"
 	"github.com/revisit-sched/revisit/internal/kit/crosssite"
+	"github.com/revisit-sched/revisit/internal/kit/headerlimit"
 	"github.com/revisit-sched/revisit/internal/service/livequeue"
 	"github.com/revisit-sched/revisit/internal/service/urlindex"
 	"github.com/revisit-sched/revisit/runner"
@@ -261,7 +262,8 @@ func (a *app) serve(cmd *cobra.Command, c config.Config, addr string, selected m
 		mux.Handle("/", h)
 		h = mux
 	}
-	h = crosssite.Handler(crosssite.Config{Hosts: c.API.Hosts, Loopback: config.IsLoopback(addr)}, h)
+	h = headerlimit.Handler(headerlimit.DefaultMax,
+		crosssite.Handler(crosssite.Config{Hosts: c.API.Hosts, Loopback: config.IsLoopback(addr)}, h))
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
