@@ -50,7 +50,7 @@ func (a *app) benchCommand() *cobra.Command {
 	b.PersistentFlags().StringVar(&cpuProfile, "cpu-profile", "",
 		"write a CPU profile of this process over the run to `file` (read it with go tool pprof)")
 	b.AddCommand(a.benchStoreCommand(), a.benchFeedbackCommand(), a.benchBrokerCommand(), a.benchOrchestratorCommand(), a.benchListenerCommand(), a.benchAPICommand(), a.benchRPCCommand(),
-		a.benchJournalCommand(), a.benchImportCommand())
+		a.benchJournalCommand(), a.benchImportCommand(), a.benchDrainCommand())
 	return b
 }
 
@@ -328,6 +328,60 @@ flight.`,
 	cmd.Flags().StringVar(&size, "origins", "1M", "data set size: 1M, 10M, or any count")
 	cmd.Flags().IntVar(&visits, "visits", 1_000_000, "visits to publish")
 	cmd.Flags().IntVar(&perRnd, "max-per-round", 10_000, "visits per round at most")
+	return cmd
+}
+
+func (a *app) benchDrainCommand() *cobra.Command {
+	var (
+		size           string
+		workers, queue int
+		rate           float64
+		seconds        time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "drain",
+		Short: "Measure how long workers find the queue empty while origins are due (issue 53)",
+		Long: `Loads the reference data set into the store (unless a previous run left it
+there; every origin is due), points load-git at a scratch queue of the
+embedded broker over the store, bounded to --queue messages, and runs the
+real orchestrator with its default waits. Once the queue is full, --workers
+workers take its visits one at a time, together at --rate visits a second,
+for --duration; the figure is the fraction of their time they found the
+queue empty.`,
+		Args: exactArgs(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			n, err := bench.ParseSize(size)
+			if err != nil {
+				return usageError{err}
+			}
+			if workers <= 0 || queue <= 0 || rate <= 0 || seconds <= 0 {
+				return usagef("--workers, --queue, --rate and --duration must be positive")
+			}
+			c, err := a.config(cmd)
+			if err != nil {
+				return err
+			}
+			a.adviseOnServer(cmd)
+			rep, err := bench.RunDrain(cmd.Context(), bench.DrainConfig{URL: c.Store, Origins: n, Workers: workers,
+				Rate: rate, QueueLength: queue, Duration: seconds, Progress: a.progressWriter()})
+			if err != nil {
+				return fmt.Errorf("bench drain: %w", err)
+			}
+			rw := a.rows(cols("workers", "rate_per_s", "queue_length", "seconds", "visits", "visits_per_s", "rounds",
+				"idle_percent", "target_percent", "met"))
+			if err := rw.Row(rep.Workers, rep.Rate, rep.Queue, math.Round(rep.Seconds*10)/10, rep.Visits,
+				math.Round(rep.PerSecond), rep.Rounds, math.Round(rep.Idle*10000)/100, bench.DrainTarget*100,
+				rep.Idle <= bench.DrainTarget); err != nil {
+				return err
+			}
+			return rw.Close()
+		},
+	}
+	cmd.Flags().StringVar(&size, "origins", "100000", "data set size: 1M, 10M, or any count")
+	cmd.Flags().IntVar(&workers, "workers", 25, "workers taking visits")
+	cmd.Flags().Float64Var(&rate, "rate", 500, "visits a second the workers take together")
+	cmd.Flags().IntVar(&queue, "queue", 1000, "the queue's length limit (load-git's max_queue_length)")
+	cmd.Flags().DurationVar(&seconds, "duration", time.Minute, "how long the workers work")
 	return cmd
 }
 

@@ -101,3 +101,18 @@ func TestBenchJournal(t *testing.T) {
 	}
 	require.Contains(t, h.fails(2, "bench", "journal", "--batch", "0"), "--batch")
 }
+
+// bench drain: workers taking visits faster than the default jitter never
+// find the queue empty while origins are due.
+func TestBenchDrain(t *testing.T) {
+	h := newHarness(t)
+	rows := h.jsonList("bench", "drain", "--origins", "3000", "--workers", "4", "--rate", "100", "--queue", "50",
+		"--duration", "4s")
+	require.Len(t, rows, 1)
+	r := rows[0]
+	require.Positive(t, r["visits"])
+	require.Positive(t, r["rounds"])
+	require.Less(t, r["idle_percent"], 1.0, "%v", r)
+	require.Equal(t, true, r["met"])
+	require.Contains(t, h.fails(2, "bench", "drain", "--workers", "0"), "--workers")
+}

@@ -47,18 +47,23 @@ func (w *idleWorkers) figures() (taken int, longest time.Duration) {
 // as workers lease, and fills it again: the workers wait for messages
 // about a second at most, not the minute of queue_full_backoff, while
 // origins remain.
+//
+// With the default jitter (5 s), the wait after a round that filled the
+// queue ends as soon as the queue has room again.
 func TestWorkersWaitLittleForADrainedQueueToBeFilled(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		poll   time.Duration
+		jitter time.Duration
 		broker func(*embedded.Broker) broker.Broker
 		within time.Duration
 	}{
-		{"polled", time.Second, func(b *embedded.Broker) broker.Broker { return untold{b} }, 3 * time.Second},
-		{"told of leases", time.Minute, func(b *embedded.Broker) broker.Broker { return b }, time.Second},
+		{"polled", time.Second, 10 * time.Millisecond, func(b *embedded.Broker) broker.Broker { return untold{b} }, 3 * time.Second},
+		{"told of leases", time.Minute, 10 * time.Millisecond, func(b *embedded.Broker) broker.Broker { return b }, time.Second},
+		{"the default jitter", time.Second, 0, func(b *embedded.Broker) broker.Broker { return b }, time.Second},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			longest := drainedQueueWait(t, c.poll, c.broker)
+			longest := drainedQueueWait(t, c.poll, c.jitter, c.broker)
 			t.Logf("longest wait of the workers for a message: %s", longest)
 			require.Less(t, longest, c.within, "the workers waited that long for a message while origins remained")
 		})
@@ -71,7 +76,7 @@ type untold struct{ broker.Broker }
 // drainedQueueWait runs 2,000 origins through a queue of 200 slots that
 // four workers drain in half a second, and returns the longest the workers
 // waited for a message.
-func drainedQueueWait(t *testing.T, poll time.Duration, wrap func(*embedded.Broker) broker.Broker) time.Duration {
+func drainedQueueWait(t *testing.T, poll, jitter time.Duration, wrap func(*embedded.Broker) broker.Broker) time.Duration {
 	const (
 		maxLen  = 200
 		origins = 2_000
@@ -81,9 +86,8 @@ func drainedQueueWait(t *testing.T, poll time.Duration, wrap func(*embedded.Brok
 	w.add(neverVisited, origins)
 	b := embedded.New(st, embedded.Config{})
 	t.Cleanup(func() { b.Close() })
-	// The production waits, but for a short jitter: the round after a
-	// full one comes at once and finds the queue full.
-	start(t, st, wrap(b), Config{Owner: "a", RoundJitter: 10 * time.Millisecond, QueuePollInterval: poll})
+	// The production waits, but for the jitter (zero: its default).
+	start(t, st, wrap(b), Config{Owner: "a", RoundJitter: jitter, QueuePollInterval: poll})
 
 	ctx, cancel := context.WithCancel(context.Background())
 	var workers sync.WaitGroup

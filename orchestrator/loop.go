@@ -59,6 +59,16 @@ type publication struct {
 	err               error
 }
 
+// over reports whether the publication has ended.
+func (p *publication) over() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
 func newLoop(o *Orchestrator, visitType string) *loop {
 	l := &loop{o: o, visitType: visitType, lease: "orchestrator:" + visitType,
 		log: o.log.With("visit_type", visitType), msgs: visitsend.NewMessages(o.store, o.cfg.Origin)}
@@ -147,6 +157,15 @@ func (l *loop) drain(d time.Duration, queue string) leased.Rest {
 		Nudged: func() <-chan struct{} { return l.taken(queue) }}
 }
 
+// refill is the rest after a round that published: d at most, less as
+// soon as a measure finds room for a round, as drain's: workers that
+// empty the queue faster than d never wait for the next round.
+func (l *loop) refill(d time.Duration, queue string) leased.Rest {
+	r := l.drain(d, queue)
+	r.Kind = ""
+	return r
+}
+
 // taken returns a channel closed when workers take messages of queue, if
 // the broker tells; nil otherwise.
 func (l *loop) taken(queue string) <-chan struct{} {
@@ -163,10 +182,15 @@ func (l *loop) hasRoom(ctx context.Context) bool {
 	return err == nil && l.roomIn(ctx, q)
 }
 
-// roomIn measures queue q and reports whether it has room for a round.
+// roomIn measures queue q and reports whether it has room for a round,
+// the messages of a publication in progress counted in.
 func (l *loop) roomIn(ctx context.Context, q queueOf) bool {
 	depth, err := l.o.broker.Depth(ctx, q.name)
-	return err == nil && l.roomFor(int64(q.maxLen)-depth, q.maxLen)
+	open := int64(q.maxLen) - depth
+	if p := l.publishing; p != nil && !p.over() {
+		open -= int64(p.count)
+	}
+	return err == nil && l.roomFor(open, q.maxLen)
 }
 
 // queueOf is a visit type's load task type and its queue.
@@ -315,7 +339,7 @@ func (l *loop) round(ctx context.Context) (leased.Rest, error) {
 		defer close(p.done)
 		p.confirmed, p.failed, p.err = l.publish(ctx, queue, visits, msgs)
 	}()
-	return leased.Rest{D: l.jitter()}, nil
+	return l.refill(l.jitter(), queue), nil
 }
 
 // expire marks lost the visits without result within the timeout, and

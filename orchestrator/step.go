@@ -30,8 +30,8 @@ type Step struct {
 	Visits []revisit.Visit
 	// Wait is the longest wait before the next round.
 	Wait time.Duration
-	// Drain says the queue was full: the wait ends once HasRoom reports
-	// room, asked every Poll.
+	// Drain says the wait ends once HasRoom reports room, asked every
+	// Poll: the queue was full, or the round filled it.
 	Drain bool
 	Poll  time.Duration
 	// Woken, when set, says that no origin was eligible: the wait ends
