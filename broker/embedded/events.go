@@ -11,6 +11,7 @@ import (
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/broker"
 	"github.com/revisit-sched/revisit/celery"
+	"github.com/revisit-sched/revisit/internal/service/supervise"
 )
 
 // ackTimeout bounds the acknowledgement of a delivered batch.
@@ -51,17 +52,27 @@ func (b *Broker) Events(ctx context.Context, handle func(context.Context, []cele
 		after = &revisit.QueueResultCursor{CompletedAt: b.now()}
 	}
 	var trimmed time.Time // last trim, by b's clock
+	outage := supervise.Outage{Min: b.cfg.PollInterval, Max: maxEventsRetry, Jitter: b.cfg.PollInterval}
 	for {
 		wake := b.results.wait("")
 		full, err := b.deliver(ctx, handle, &after)
+		poll := b.cfg.PollInterval
 		switch {
 		case b.isClosed():
 			return broker.ErrClosed
 		case ctx.Err() != nil:
 			return nil
 		case err != nil:
-			b.cfg.Logger.Warn("embedded events: retrying", "retry_in", b.cfg.PollInterval, "err", err)
-			wake = nil // wait for the poll interval
+			var began bool
+			if poll, began = outage.Failed(time.Now()); began {
+				b.cfg.Logger.Warn("embedded events: cannot read the results; retrying until the store answers", "err", err)
+			}
+			wake = nil // wait for the retry
+		default:
+			if failures, lasted := outage.Ended(time.Now()); failures > 0 {
+				b.cfg.Logger.Info("embedded events: reading the results again", "failed_attempts", failures,
+					"after", lasted.Round(time.Millisecond))
+			}
 		}
 		if now := b.now(); !b.cfg.EventsObserve && now.Sub(trimmed) >= trimInterval {
 			trimmed = now
@@ -70,7 +81,7 @@ func (b *Broker) Events(ctx context.Context, handle func(context.Context, []cele
 		if full {
 			continue
 		}
-		if !b.wait(ctx, wake, b.cfg.PollInterval) {
+		if !b.wait(ctx, wake, poll) {
 			if b.isClosed() {
 				return broker.ErrClosed
 			}
@@ -78,6 +89,11 @@ func (b *Broker) Events(ctx context.Context, handle func(context.Context, []cele
 		}
 	}
 }
+
+// maxEventsRetry bounds the wait between two reads of the results while
+// the store fails them: Events reads again within it of the store's
+// return.
+const maxEventsRetry = time.Second
 
 // deliver hands one batch of results to handle and acknowledges it (or,
 // observing, moves *after past it). It reports whether the batch was full,

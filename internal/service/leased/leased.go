@@ -109,8 +109,10 @@ type Loop struct {
 	dirty bool
 	// renewed is when the lease was last taken or renewed.
 	renewed time.Time
-	// failing is how the renewals that fail in a row go.
-	failing failedRenewals
+	// renewals follows the renewals that fail in a row; retryAt is when
+	// the next is tried.
+	renewals supervise.Outage
+	retryAt  time.Time
 	// backoff spaces the rounds skipped for an unavailable dependency.
 	backoff supervise.Backoff
 	// status is what the loop does, for Status.
@@ -125,7 +127,8 @@ func New(cfg Config, work Work) *Loop {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Loop{cfg: cfg, work: work, backoff: supervise.Backoff{Max: cfg.MaxBackoff}}
+	return &Loop{cfg: cfg, work: work, backoff: supervise.Backoff{Max: cfg.MaxBackoff},
+		renewals: supervise.Outage{Min: renewRetryMin, Max: RenewRetryMax, Jitter: renewRetryJitter}}
 }
 
 // MarkDirty has Recover run before the next round. Call it from the loop's
@@ -261,17 +264,10 @@ func (l *Loop) renew(ctx context.Context) (revisit.Lease, error) {
 // renewDue is when the lease is to be renewed: a third of its TTL after
 // it last was, or soon after a renewal that failed.
 func (l *Loop) renewDue() time.Time {
-	if l.failing.count > 0 {
-		return l.failing.retryAt
+	if l.renewals.Going() {
+		return l.retryAt
 	}
 	return l.renewed.Add(l.cfg.TTL / 3)
-}
-
-// failedRenewals counts the renewals of the lease that failed in a row.
-type failedRenewals struct {
-	count   int
-	since   time.Time
-	retryAt time.Time
 }
 
 // RenewRetryMax bounds the wait before a failed renewal of the lease is
@@ -279,31 +275,32 @@ type failedRenewals struct {
 // store's return.
 const RenewRetryMax = 750 * time.Millisecond
 
-// renewRetryJitter bounds the random wait added to a renewal's retry.
-const renewRetryJitter = 250 * time.Millisecond
+// renewRetryMin and renewRetryJitter are the first wait before a failed
+// renewal is tried again, doubling up to RenewRetryMax, and the random
+// wait added to each.
+const (
+	renewRetryMin    = 100 * time.Millisecond
+	renewRetryJitter = 250 * time.Millisecond
+)
 
 // renewLease renews the lease through renew; it logs the first failure of
 // a run and the renewal that ends it, with the count of failed attempts,
-// and spaces the failed attempts, doubling from 100 ms to RenewRetryMax,
-// plus jitter.
+// and spaces the failed attempts (renewals).
 func (l *Loop) renewLease(ctx context.Context, renew func(context.Context) error) {
 	err := renew(ctx)
-	f := &l.failing
 	now := time.Now()
 	switch {
 	case err == nil:
-		if f.count > 0 {
-			l.cfg.Logger.Info("lease renewed again", "failed_attempts", f.count, "after", now.Sub(f.since).Round(time.Millisecond))
+		if failures, lasted := l.renewals.Ended(now); failures > 0 {
+			l.cfg.Logger.Info("lease renewed again", "failed_attempts", failures, "after", lasted.Round(time.Millisecond))
 		}
-		*f = failedRenewals{}
 	case ctx.Err() != nil: // stopping
 	default:
-		if f.count == 0 {
-			f.since = now
+		wait, began := l.renewals.Failed(now)
+		if began {
 			l.cfg.Logger.Warn("cannot renew the lease; trying again until the store answers", "err", err)
 		}
-		f.count++
-		f.retryAt = now.Add(min(100*time.Millisecond<<min(f.count-1, 8), RenewRetryMax) + supervise.Jitter(renewRetryJitter))
+		l.retryAt = now.Add(wait)
 	}
 }
 

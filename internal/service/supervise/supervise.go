@@ -279,3 +279,37 @@ func (b *Backoff) Next() time.Duration {
 
 // Reset starts again from one second, after work that went well.
 func (b *Backoff) Reset() { b.n = 0 }
+
+// Outage follows the failures in a row of the calls to one dependency: it
+// spaces the retries, doubling from Min up to Max, plus up to Jitter, and
+// tells when to log, so that an unreachable dependency costs a line when it
+// goes and a line when it comes back, not one a retry.
+type Outage struct {
+	Min, Max, Jitter time.Duration
+	count            int
+	since            time.Time
+}
+
+// Failed records a failed call at now, and returns how long to wait
+// before the next and whether the failure begins an outage (log it).
+func (o *Outage) Failed(now time.Time) (wait time.Duration, began bool) {
+	began = o.count == 0
+	if began {
+		o.since = now
+	}
+	wait = min(o.Min<<min(o.count, 16), o.Max) + Jitter(o.Jitter)
+	o.count++
+	return wait, began
+}
+
+// Ended records a call that went well at now, and returns the failed
+// calls of the outage it ends and how long it lasted; no failures when
+// none was going on.
+func (o *Outage) Ended(now time.Time) (failures int, lasted time.Duration) {
+	failures, lasted = o.count, now.Sub(o.since)
+	*o = Outage{Min: o.Min, Max: o.Max, Jitter: o.Jitter}
+	return failures, lasted
+}
+
+// Going reports whether the last call failed.
+func (o *Outage) Going() bool { return o.count > 0 }
