@@ -105,6 +105,7 @@ func TestDecodeEventsErrors(t *testing.T) {
 		{`{"type": "task-started", ` + ok + `} {}`, ErrBadJSON, "", "trailing data"},
 		{`"task-started"`, ErrBadJSON, "", "event is a string, want an object"},
 		{`null`, ErrBadJSON, "", "want an object"},
+		{`{"type": "task-failed", "exception": "\udc00", ` + ok + `}`, ErrBadJSON, "", "lone UTF-16 surrogate"},
 		{`{"uuid": "u1"}`, ErrMissingField, "type", `field "type": missing field`},
 		{`{"type": 3, "uuid": "u1"}`, ErrBadField, "type", "got a number, want a string"},
 		{`{"type": "worker-heartbeat", "hostname": "h"}`, ErrUnknownType, "", `unknown event type: "worker-heartbeat"`},

@@ -14,6 +14,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
+
+	"github.com/revisit-sched/revisit/internal/kit/jsonobj"
 )
 
 // Content type and encoding of every task message body.
@@ -239,6 +241,9 @@ func isoformat(t time.Time) string {
 
 // decodeJSONValue decodes one JSON value, numbers as json.Number.
 func decodeJSONValue(data []byte) (any, error) {
+	if jsonobj.HasLoneSurrogate(data) {
+		return nil, errors.New(`text escapes a lone UTF-16 surrogate (\ud800–\udfff): not valid text`)
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var v any

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/revisit-sched/revisit/internal/kit/jsonobj"
 )
 
 // The JSON form of the same values, which swh-core's RPC uses for clients
@@ -163,6 +165,9 @@ func isoformat(t time.Time) string {
 func DecodeJSON(b []byte, l Limits) (any, error) {
 	if len(b) > l.MaxSize {
 		return nil, &DecodeError{0, fmt.Sprintf("input of %d bytes exceeds the limit of %d", len(b), l.MaxSize)}
+	}
+	if jsonobj.HasLoneSurrogate(b) {
+		return nil, &DecodeError{0, `text escapes a lone UTF-16 surrogate (\ud800–\udfff): not valid text`}
 	}
 	d := &jsonDecoder{dec: json.NewDecoder(bytes.NewReader(b)), lim: l}
 	d.dec.UseNumber()

@@ -79,8 +79,10 @@ func TestDecodeJSONRefuses(t *testing.T) {
 		{"deep", strings.Repeat("[", 100) + strings.Repeat("]", 100), "nested deeper than 64"},
 		{"bad bytes", `{"swhtype": "bytes", "d": "\u00e9"}`, "bytes envelope"},
 		{"bad uuid", `{"swhtype": "uuid", "d": 3}`, "uuid envelope: payload is a int"},
+		{"lone surrogate", `{"url": "https://a/\ud800"}`, "lone UTF-16 surrogate"},
+		{"many values", "[" + strings.Repeat("{},", 199) + "{}]", "more than 150 values in all"},
 	} {
-		_, err := DecodeJSON([]byte(c.in), DefaultLimits)
+		_, err := DecodeJSON([]byte(c.in), Limits{MaxSize: 1 << 20, MaxDepth: 64, MaxLen: 1 << 20, MaxValues: 150})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: got %v, want an error with %q", c.name, err, c.want)
 		}

@@ -82,7 +82,7 @@ func (c *checker) value() {
 		switch {
 		case !utf8.Valid(raw):
 			c.fail("not valid UTF-8")
-		case loneSurrogate(raw):
+		case HasLoneSurrogate(raw):
 			c.fail(`not valid text: a lone UTF-16 surrogate (\ud800–\udfff) that no character pairs`)
 		}
 	default:
@@ -127,7 +127,7 @@ func (c *checker) object() {
 // key reads an object's key and returns its text.
 func (c *checker) key() string {
 	raw := c.str()
-	if !utf8.Valid(raw) || loneSurrogate(raw) {
+	if !utf8.Valid(raw) || HasLoneSurrogate(raw) {
 		c.fail("a key is not valid UTF-8")
 		return ""
 	}
@@ -210,11 +210,12 @@ func (s *keySet) add(key string) bool {
 	return true
 }
 
-// loneSurrogate reports whether raw, a string's text between its quotes,
+// HasLoneSurrogate reports whether raw, a string's text between its
+// quotes or a whole JSON text (outside strings JSON has no backslash),
 // escapes a UTF-16 surrogate that is not half of a pair: a high one
 // (\ud800–\udbff) not followed by a low one (\udc00–\udfff), or a low
-// one alone.
-func loneSurrogate(raw []byte) bool {
+// one alone. encoding/json replaces such a surrogate with U+FFFD.
+func HasLoneSurrogate(raw []byte) bool {
 	for i := 0; i < len(raw); i++ {
 		if raw[i] != '\\' {
 			continue
