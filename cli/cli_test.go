@@ -325,14 +325,14 @@ func TestGrabNext(t *testing.T) {
 func TestGrabErrors(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	require.Contains(t, h.fails(1, "origin", "grab-next", "git", "5", "--policy", "fastest_first"),
+	require.Contains(t, h.fails(2, "origin", "grab-next", "git", "5", "--policy", "fastest_first"),
 		`unknown policy "fastest_first" (known: oldest_scheduled_first,`)
 	require.Contains(t, h.fails(2, "origin", "grab-next", "git", "-5"), "-5: negative numbers are not valid arguments")
-	require.Contains(t, h.fails(1, "origin", "grab-next", "git", "--", "-5"), `COUNT: must be between 1 and 100000, not -5`)
-	require.Contains(t, h.fails(1, "origin", "grab-next", "git", "0"), `COUNT: must be between 1 and 100000, not 0`)
-	require.Contains(t, h.fails(1, "origin", "peek-next", "git", "500000"), `COUNT: must be between 1 and 100000, not 500000`)
-	require.Contains(t, h.fails(1, "origin", "grab-next", "git", "many"), `COUNT: want an integer between 1 and 100000, got "many"`)
-	require.Contains(t, h.fails(1, "origin", "grab-next", "Git!", "1"), `VISIT_TYPE: "Git!" is not a visit type`)
+	require.Contains(t, h.fails(2, "origin", "grab-next", "git", "--", "-5"), `COUNT: must be between 1 and 100000, not -5`)
+	require.Contains(t, h.fails(2, "origin", "grab-next", "git", "0"), `COUNT: must be between 1 and 100000, not 0`)
+	require.Contains(t, h.fails(2, "origin", "peek-next", "git", "500000"), `COUNT: must be between 1 and 100000, not 500000`)
+	require.Contains(t, h.fails(2, "origin", "grab-next", "git", "many"), `COUNT: want an integer between 1 and 100000, got "many"`)
+	require.Contains(t, h.fails(2, "origin", "grab-next", "Git!", "1"), `VISIT_TYPE: "Git!" is not a visit type`)
 	require.Contains(t, h.fails(2, "origin", "grab-next", "git"), "want 2 argument(s) VISIT_TYPE COUNT, got 1")
 	require.Contains(t, h.fails(2, "origin", "grab-next", "git", "1", "--absolute-cooldown", "soon"), `"soon" is not a duration`)
 	require.Contains(t, h.fails(2, "origin", "grab-next", "git", "1", "--now", "yesterday"),
@@ -346,6 +346,10 @@ func TestGrabErrors(t *testing.T) {
 	require.Contains(t, h.fails(2, "origin", "list", "--format", "xml"), `--format: "xml" is not one of table, json, csv`)
 	require.Contains(t, h.fails(2, "nonsense"), `unknown command "nonsense"`)
 	require.Contains(t, h.fails(2, "origin", "list", "--bogus"), "unknown flag: --bogus")
+	require.Contains(t, h.fails(2, "serve", "--listen", "5093"), `--listen: "5093" is not host:port (as 127.0.0.1:5093`)
+	missing := "sqlite://" + filepath.Join(h.dir, "nowhere", "revisit.db")
+	require.Contains(t, h.fails(1, "--store", missing, "origin", "record", h.file("o.jsonl", originLines(1, "git"))),
+		"its directory "+filepath.Join(h.dir, "nowhere")+" does not exist")
 }
 
 func TestFormats(t *testing.T) {

@@ -176,6 +176,11 @@ func TestOriginSearch(t *testing.T) {
 	require.Contains(t, w.fails(ExitError, "origin", "search", "x", "--lister", "gitlab"), "no lister gitlab")
 	require.Contains(t, w.fails(ExitError, w.remote(testReadToken, "origin", "search", "x", "--lister", "gitlab")...),
 		"no lister gitlab")
+	// The API's URL names the server as well as its root; a call without
+	// token says which flag gives it.
+	require.Contains(t, w.ok("--server", w.server+"/api/v1/", "--token", testReadToken, "origin", "list"), "https://github.com/o/r1")
+	require.Contains(t, w.fails(ExitError, "--server", w.server, "origin", "list"),
+		"(give the server's token with --token)")
 }
 
 func TestOriginShow(t *testing.T) {

@@ -76,11 +76,11 @@ func (g *grabFlags) register(cmd *cobra.Command, policy revisit.Policy) {
 func (g *grabFlags) params(cmd *cobra.Command, visitType string) (revisit.GrabParams, error) {
 	p := revisit.GrabParams{VisitType: visitType, Disabled: g.disabled, Sample: g.sample}
 	if err := revisit.ValidateVisitType(visitType); err != nil {
-		return p, named("VISIT_TYPE", err)
+		return p, usageError{named("VISIT_TYPE", err)}
 	}
 	var err error
 	if p.Policy, err = revisit.ParsePolicy(g.policy); err != nil {
-		return p, err
+		return p, usageError{err}
 	}
 	if g.now != "" {
 		if p.Now, err = revisit.ParseTime("--now", g.now); err != nil {

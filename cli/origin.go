@@ -151,7 +151,7 @@ func (a *app) grabCommand(name string, peek bool) *cobra.Command {
 				return err
 			}
 			if p.Count, err = revisit.GrabCount.Parse(args[1]); err != nil {
-				return named("COUNT", err)
+				return usageError{named("COUNT", err)}
 			}
 			p.DryRun = dryRun || peek
 			st, listerID, err := a.openStoreForLister(cmd, &g.lister)

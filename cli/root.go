@@ -22,6 +22,7 @@ import (
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/config"
+	"github.com/revisit-sched/revisit/internal/kit/access"
 	"github.com/revisit-sched/revisit/store"
 )
 
@@ -93,7 +94,11 @@ func Run(ctx context.Context, env Env, args []string) (code int) {
 		fmt.Fprintln(env.Stderr, "revisit: interrupted")
 		return ExitError
 	}
-	fmt.Fprintf(env.Stderr, "revisit: %s\n", oneLine(err.Error()))
+	msg := oneLine(err.Error())
+	if a.server != "" && revisit.Code(err) == access.CodeUnauthorized {
+		msg += " (give the server's token with --token)"
+	}
+	fmt.Fprintf(env.Stderr, "revisit: %s\n", msg)
 	return ExitError
 }
 

@@ -260,7 +260,7 @@ This is upstream's "swh scheduler origin schedule-next".
 				return err
 			}
 			if p.Count, err = revisit.GrabCount.Parse(args[1]); err != nil {
-				return named("COUNT", err)
+				return usageError{named("COUNT", err)}
 			}
 			st, err := a.openStore(cmd)
 			if err != nil {

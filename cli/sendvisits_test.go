@@ -88,10 +88,10 @@ func TestSendToCelery(t *testing.T) {
 		// Bad input sends nothing.
 		require.Contains(t, h.fails(ExitError, "origin", "send-to-celery", "nope"),
 			"no task type load-nope (add it with revisit task-type add or register)")
-		require.Contains(t, h.fails(ExitError, "origin", "send-to-celery", "Git!"), `VISIT_TYPE: "Git!" is not a visit type`)
+		require.Contains(t, h.fails(ExitUsage, "origin", "send-to-celery", "Git!"), `VISIT_TYPE: "Git!" is not a visit type`)
 		require.Contains(t, h.fails(ExitUsage, "origin", "send-to-celery", "git", "--count", "0"),
 			"--count: must be between 1 and 100000, not 0")
-		require.Contains(t, h.fails(ExitError, "origin", "send-to-celery", "git", "--policy", "fastest_first"),
+		require.Contains(t, h.fails(ExitUsage, "origin", "send-to-celery", "git", "--policy", "fastest_first"),
 			`unknown policy "fastest_first"`)
 		require.Contains(t, h.fails(ExitError, "origin", "send-to-celery", "git", "--lister", "nobody"), "no lister nobody")
 		require.Contains(t, h.fails(ExitError, "origin", "send-to-celery", "git", "--tablesample", "2"), "sample: must be in (0, 1)")
@@ -171,7 +171,7 @@ func TestScheduleNext(t *testing.T) {
 
 		require.Contains(t, h.fails(ExitError, "origin", "schedule-next", "hg", "1"), "no task type load-hg (add it with revisit task-type add or register)")
 		require.Len(t, h.jsonList("origin", "peek-next", "hg", "1"), 1, "the origin is not marked")
-		require.Contains(t, h.fails(ExitError, "origin", "schedule-next", "git", "0"), "COUNT: must be between 1 and 100000, not 0")
+		require.Contains(t, h.fails(ExitUsage, "origin", "schedule-next", "git", "0"), "COUNT: must be between 1 and 100000, not 0")
 
 		tasks := h.jsonList("origin", "schedule-next", "git", "2", "--policy", "never_visited_oldest_update_first")
 		require.Len(t, tasks, 2)

@@ -132,6 +132,10 @@ schedule.`,
 			addr := c.API.Listen
 			if changed(cmd.Flags(), "listen") {
 				addr = listen
+				if _, _, err := net.SplitHostPort(addr); err != nil {
+					return usagef("--listen: %q is not host:port (as 127.0.0.1:%s, or :%s for every address)",
+						addr, strings.TrimPrefix(addr, ":"), strings.TrimPrefix(addr, ":"))
+				}
 			}
 			if !config.IsLoopback(addr) && len(c.API.Tokens) == 0 {
 				return fmt.Errorf("serve: refusing to listen on %s without API tokens: anyone who can reach it could "+

@@ -36,9 +36,9 @@ type Client struct {
 	http  *http.Client
 }
 
-// New returns a client of the server at base (http://host:port), sending
-// token as a bearer token when not empty. A nil hc uses a client with a
-// one-minute timeout.
+// New returns a client of the server at base (http://host:port, or its
+// API's URL http://host:port/api/v1), sending token as a bearer token
+// when not empty. A nil hc uses a client with a one-minute timeout.
 func New(base, token string, hc *http.Client) (*Client, error) {
 	u, err := url.Parse(base)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -47,7 +47,10 @@ func New(base, token string, hc *http.Client) (*Client, error) {
 	if hc == nil {
 		hc = &http.Client{Timeout: time.Minute}
 	}
-	return &Client{base: strings.TrimRight(base, "/"), token: token, http: hc}, nil
+	// The server's root is the base, whether or not the URL names the
+	// API's path too.
+	root := strings.TrimSuffix(strings.TrimRight(base, "/"), "/api/v1")
+	return &Client{base: root, token: token, http: hc}, nil
 }
 
 // do sends a request with body in (nil: none) as JSON, and decodes the

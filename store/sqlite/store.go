@@ -76,6 +76,12 @@ func Open(ctx context.Context, path string, opts store.Options) (*Store, error) 
 			return nil, err
 		}
 	}
+	if dir := filepath.Dir(path); dir != "" {
+		if info, err := os.Stat(dir); err != nil || !info.IsDir() {
+			return nil, revisit.Errorf(revisit.CodeInvalid, "sqlite: cannot create the store %s: its directory %s does not exist "+
+				"(create it first)", path, dir)
+		}
+	}
 	return open(ctx, path, fileDSN(path), opts)
 }
 
