@@ -357,6 +357,12 @@ func TestDashboard(t *testing.T) {
 		"no raw field name on the page")
 	require.True(t, evaluate[bool](t, bctx, `document.getElementById("journal").hidden`),
 		"no journal client runs: the journal panel stays hidden")
+	// A loop resting for room does not say the queue is full: it may
+	// have a few free slots, fewer than a round needs.
+	waiting, err := chromedp.Run(bctx, chromedp.Evaluate[string](`import("/assets/loop.js").then((m) =>
+		m.loopWords({state: "queue_full", check_every_seconds: 1}, new Date()))`, chromedp.EvalAwaitPromise))
+	require.NoError(t, err)
+	require.Equal(t, "waiting for room in the queue — next check in 1 s", waiting)
 	require.Empty(t, problems(), "the page logs no error")
 }
 

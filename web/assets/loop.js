@@ -18,7 +18,7 @@ export function loopWords(loop, now) {
     case "filling":
       return "filling";
     case "queue_full":
-      return `queue full — next check in ${seconds(loop.check_every_seconds || inSeconds)}` +
+      return `waiting for room in the queue — next check in ${seconds(loop.check_every_seconds || inSeconds)}` +
         (next ? `, next round in ${seconds(inSeconds)} at the latest` : "");
     case "no_origins":
       return "no eligible origins — next check at " + (next ? clock(next) : "the next wake-up");
@@ -44,7 +44,8 @@ export function loopHint(loop) {
   if (!loop) return "The orchestrator runs in another process.";
   switch (loop.state) {
     case "queue_full":
-      return "The queue is measured at every check; a round starts as soon as it has room.";
+      return "The queue is measured at every check; a round starts as soon as it has room for one " +
+        "(min_free_ratio of it free, 5 % by default): a queue of 100 with 4 free slots waits.";
     case "no_origins":
       return "Sooner when origins are recorded, results written or the task type changed.";
     case "standing_by":
