@@ -77,18 +77,7 @@ func RunDrain(ctx context.Context, cfg DrainConfig) (DrainReport, error) {
 	queue := "revisit.bench." + uuid.NewString()[:8]
 	defer b.DeleteQueue(context.WithoutCancel(ctx), queue)
 	tt := revisit.TaskType{Type: "load-git", BackendName: queue, MaxQueueLength: cfg.QueueLength}
-	if err := se.TaskTypeCreate(ctx, tt); errors.Is(err, revisit.ErrConflict) {
-		err = se.TaskTypeUpdate(ctx, tt)
-		if err != nil {
-			return rep, err
-		}
-	} else if err != nil {
-		return rep, err
-	}
-	if err := forgetVisits(ctx, se, "git"); err != nil {
-		return rep, err
-	}
-	if err := se.maintain(ctx); err != nil {
+	if err := se.prepareGit(ctx, tt); err != nil {
 		return rep, err
 	}
 

@@ -79,19 +79,7 @@ func RunOrchestrator(ctx context.Context, cfg OrchestratorConfig) (OrchestratorR
 	// Room for every visit, and more: the queue never counts as full
 	// (min_free_ratio), so the figure is the orchestrator's own.
 	tt := revisit.TaskType{Type: "load-git", BackendName: queue, MaxQueueLength: 2*cfg.Visits + cfg.MaxPerRound}
-	if err := se.TaskTypeCreate(ctx, tt); errors.Is(err, revisit.ErrConflict) {
-		err = se.TaskTypeUpdate(ctx, tt)
-		if err != nil {
-			return rep, err
-		}
-	} else if err != nil {
-		return rep, err
-	}
-
-	if err := forgetVisits(ctx, se, "git"); err != nil {
-		return rep, err
-	}
-	if err := se.maintain(ctx); err != nil {
+	if err := se.prepareGit(ctx, tt); err != nil {
 		return rep, err
 	}
 
@@ -137,6 +125,23 @@ func RunOrchestrator(ctx context.Context, cfg OrchestratorConfig) (OrchestratorR
 	rep.RSSEndMiB = rssMiB()
 	rep.Depth, err = cfg.Broker.Depth(ctx, queue)
 	return rep, err
+}
+
+// prepareGit points load-git at tt's queue (creating the task type, or
+// replacing it), ends the visits an earlier run left in flight and
+// maintains the store, so that every run starts alike.
+func (se *session) prepareGit(ctx context.Context, tt revisit.TaskType) error {
+	if err := se.TaskTypeCreate(ctx, tt); errors.Is(err, revisit.ErrConflict) {
+		if err := se.TaskTypeUpdate(ctx, tt); err != nil {
+			return err
+		}
+	} else if err != nil {
+		return err
+	}
+	if err := forgetVisits(ctx, se, "git"); err != nil {
+		return err
+	}
+	return se.maintain(ctx)
 }
 
 // forgetVisits ends, untimed, the visits an earlier run left in flight
