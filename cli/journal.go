@@ -55,7 +55,7 @@ of the configuration. -m N stops after N messages.`,
 			if err != nil {
 				return err
 			}
-			return a.runWithMetrics(cmd.Context(), metricsAddr, reg, []role{{name: roleJournal, run: jc.Run}})
+			return a.runWithMetrics(cmd.Context(), metricsAddr, reg, st, []role{{name: roleJournal, run: jc.Run}})
 		},
 	}
 	cmd.Flags().IntVarP(&maxMessages, "max-messages", "m", 0, "stop after `N` messages (0: never)")

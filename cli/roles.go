@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -57,14 +58,28 @@ func newRegistry() *prometheus.Registry {
 }
 
 // metricsRole serves reg on addr at /metrics, for roles run without
-// revisit serve.
-func metricsRole(addr string, reg *prometheus.Registry) (role, error) {
+// revisit serve, with /healthz (the process runs) and /readyz (st answers
+// a read within readyTimeout), as revisit serve answers them.
+func metricsRole(addr string, reg *prometheus.Registry, st store.Store) (role, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return role{}, fmt.Errorf("metrics: %w", err)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{"status": "ok"})
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
+		defer cancel()
+		if _, err := st.TaskTypeList(ctx); err != nil {
+			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "not ready",
+				"checks": map[string]string{"store": err.Error()}})
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"status": "ready", "checks": map[string]string{"store": "ok"}})
+	})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	return role{name: "metrics", run: func(ctx context.Context) error {
 		served := make(chan error, 1)
@@ -185,14 +200,25 @@ func (a *app) runRoleCommand(cmd *cobra.Command, metricsAddr string,
 	if err != nil {
 		return err
 	}
-	return a.runWithMetrics(cmd.Context(), metricsAddr, reg, roles)
+	return a.runWithMetrics(cmd.Context(), metricsAddr, reg, st, roles)
+}
+
+// readyTimeout bounds the store's check of /readyz.
+const readyTimeout = 3 * time.Second
+
+// writeJSON writes v as a JSON answer of that status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
 }
 
 // runWithMetrics runs roles, with the metrics endpoint serving reg on
-// metricsAddr unless it is "".
-func (a *app) runWithMetrics(ctx context.Context, metricsAddr string, reg *prometheus.Registry, roles []role) error {
+// metricsAddr unless it is "" (and its health routes, of st).
+func (a *app) runWithMetrics(ctx context.Context, metricsAddr string, reg *prometheus.Registry, st store.Store,
+	roles []role) error {
 	if metricsAddr != "" {
-		m, err := metricsRole(metricsAddr, reg)
+		m, err := metricsRole(metricsAddr, reg, st)
 		if err != nil {
 			return err
 		}

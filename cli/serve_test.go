@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -261,4 +262,40 @@ func TestServeRefusesOpenNonLoopback(t *testing.T) {
 	require.Contains(t, msg, `"cook" is not one of api, orchestrator, listener`)
 	msg = h.fails(ExitUsage, "--server", "http://127.0.0.1:1", "db", "migrate")
 	require.Contains(t, msg, "works on the store only")
+}
+
+// TestScheduleRecurrentServesHealth: schedule-recurrent --metrics-listen
+// answers /healthz and /readyz as revisit serve does, besides /metrics.
+func TestScheduleRecurrentServesHealth(t *testing.T) {
+	t.Parallel()
+	bin := buildRevisit(t)
+	dir := t.TempDir()
+	h := newHarness(t)
+	h.url = "sqlite://" + filepath.Join(dir, "revisit.db")
+	h.ok("task-type", "add", "load-git", "--backend-name", "swh.loader.git.tasks.UpdateGitRepository")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	cmd := exec.Command(bin, "--store", h.url, "schedule-recurrent", "--metrics-listen", addr)
+	cmd.Dir, cmd.Env = dir, cleanEnviron()
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	})
+	for path, want := range map[string]string{"/healthz": `"status":"ok"`, "/readyz": `"store":"ok"`, "/metrics": "revisit_"} {
+		var body string
+		require.Eventually(t, func() bool {
+			resp, err := http.Get("http://" + addr + path)
+			if err != nil {
+				return false
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			body = string(b)
+			return resp.StatusCode == http.StatusOK
+		}, 20*time.Second, 100*time.Millisecond, path)
+		require.Contains(t, body, want, path)
+	}
 }
