@@ -138,6 +138,28 @@ func TestConsolePages(t *testing.T) {
 			waitText(t, bctx, `#task [data-field="kwargs"]`, `{"url":"https://gitlab.com"}`)
 			screenshot(t, bctx, shots+"task.png")
 
+			// The task page acts: disable, then respawn, each confirmed;
+			// only the button that applies shows.
+			taskStatus := func() revisit.TaskStatus {
+				page, err := st.TasksGet(ctx, revisit.TaskFilter{Limit: 10, Type: "list-gitlab"})
+				require.NoError(t, err)
+				return page.Tasks[0].Status
+			}
+			require.False(t, evaluate[bool](t, bctx, `document.getElementById("disable").hidden`))
+			require.True(t, evaluate[bool](t, bctx, `document.getElementById("respawn").hidden`))
+			click(t, bctx, "#disable")
+			answer(t, bctx, fmt.Sprintf("Disable task %d?", tasks[0].ID), "confirm")
+			waitText(t, bctx, "#action-message", fmt.Sprintf("Task %d disabled.", tasks[0].ID))
+			waitText(t, bctx, `#task [data-field="status"]`, "disabled")
+			require.Equal(t, revisit.TaskDisabled, taskStatus())
+			require.True(t, evaluate[bool](t, bctx, `document.getElementById("disable").hidden`))
+			click(t, bctx, "#respawn")
+			answer(t, bctx, fmt.Sprintf("Respawn task %d?", tasks[0].ID), "confirm")
+			waitPrefix(t, bctx, "#action-message", fmt.Sprintf("Task %d respawned", tasks[0].ID))
+			require.Eventually(t, func() bool { return taskStatus() != revisit.TaskDisabled }, 10*time.Second, 50*time.Millisecond)
+			waitText(t, bctx, `#task [data-field="status"]`, "next run not scheduled")
+			require.False(t, evaluate[bool](t, bctx, `document.getElementById("disable").hidden`))
+
 			visit(t, bctx, s.srv.URL+"/listers")
 			l := `#listers [data-lister="github/github"] `
 			waitText(t, bctx, l+`[data-field="origins_known"]`, "4")

@@ -1,6 +1,7 @@
 // A task's page: the task of the page's URL (?id=N) and its runs, newest
 // first (GET /api/v1/tasks/{id}).
 
+import { disableTask, respawnTask } from "./actions.js";
 import { getJSON, setStatus } from "./api.js";
 import { el, field } from "./dom.js";
 import { clockSeconds, count, dateTime, seconds, words } from "./format.js";
@@ -22,7 +23,6 @@ function runRow(r) {
 }
 
 async function load() {
-  const id = params.get("id");
   if (!/^\d+$/.test(id || "")) {
     setStatus("no task: open this page from the tasks page (/task?id=N)", true);
     return;
@@ -40,7 +40,22 @@ async function load() {
     ...field("positional arguments", "args", JSON.stringify(t.arguments.args)),
     ...field("keyword arguments", "kwargs", JSON.stringify(t.arguments.kwargs)));
   table("runs", d.runs.map(runRow), "No run yet.");
+  showActions(t);
   setStatus("updated " + clockSeconds(new Date()));
 }
+
+// showActions shows the button that applies to the task: a disabled or
+// completed task is respawned, another disabled.
+function showActions(t) {
+  const respawnable = t.status === "disabled" || t.status === "completed";
+  document.getElementById("disable").hidden = respawnable;
+  document.getElementById("respawn").hidden = !respawnable;
+  document.getElementById("task-actions").hidden = false;
+}
+
+const id = params.get("id");
+document.getElementById("disable").addEventListener("click", () => disableTask(id));
+document.getElementById("respawn").addEventListener("click", () => respawnTask(id));
+document.addEventListener("revisit:changed", load);
 
 start(load);
