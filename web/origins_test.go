@@ -197,6 +197,18 @@ func TestOriginsPages(t *testing.T) {
 		waitText(t, bctx, `#cooldowns [data-cooldown="absolute"] [data-field="holds"]`, "holds")
 		require.Contains(t, mustText(t, bctx, "#next-explanation"), "Next visit at position")
 		screenshot(t, bctx, "origin-"+engine+".png")
+
+		// The button that applies: an enabled origin is disabled, then
+		// enabled again.
+		require.True(t, evaluate[bool](t, bctx, `document.getElementById("enable").hidden`))
+		click(t, bctx, "#disable")
+		answer(t, bctx, "Disable "+origin+" (git)", "confirm")
+		waitText(t, bctx, `#listed tbody tr:first-child [data-field="enabled"]`, "no")
+		require.True(t, evaluate[bool](t, bctx, `document.getElementById("disable").hidden`))
+		click(t, bctx, "#enable")
+		answer(t, bctx, "Enable "+origin+" (git)", "confirm")
+		waitText(t, bctx, `#listed tbody tr:first-child [data-field="enabled"]`, "yes")
+		require.True(t, evaluate[bool](t, bctx, `document.getElementById("enable").hidden`))
 		require.Empty(t, problems(), "the pages log no error")
 	})
 }

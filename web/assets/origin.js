@@ -73,6 +73,11 @@ function render(d) {
     el("td", {}, c.holds ? when(c.until, now) : "—"),
     el("td", { class: "explanation" }, c.explanation))));
 
+  // The button that applies: disable while a row is enabled, enable
+  // while one is disabled (both when the listers' rows differ).
+  document.getElementById("disable").hidden = !d.listed.some((r) => r.enabled);
+  document.getElementById("enable").hidden = !d.listed.some((r) => !r.enabled);
+
   document.querySelector("#listed tbody").replaceChildren(...d.listed.map((r) => el("tr", { "data-lister": r.lister },
     el("td", {}, r.lister), el("td", { "data-field": "enabled" }, r.enabled ? "yes" : "no"),
     el("td", {}, dateTime(r.last_update, "unknown")), el("td", {}, dateTime(r.first_seen)), el("td", {}, dateTime(r.last_seen)),
