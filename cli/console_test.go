@@ -434,6 +434,12 @@ func TestServerViews(t *testing.T) {
 			"grab_p95_seconds": nil, "grab_mean_seconds": nil},
 	}, hist)
 	require.Len(t, w.jsonList(w.remote(testReadToken, "history")...), 60, "an hour by default")
+	// Tables write maps as the console does, not as JSON.
+	table = w.ok(w.remote(testReadToken, "history", "--minutes", "2")...)
+	require.Contains(t, table, "operator: 2")
+	require.Contains(t, table, "failed: 1")
+	require.NotContains(t, table, "{")
+	require.Contains(t, w.ok(w.remote(testReadToken, "worker", "list")...), gitQueue+": 1")
 
 	for _, c := range []struct{ args, path, what string }{
 		{"queue list", "queue list", "its broker's queues"},

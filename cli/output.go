@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -159,12 +161,44 @@ func text(v any) string {
 	case []string:
 		return strings.Join(x, ",")
 	default:
+		if m := reflect.ValueOf(x); isCounts(m) {
+			return mapText(m)
+		}
 		b, err := json.Marshal(x)
 		if err != nil {
 			return fmt.Sprint(x)
 		}
 		return string(b)
 	}
+}
+
+// isCounts reports whether m is a map of numbers by text key (results by
+// outcome, leases by queue); other maps (a loader's arguments) are data,
+// written as JSON.
+func isCounts(m reflect.Value) bool {
+	if m.Kind() != reflect.Map || m.Type().Key().Kind() != reflect.String {
+		return false
+	}
+	switch m.Type().Elem().Kind() {
+	case reflect.Int, reflect.Int32, reflect.Int64, reflect.Float64:
+		return true
+	}
+	return false
+}
+
+// mapText renders a map of counts as a table cell: "key: value" pairs in
+// key order, as the console writes them ("eventful: 3, failed: 1").
+func mapText(m reflect.Value) string {
+	keys := make([]string, 0, m.Len())
+	for _, k := range m.MapKeys() {
+		keys = append(keys, k.String())
+	}
+	slices.Sort(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + ": " + text(m.MapIndex(reflect.ValueOf(k).Convert(m.Type().Key())).Interface())
+	}
+	return strings.Join(parts, ", ")
 }
 
 // rowWriter prints rows of the same columns as they come: a table, a JSON
