@@ -363,6 +363,23 @@ func TestDashboard(t *testing.T) {
 		m.loopWords({state: "queue_full", check_every_seconds: 1}, new Date()))`, chromedp.EvalAwaitPromise))
 	require.NoError(t, err)
 	require.Equal(t, "waiting for room in the queue — next check in 1 s", waiting)
+	// A server up for one minute of the last ten shows the visits of that
+	// minute per minute, the policies' rates adding up to the total.
+	rates, err := chromedp.Run(bctx, chromedp.Evaluate[[]string](`import("/assets/visittype.js").then((m) => {
+		const none = (n) => new Array(n).fill(null);
+		const v = {visit_type: "git", task_type: "load-git", queue: "q", max_queue_length: 100, depth: 5, free_slots: 95,
+			sent: 0, pending: 0, publishing: 0, lost: 0, loop: null, paused: null,
+			policies: [{policy: "never_visited_oldest_update_first", weight: 1, share: 1}]};
+		const h = {scheduled: {never_visited_oldest_update_first: [...none(9), 230]},
+			scheduled_without_policy: [...new Array(10).fill(0)], results: {}, lost: none(10),
+			queue_depth: [...none(9), 5], free_slots: [...none(9), 95], grab_p95_seconds: none(10),
+			grab_mean_seconds: none(10), last_24h: null};
+		const card = m.visitTypeCard(v, h, {start: new Date(Date.now() - 600000), minutes: 10}, true, new Date());
+		return [card.querySelector('.figures [data-field="scheduled_rate"]').textContent,
+			card.querySelector('[data-policy] [data-field="scheduled_rate"]').textContent];
+	})`, chromedp.EvalAwaitPromise))
+	require.NoError(t, err)
+	require.Equal(t, []string{"230 visits/min", "230"}, rates)
 	require.Empty(t, problems(), "the page logs no error")
 }
 

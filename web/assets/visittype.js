@@ -22,11 +22,21 @@ function total(values) {
   return k.length ? k.reduce((a, b) => a + b, 0) : null;
 }
 
-// recentRate averages the last RECENT minutes of a series that have a
-// value; null when none has.
-function recentRate(values) {
+// upMinutes is how many of the last RECENT minutes the server sampled
+// the visit type (its queue is measured every minute): every rate of the
+// card divides by them, so that a server up for a minute shows the
+// visits of that minute per minute, and the policies' rates add up to the
+// visit type's.
+function upMinutes(h) {
+  return h ? known((h.queue_depth || []).slice(-RECENT)).length : 0;
+}
+
+// recentRate is the mean per minute of a series over the last minutes
+// that the server sampled; null when it sampled none or the series has no
+// value then.
+function recentRate(values, minutes) {
   const recent = known((values || []).slice(-RECENT));
-  return recent.length ? recent.reduce((a, b) => a + b, 0) / recent.length : null;
+  return minutes > 0 && recent.length ? recent.reduce((a, b) => a + b, 0) / minutes : null;
 }
 
 // sum adds series minute by minute; a minute without a value in any of
@@ -76,7 +86,7 @@ function policies(v, h) {
     "visits/min (last 10 min)", "visits (last hour)"].map((t) => el("th", {}, t)));
   const rows = v.policies.map((p, j) => {
     const n = total(scheduled[p.policy]);
-    const recent = recentRate(scheduled[p.policy]);
+    const recent = recentRate(scheduled[p.policy], upMinutes(h));
     return el("tr", { "data-policy": p.policy },
       el("td", { title: p.policy }, el("span", { class: "swatch c" + (j % 6) }), policyName(p.policy)),
       el("td", {}, String(p.weight)),
@@ -133,8 +143,8 @@ export function visitTypeCard(v, h, win, orchestrator, now) {
     ...field("free slots", "free_slots", count(v.free_slots)),
     ...field("visits in flight", "in_flight", count(v.sent)),
     ...field("visits being published", "pending", count(v.pending + v.publishing)),
-    ...field("visits scheduled (last 10 min)", "scheduled_rate", rate(recentRate(allScheduled), "visits/min")),
-    ...field("results (last 10 min)", "results_rate", rate(recentRate(allResults), "results/min")),
+    ...field("visits scheduled (last 10 min)", "scheduled_rate", rate(recentRate(allScheduled, upMinutes(h)), "visits/min")),
+    ...field("results (last 10 min)", "results_rate", rate(recentRate(allResults, upMinutes(h)), "results/min")),
     ...field("lost visits (24 h)", "lost_24h", day ? count(day.lost) : "no data yet"),
     ...field("lost visits awaiting a late result", "lost_kept", count(v.lost)),
   );
