@@ -10,6 +10,7 @@ import (
 
 	"github.com/revisit-sched/revisit/config"
 	"github.com/revisit-sched/revisit/demo"
+	"github.com/revisit-sched/revisit/internal/kit/holder"
 	"github.com/revisit-sched/revisit/store"
 )
 
@@ -46,12 +47,40 @@ func (a *app) demoConfig(cmd *cobra.Command, c config.Config) (config.Config, er
 	return c, nil
 }
 
+// The demo's temporary directory: its name, and the file in it naming the
+// process that made it (holder.New).
+const (
+	demoDirPattern = "revisit-demo-"
+	demoOwnerFile  = "owner"
+)
+
+// removeLeftoverDemos removes the temporary directories of demos whose
+// process is gone without removing them (a kill -9): their owner file
+// names a process of this host that no longer runs.
+func (a *app) removeLeftoverDemos() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), demoDirPattern+"*"))
+	for _, dir := range dirs {
+		owner, err := os.ReadFile(filepath.Join(dir, demoOwnerFile))
+		if err != nil || !holder.Gone(string(owner)) {
+			continue
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			a.log.Warn("demo: removing the temporary store a killed demo left", "dir", dir, "err", err)
+		}
+	}
+}
+
 // startDemo opens the temporary SQLite store of revisit serve --demo and
 // seeds it. It returns c on that store, the demo to run once the server
 // listens, and stop, which closes the store and removes its directory.
 func (a *app) startDemo(cmd *cobra.Command, c config.Config) (_ config.Config, _ *demo.Demo, stop func(), err error) {
-	dir, err := os.MkdirTemp("", "revisit-demo-")
+	a.removeLeftoverDemos()
+	dir, err := os.MkdirTemp("", demoDirPattern)
 	if err != nil {
+		return c, nil, nil, fmt.Errorf("demo: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, demoOwnerFile), []byte(holder.New()), 0o600); err != nil {
+		_ = os.RemoveAll(dir)
 		return c, nil, nil, fmt.Errorf("demo: %w", err)
 	}
 	stop = func() {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/api"
+	"github.com/revisit-sched/revisit/internal/kit/holder"
 	"github.com/revisit-sched/revisit/api/client"
 	"github.com/revisit-sched/revisit/demo"
 )
@@ -59,6 +60,18 @@ func TestServeDemo(t *testing.T) {
 		"broker: amqp://revisit:secret@127.0.0.1:1/\njournal: {brokers: [127.0.0.1:1]}\n"+
 		"api:\n  tokens:\n    - {name: ops, token: "+token+", scope: write}\n"), 0o600))
 
+	// A demo killed before left its directory: this start removes it. One
+	// whose process runs (this one) is left alone.
+	host, err := os.Hostname()
+	require.NoError(t, err)
+	killed, err := os.MkdirTemp("", demoDirPattern)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(killed, demoOwnerFile), []byte(host+":999999999:beef"), 0o600))
+	running, err := os.MkdirTemp("", demoDirPattern)
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(running) })
+	require.NoError(t, os.WriteFile(filepath.Join(running, demoOwnerFile), []byte(holder.New()), 0o600))
+
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var errb lockedBuffer
@@ -85,6 +98,8 @@ func TestServeDemo(t *testing.T) {
 	require.Contains(t, errb.String(), "revisit: demo: ignoring journal.brokers")
 	require.NotContains(t, errb.String(), "secret")
 	require.DirExists(t, tmp)
+	require.NoDirExists(t, killed, "the killed demo's directory is removed")
+	require.DirExists(t, running, "a running demo's directory stays")
 
 	var dash api.Dashboard
 	require.Eventually(t, func() bool {
