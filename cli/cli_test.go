@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/revisit-sched/revisit"
 )
 
 var testNow = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -583,4 +585,39 @@ func TestUnservedVisitTypes(t *testing.T) {
 	require.Contains(t, h.fails(1, "schedule-recurrent", "--visit-type", "gti"), "--visit-type gti: no task type load-gti")
 	require.Less(t, time.Since(start), 5*time.Second, "refused up front, not after restarts")
 	require.Contains(t, h.fails(2, "schedule-recurrent", "--visit-type", "Git!"), "--visit-type")
+}
+
+// An origin record interrupted while it writes says how much it wrote and
+// how to go on; the same command then finishes it.
+func TestRecordInterrupted(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.ok("task-type", "add", "load-git", "--backend-name", "swh.loader.git.tasks.UpdateGitRepository")
+	const n = 100_000
+	f := h.file("o.jsonl", originLines(n, "git"))
+	st := h.store()
+	defer st.Close()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errb bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- Run(ctx, Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb,
+			Clock: func() time.Time { return testNow }}, []string{"--store", h.url, "origin", "record", "--batch-size", "500", f})
+	}()
+	require.Eventually(t, func() bool {
+		page, err := st.ListedOriginsGet(context.Background(), revisit.ListedOriginFilter{Limit: 1})
+		return err == nil && len(page.Origins) > 0
+	}, time.Minute, 5*time.Millisecond, "recording starts")
+	cancel()
+	require.Equal(t, ExitError, <-done)
+	require.Regexp(t, `^revisit: interrupted: \d+ of 100000 origin\(s\) written \(inserted \d+, updated 0\); the same command `+
+		`records the rest`, errb.String())
+	var inserted, updated int
+	_, err := fmt.Sscanf(h.ok("origin", "record", f), "inserted %d, updated %d", &inserted, &updated)
+	require.NoError(t, err)
+	require.Equal(t, n, inserted+updated, "the same command finishes the recording")
+	require.Positive(t, updated, "what the first run wrote is written again")
+	require.Positive(t, inserted)
 }

@@ -79,6 +79,11 @@ type) are written in input order, the last one last.`,
 			progress, done := a.progressBar(chk.valid, "recording origins")
 			res, err := recordOrigins(ctx, st, in, badListers, batchSize, writers, progress)
 			done()
+			if err != nil && ctx.Err() != nil {
+				return interrupted{fmt.Sprintf("%d of %d origin(s) written (inserted %d, updated %d); the same command "+
+					"records the rest: the lines written already are written again, which changes nothing",
+					res.Inserted+res.Updated, chk.valid, res.Inserted, res.Updated)}
+			}
 			if err != nil {
 				return fmt.Errorf("%s: %w (inserted %d, updated %d before the failure)", name, err, res.Inserted, res.Updated)
 			}

@@ -90,6 +90,11 @@ func Run(ctx context.Context, env Env, args []string) (code int) {
 		fmt.Fprintf(env.Stderr, "revisit: %s (see '%s --help')\n", oneLine(err.Error()), path)
 		return ExitUsage
 	}
+	var what interrupted
+	if errors.As(err, &what) {
+		fmt.Fprintf(env.Stderr, "revisit: interrupted: %s\n", what.done)
+		return ExitError
+	}
 	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
 		fmt.Fprintln(env.Stderr, "revisit: interrupted")
 		return ExitError
@@ -101,6 +106,13 @@ func Run(ctx context.Context, env Env, args []string) (code int) {
 	fmt.Fprintf(env.Stderr, "revisit: %s\n", msg)
 	return ExitError
 }
+
+// interrupted is a command stopped by SIGINT or SIGTERM, saying what it
+// had done and how to go on.
+type interrupted struct{ done string }
+
+func (e interrupted) Error() string { return "interrupted: " + e.done }
+func (e interrupted) Unwrap() error { return context.Canceled }
 
 // usageError is a mistake in the command line, reported with exit code 2.
 type usageError struct{ err error }

@@ -17,9 +17,9 @@ import (
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/api"
-	"github.com/revisit-sched/revisit/internal/kit/holder"
 	"github.com/revisit-sched/revisit/api/client"
 	"github.com/revisit-sched/revisit/demo"
+	"github.com/revisit-sched/revisit/internal/kit/holder"
 )
 
 // lockedBuffer collects what several goroutines write.
