@@ -11,6 +11,7 @@ import (
 	"github.com/revisit-sched/revisit/config"
 	"github.com/revisit-sched/revisit/demo"
 	"github.com/revisit-sched/revisit/internal/kit/holder"
+	"github.com/revisit-sched/revisit/orchestrator"
 	"github.com/revisit-sched/revisit/store"
 )
 
@@ -43,8 +44,37 @@ func (a *app) demoConfig(cmd *cobra.Command, c config.Config) (config.Config, er
 		a.demoNotice("ignoring journal.brokers: the demo's results come from its own workers")
 	}
 	c.Store, c.Broker, c.Journal = "", config.BrokerEmbedded, config.Default().Journal
+	if len(c.Orchestrator.SchedulingPolicy) > 0 {
+		a.demoNotice("keeping orchestrator.scheduling_policy (%s): its cooldowns hold origins back for hours and days, "+
+			"the demo's own for minutes", c.Source("orchestrator.scheduling_policy"))
+	} else {
+		policies, err := demoPolicies()
+		if err != nil {
+			return c, err
+		}
+		c.Orchestrator.SchedulingPolicy = policies
+		c.Orchestrator.NoOriginsBackoff = config.Duration(demo.NoOriginsBackoff)
+	}
 	*a.cfg = c
 	return c, nil
+}
+
+// demoPolicies are the demo's weighted policies: each visit type's
+// defaults, with the demo's cooldowns of minutes (demo.Cooldowns).
+func demoPolicies() (map[string][]config.PolicyUse, error) {
+	vts, err := demo.VisitTypes()
+	if err != nil {
+		return nil, fmt.Errorf("demo: %w", err)
+	}
+	policies := map[string][]config.PolicyUse{}
+	for _, vt := range vts {
+		for _, s := range orchestrator.DefaultShares(vt) {
+			w := s.Weight
+			policies[vt] = append(policies[vt], config.PolicyUse{Policy: string(s.Policy), Weight: &w,
+				Cooldowns: config.NewCooldowns(demo.Cooldowns)})
+		}
+	}
+	return policies, nil
 }
 
 // The demo's temporary directory: its name, and the file in it naming the

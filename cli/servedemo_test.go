@@ -20,6 +20,7 @@ import (
 	"github.com/revisit-sched/revisit/api/client"
 	"github.com/revisit-sched/revisit/demo"
 	"github.com/revisit-sched/revisit/internal/kit/holder"
+	"github.com/revisit-sched/revisit/orchestrator"
 )
 
 // lockedBuffer collects what several goroutines write.
@@ -177,4 +178,24 @@ func TestServeDemoRefusals(t *testing.T) {
 	code, msg = run("serve", "--demo")
 	require.Equal(t, ExitError, code)
 	require.Equal(t, "revisit: demo: the demo's workers need a write token among api.tokens\n", msg)
+}
+
+// The demo's policies are each visit type's defaults, holding origins back
+// minutes instead of days, so that its loops keep sending visits.
+func TestDemoPolicies(t *testing.T) {
+	policies, err := demoPolicies()
+	require.NoError(t, err)
+	vts, err := demo.VisitTypes()
+	require.NoError(t, err)
+	require.Len(t, policies, len(vts))
+	for _, vt := range vts {
+		shares := orchestrator.DefaultShares(vt)
+		require.Len(t, policies[vt], len(shares), vt)
+		for i, u := range policies[vt] {
+			require.Equal(t, string(shares[i].Policy), u.Policy)
+			require.Equal(t, shares[i].Weight, *u.Weight)
+			require.Equal(t, demo.Cooldowns, u.Cooldowns.Resolve())
+		}
+	}
+	require.Less(t, demo.Cooldowns.NotFound, time.Hour, "every cooldown of the demo is minutes")
 }

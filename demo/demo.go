@@ -2,8 +2,9 @@
 // temporary store. Seed registers the example task types and lists a few
 // thousand origins of the lister "demo", some of them visited before; Run
 // visits them with simulated workers that speak the embedded broker's HTTP
-// protocol (package worker) to the server, and lists a few more origins a
-// minute. Origins and visit outcomes follow the world of revisit simulate
+// protocol (package worker) to the server, lists a few more origins a
+// minute, and lists again origins whose forge changed. Its policies hold
+// origins back minutes (Cooldowns), not days. Origins and visit outcomes follow the world of revisit simulate
 // (package simulate/world), with its durations scaled down to seconds.
 package demo
 
@@ -24,6 +25,22 @@ const ListerName = "demo"
 // one round, where a short queue shows the orchestrator filling it round
 // after round as the workers drain it.
 const QueueLength = 100
+
+// Cooldowns are the cooldowns of the demo's policies: its visits take
+// seconds where real ones take minutes, and its forges change in minutes
+// where real ones change in days, so that origins become eligible again
+// while someone watches (the real defaults, 12 h to 31 days, would leave
+// every origin held back after the first few minutes).
+var Cooldowns = revisit.Cooldowns{Absolute: time.Minute, Scheduled: 3 * time.Minute, Failed: 5 * time.Minute,
+	NotFound: 10 * time.Minute}
+
+// NoOriginsBackoff is how long the demo's loops wait when no origin is
+// eligible: origins come out of their cooldowns by the minute.
+const NoOriginsBackoff = 10 * time.Second
+
+// UpdatesPerListing is how many of its origins the demo's lister lists
+// again at each listing, their forges having changed meanwhile.
+const UpdatesPerListing = 20
 
 // Defaults of Config.
 const (
@@ -62,10 +79,11 @@ type Demo struct {
 	lister  revisit.Lister
 	archive *archive
 	// rand draws the origins' histories and outcomes; listed counts the
-	// origins listed, to name the next one. Both belong to Seed, then to
-	// the lister.
-	rand   *rand.Rand
-	listed int
+	// origins listed, to name the next one; noUpdate holds those whose
+	// forge tells no last update. They belong to Seed, then to the lister.
+	rand     *rand.Rand
+	listed   int
+	noUpdate map[int]bool
 }
 
 // New returns a demo that will seed and run on st.
@@ -83,7 +101,7 @@ func New(st store.Store, cfg Config) *Demo {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Demo{cfg: cfg, st: st, queues: map[string]string{}, archive: newArchive(),
-		rand: rand.New(rand.NewPCG(41, 1))}
+		rand: rand.New(rand.NewPCG(41, 1)), noUpdate: map[int]bool{}}
 }
 
 func (d *Demo) now() time.Time { return d.cfg.Clock.Now().UTC() }

@@ -152,11 +152,22 @@ func TestLister(t *testing.T) {
 	st := teststore.SQLite(t)
 	d := New(st, Config{Origins: 30, ListEvery: 10 * time.Millisecond})
 	require.NoError(t, d.Seed(context.Background()))
+	seeded := map[string]time.Time{}
+	for _, o := range listed(t, d) {
+		seeded[o.URL] = o.LastSeen
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	d.list(ctx)
 	origins := listed(t, d)
 	require.Greater(t, len(origins), 30, "the lister lists more origins")
+	again := 0
+	for _, o := range origins {
+		if at, ok := seeded[o.URL]; ok && o.LastSeen.After(at) {
+			again++
+		}
+	}
+	require.Greater(t, again, 10, "the lister lists again origins whose forge changed")
 	ms, err := st.MetricsGet(context.Background(), &d.lister.ID, "")
 	require.NoError(t, err)
 	known := int64(0)

@@ -60,9 +60,10 @@ func (d *Demo) visitor(vt string) worker.Handler {
 	}
 }
 
-// list lists one new origin every ListEvery until ctx ends, and refreshes
-// the lister's scheduler metrics. Failures are logged, and the next
-// listing tries again.
+// list lists, every ListEvery until ctx ends, one new origin and
+// UpdatesPerListing origins listed before, with their forges' last update
+// then, and refreshes the lister's scheduler metrics. Failures are logged,
+// and the next listing tries again.
 func (d *Demo) list(ctx context.Context) {
 	t := time.NewTicker(d.cfg.ListEvery)
 	defer t.Stop()
@@ -72,8 +73,13 @@ func (d *Demo) list(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		o, _ := d.newOrigin(d.now(), false)
-		_, err := d.st.ListedOriginsRecord(ctx, []revisit.ListedOrigin{o})
+		now := d.now()
+		o, _ := d.newOrigin(now, false)
+		origins := []revisit.ListedOrigin{o}
+		for range UpdatesPerListing {
+			origins = append(origins, d.listing(1+d.rand.IntN(d.listed-1), now))
+		}
+		_, err := d.st.ListedOriginsRecord(ctx, origins)
 		if err == nil {
 			err = d.updateMetrics(ctx)
 		}

@@ -36,16 +36,38 @@ const (
 // recordChunk bounds the origins of one record.
 const recordChunk = 1000
 
+// VisitTypes are the visit types of the demo: those of the example task
+// types, in their order.
+func VisitTypes() ([]string, error) {
+	ts, err := exampleTaskTypes()
+	var vts []string
+	for _, t := range ts {
+		if vt, ok := t.VisitType(); ok {
+			vts = append(vts, vt)
+		}
+	}
+	return vts, err
+}
+
+// exampleTaskTypes are the example task types, their queues bounded by
+// QueueLength.
+func exampleTaskTypes() ([]revisit.TaskType, error) {
+	ts, err := tasktypes.Parse("examples/task-types.yaml", examples.TaskTypes)
+	for i := range ts {
+		ts[i].MaxQueueLength = min(ts[i].MaxQueueLengthOrDefault(), QueueLength)
+	}
+	return ts, err
+}
+
 // Seed registers the example task types (examples/task-types.yaml, their
 // queues bounded by QueueLength) and lists the demo's origins, spread over
 // their visit types, with the visits some of them had before the demo.
 func (d *Demo) Seed(ctx context.Context) error {
-	ts, err := tasktypes.Parse("examples/task-types.yaml", examples.TaskTypes)
+	ts, err := exampleTaskTypes()
 	if err != nil {
 		return err
 	}
 	for i := range ts {
-		ts[i].MaxQueueLength = min(ts[i].MaxQueueLengthOrDefault(), QueueLength)
 		if vt, ok := ts[i].VisitType(); ok {
 			d.queues[vt] = ts[i].BackendName
 			d.types = append(d.types, vt)
@@ -83,14 +105,12 @@ func (d *Demo) Seed(ctx context.Context) error {
 // for an origin listed at the start (seeding), maybe a visit before the
 // demo. The archive learns what its workers will need to know of it.
 func (d *Demo) newOrigin(now time.Time, seeding bool) (revisit.ListedOrigin, *feedback.VisitStatus) {
-	vt := d.types[d.listed%len(d.types)]
 	d.listed++
-	o := world.NewOrigin(originURL(vt, d.listed), vt)
-	listed := revisit.ListedOrigin{ListerID: d.lister.ID, URL: o.URL, VisitType: vt, Enabled: true}
-	if d.rand.Float64() >= UnknownUpdateShare {
-		u := o.LastUpdate(now)
-		listed.LastUpdate = &u
+	if d.rand.Float64() < UnknownUpdateShare {
+		d.noUpdate[d.listed] = true
 	}
+	listed := d.listing(d.listed, now)
+	vt, o := listed.VisitType, world.NewOrigin(listed.URL, listed.VisitType)
 	var known archived
 	var visit *feedback.VisitStatus
 	switch r := d.rand.Float64(); {
@@ -104,6 +124,20 @@ func (d *Demo) newOrigin(now time.Time, seeding bool) (revisit.ListedOrigin, *fe
 	}
 	d.archive.add(listed.Key(), known)
 	return listed, visit
+}
+
+// listing is the i-th origin of the demo (from 1) as its lister lists it
+// at now: its visit type in turn, and its forge's last update then, unless
+// the forge does not tell.
+func (d *Demo) listing(i int, now time.Time) revisit.ListedOrigin {
+	vt := d.types[(i-1)%len(d.types)]
+	o := world.NewOrigin(originURL(vt, i), vt)
+	listed := revisit.ListedOrigin{ListerID: d.lister.ID, URL: o.URL, VisitType: vt, Enabled: true}
+	if !d.noUpdate[i] {
+		u := o.LastUpdate(now)
+		listed.LastUpdate = &u
+	}
+	return listed
 }
 
 // originURL names the i-th origin of the demo (from 1), of visit type vt.
