@@ -257,7 +257,11 @@ func (a *app) serve(cmd *cobra.Command, c config.Config, addr string, selected m
 	handler := api.New(apiCfg)
 	var h http.Handler = handler
 	if selected[roleAPI] {
-		h = web.Handler(handler)
+		notice := ""
+		if d != nil {
+			notice = demo.Notice
+		}
+		h = web.Handler(handler, notice)
 	}
 	if selected[roleRPC] {
 		mux := http.NewServeMux()

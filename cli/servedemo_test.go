@@ -101,6 +101,12 @@ func TestServeDemo(t *testing.T) {
 	require.DirExists(t, tmp)
 	require.NoDirExists(t, killed, "the killed demo's directory is removed")
 	require.DirExists(t, running, "a running demo's directory stays")
+	resp, err := http.Get(base + "/")
+	require.NoError(t, err)
+	overview, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	require.Contains(t, string(overview), `<p id="notice" class="notice">`+demo.Notice+`</p>`, "the console says what the demo is")
 
 	var dash api.Dashboard
 	require.Eventually(t, func() bool {

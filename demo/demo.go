@@ -17,6 +17,10 @@ import (
 	"github.com/revisit-sched/revisit/store"
 )
 
+// Notice says, on every page of the console, what the demo is.
+const Notice = "A demonstration: simulated forges and workers on a temporary store, removed when the server stops; " +
+	"origins are held back minutes after a visit instead of days."
+
 // ListerName names the demo's lister.
 const ListerName = "demo"
 

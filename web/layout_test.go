@@ -15,7 +15,7 @@ import (
 // TestPagesShareTheLayout reads every page: each has its title, its
 // script, the token form and the nav with its own entry marked.
 func TestPagesShareTheLayout(t *testing.T) {
-	srv := httptest.NewServer(web.Handler(http.NotFoundHandler()))
+	srv := httptest.NewServer(web.Handler(http.NotFoundHandler(), ""))
 	defer srv.Close()
 	for _, c := range []struct{ path, title, script, current string }{
 		{"/", "<title>revisit</title>", "dashboard.js", `<a href="/" aria-current="page">Overview</a>`},
@@ -37,6 +37,7 @@ func TestPagesShareTheLayout(t *testing.T) {
 		require.Contains(t, resp.Header.Get("Content-Security-Policy"), "default-src 'self'", c.path)
 		require.Contains(t, resp.Header.Get("Content-Security-Policy"), "frame-ancestors 'none'", c.path)
 		require.Equal(t, "DENY", resp.Header.Get("X-Frame-Options"), c.path)
+		require.NotContains(t, html, `id="notice"`, "no notice but the demo's")
 		require.Contains(t, html, c.title, c.path)
 		require.Contains(t, html, `<script type="module" src="/assets/`+c.script+`"></script>`, c.path)
 		require.Contains(t, html, `<form id="login" hidden>`, c.path)

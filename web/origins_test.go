@@ -251,7 +251,7 @@ func TestConsoleAsksForAToken(t *testing.T) {
 	require.NoError(t, err)
 	const token = "read-token-0123456789"
 	srv := httptest.NewServer(web.Handler(api.New(api.Config{Store: st,
-		Tokens: []config.Token{{Name: "reader", Token: token, Scope: "read"}}})))
+		Tokens: []config.Token{{Name: "reader", Token: token, Scope: "read"}}}), ""))
 	defer srv.Close()
 	bctx := browser.New(t)
 	problems := browser.Errors(t, bctx)

@@ -196,7 +196,7 @@ func TestQueuesPageRabbitMQ(t *testing.T) {
 	}
 	_, err = b.Publish(ctx, q, msgs)
 	require.NoError(t, err)
-	srv := httptest.NewServer(web.Handler(api.New(api.Config{Store: st, Broker: b})))
+	srv := httptest.NewServer(web.Handler(api.New(api.Config{Store: st, Broker: b}), ""))
 	t.Cleanup(srv.Close)
 
 	bctx := browser.New(t)

@@ -70,8 +70,9 @@ var navEntries = []struct{ href, label string }{
 	{"/tasks", "Tasks"}, {"/listers", "Listers"},
 }
 
-// render returns the whole HTML of p: the layout around its main part.
-func render(layout *template.Template, p page) ([]byte, error) {
+// render returns the whole HTML of p: the layout around its main part,
+// with the server's notice (none: "") above it.
+func render(layout *template.Template, p page, notice string) ([]byte, error) {
 	main, err := fs.ReadFile(pageFiles, "pages/"+p.file)
 	if err != nil {
 		return nil, err
@@ -86,14 +87,17 @@ func render(layout *template.Template, p page) ([]byte, error) {
 	}
 	var b bytes.Buffer
 	err = layout.Execute(&b, map[string]any{"Title": p.title, "Styles": p.styles, "Script": p.script, "Nav": nav,
+		"Notice": notice,
 		// The main parts are the binary's own files.
 		"Main": template.HTML(main)})
 	return b.Bytes(), err
 }
 
 // Handler serves the console's pages and their assets under /assets/,
-// and hands every other request to next (the API).
-func Handler(next http.Handler) http.Handler {
+// and hands every other request to next (the API). notice, when not
+// empty, tells every page what this server is (as the demo's "a
+// demonstration…").
+func Handler(next http.Handler, notice string) http.Handler {
 	sub, err := fs.Sub(assets, "assets")
 	if err != nil {
 		panic(err) // the embedded tree always has assets/
@@ -102,7 +106,7 @@ func Handler(next http.Handler) http.Handler {
 	files := http.FileServerFS(sub)
 	mux := http.NewServeMux()
 	for _, p := range pages {
-		html, err := render(layout, p)
+		html, err := render(layout, p, notice)
 		if err != nil {
 			panic(err) // the embedded pages are fixed: a test renders them all
 		}

@@ -120,7 +120,7 @@ func newStack(t *testing.T, ctx context.Context, st store.Store, journal api.Jou
 	wg.Go(func() { _ = hist.Run(runCtx) })
 	a := api.New(api.Config{Store: st, Broker: b, Queues: b, Live: o.Queues(), Orchestrator: o, Journal: journal,
 		Metrics: reg, History: hist})
-	srv := httptest.NewServer(web.Handler(a))
+	srv := httptest.NewServer(web.Handler(a, ""))
 	var once sync.Once
 	stop := func() {
 		once.Do(func() {
