@@ -18,6 +18,7 @@ import (
 type backend interface {
 	TaskTypeList(ctx context.Context) ([]revisit.TaskType, error)
 	TaskTypeGet(ctx context.Context, name string) (revisit.TaskType, error)
+	ListerList(ctx context.Context) ([]revisit.Lister, error)
 	ListerGet(ctx context.Context, name, instanceName string) (revisit.Lister, error)
 	ListerGetOrCreate(ctx context.Context, name, instanceName string) (revisit.Lister, error)
 	ListerGetByIDs(ctx context.Context, ids []uuid.UUID) ([]revisit.Lister, error)

@@ -146,7 +146,9 @@ func TestRecordAndList(t *testing.T) {
 	require.Len(t, h.jsonList("origin", "list", "--url", "https://example.org/r1", "--url", "https://example.org/r2"), 2)
 	require.Len(t, h.jsonList("origin", "list", "--lister", "gitlab/example.org"), 3)
 	require.Len(t, h.jsonList("origin", "list", "--lister-id", id), 3)
-	require.Contains(t, h.fails(1, "origin", "list", "--lister", "gitlab"), "no lister gitlab")
+	require.Len(t, h.jsonList("origin", "list", "--lister", "gitlab"), 3, "a name alone: the one lister of that name")
+	require.Contains(t, h.fails(1, "origin", "list", "--lister", "gitlab/"), "no lister gitlab")
+	require.Contains(t, h.fails(1, "origin", "list", "--lister", "nobody"), "no lister nobody")
 	require.Contains(t, h.fails(2, "origin", "list", "--lister", "a", "--lister-id", id), "not both")
 	require.Contains(t, h.fails(2, "origin", "list", "--enabled", "maybe"), `--enabled: "maybe"`)
 
@@ -620,4 +622,16 @@ func TestRecordInterrupted(t *testing.T) {
 	require.Equal(t, n, inserted+updated, "the same command finishes the recording")
 	require.Positive(t, updated, "what the first run wrote is written again")
 	require.Positive(t, inserted)
+}
+
+// --lister NAME names the one lister of that name, whatever its instance;
+// with several, the error names them.
+func TestListerByNameAlone(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.ok("origin", "record", h.file("a.jsonl", `{"url": "https://github.com/torvalds/linux", "visit_type": "git", "lister_name": "github", "lister_instance_name": "github"}`+"\n"))
+	require.Contains(t, h.ok("origin", "list", "--lister", "github"), "https://github.com/torvalds/linux")
+	h.ok("origin", "record", h.file("b.jsonl", `{"url": "https://ghe.example.org/a/b", "visit_type": "git", "lister_name": "github", "lister_instance_name": "ghe"}`+"\n"))
+	require.Contains(t, h.fails(1, "origin", "list", "--lister", "github"), "2 listers are named github: give one of github/")
+	require.Contains(t, h.ok("origin", "list", "--lister", "github/ghe"), "https://ghe.example.org/a/b")
 }

@@ -69,6 +69,9 @@ func (f *listerFlag) resolve(ctx context.Context, st backend) (*revisit.Lister, 
 		return &ls[0], nil
 	}
 	l, err := st.ListerGet(ctx, name, instance)
+	if revisit.Code(err) == revisit.CodeNotFound && !strings.Contains(f.spec, "/") {
+		return onlyListerNamed(ctx, st, name)
+	}
 	if err != nil {
 		if revisit.Code(err) == revisit.CodeNotFound {
 			return nil, revisit.Errorf(revisit.CodeNotFound, "no lister %s", listerLabel(name, instance))
@@ -76,6 +79,33 @@ func (f *listerFlag) resolve(ctx context.Context, st backend) (*revisit.Lister, 
 		return nil, fmt.Errorf("lister %s: %w", listerLabel(name, instance), err)
 	}
 	return &l, nil
+}
+
+// onlyListerNamed returns the one lister of that name, whatever its
+// instance, for --lister NAME when no lister of that name has no
+// instance; several are named in the error, to choose from.
+func onlyListerNamed(ctx context.Context, st backend, name string) (*revisit.Lister, error) {
+	all, err := st.ListerList(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("lister %s: %w", name, err)
+	}
+	var named []revisit.Lister
+	for _, l := range all {
+		if l.Name == name {
+			named = append(named, l)
+		}
+	}
+	switch len(named) {
+	case 0:
+		return nil, revisit.Errorf(revisit.CodeNotFound, "no lister %s", name)
+	case 1:
+		return &named[0], nil
+	}
+	labels := make([]string, len(named))
+	for i, l := range named {
+		labels[i] = listerLabel(l.Name, l.InstanceName)
+	}
+	return nil, revisit.Invalidf("lister", "%d listers are named %s: give one of %s", len(named), name, strings.Join(labels, ", "))
 }
 
 // resolveID is resolve returning only the id.
