@@ -43,7 +43,8 @@ var Cooldowns = revisit.Cooldowns{Absolute: time.Minute, Scheduled: 3 * time.Min
 const NoOriginsBackoff = 10 * time.Second
 
 // UpdatesPerListing is how many of its origins the demo's lister lists
-// again at each listing, their forges having changed meanwhile.
+// again at each listing, their forges having changed just then: the
+// policy of lag has work at any minute.
 const UpdatesPerListing = 20
 
 // Defaults of Config.

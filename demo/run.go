@@ -61,8 +61,9 @@ func (d *Demo) visitor(vt string) worker.Handler {
 }
 
 // list lists, every ListEvery until ctx ends, one new origin and
-// UpdatesPerListing origins listed before, with their forges' last update
-// then, and refreshes the lister's scheduler metrics. Failures are logged,
+// UpdatesPerListing origins listed before, whose forges changed just then
+// (a last update of now, for those whose forge tells), and refreshes the
+// lister's scheduler metrics. Failures are logged,
 // and the next listing tries again.
 func (d *Demo) list(ctx context.Context) {
 	t := time.NewTicker(d.cfg.ListEvery)
@@ -77,7 +78,11 @@ func (d *Demo) list(ctx context.Context) {
 		o, _ := d.newOrigin(now, false)
 		origins := []revisit.ListedOrigin{o}
 		for range UpdatesPerListing {
-			origins = append(origins, d.listing(1+d.rand.IntN(d.listed-1), now))
+			o := d.listing(1+d.rand.IntN(d.listed-1), now)
+			if o.LastUpdate != nil {
+				o.LastUpdate = &now // its forge changed: a visit of it is due
+			}
+			origins = append(origins, o)
 		}
 		_, err := d.st.ListedOriginsRecord(ctx, origins)
 		if err == nil {
