@@ -374,12 +374,19 @@ func TestDashboard(t *testing.T) {
 			scheduled_without_policy: [...new Array(10).fill(0)], results: {}, lost: none(10),
 			queue_depth: [...none(9), 5], free_slots: [...none(9), 95], grab_p95_seconds: none(10),
 			grab_mean_seconds: none(10), last_24h: null};
-		const card = m.visitTypeCard(v, h, {start: new Date(Date.now() - 600000), minutes: 10}, true, new Date());
+		const card = m.visitTypeCard(v, h, {start: new Date(Date.now() - 600000), minutes: 10, words: "10 minutes"}, true, new Date());
 		return [card.querySelector('.figures [data-field="scheduled_rate"]').textContent,
 			card.querySelector('[data-policy] [data-field="scheduled_rate"]').textContent];
 	})`, chromedp.EvalAwaitPromise))
 	require.NoError(t, err)
 	require.Equal(t, []string{"230 visits/min", "230"}, rates)
+
+	// The range of the page's URL sets the charts' and totals' window.
+	_, err = chromedp.Run(bctx, chromedp.Navigate(s.srv.URL+"/?range=6h"))
+	require.NoError(t, err)
+	waitText(t, bctx, git+`.columns > div:last-child > h4`, "The last 6 hours")
+	require.Equal(t, "6h", evaluate[string](t, bctx, `document.querySelector('[data-range][aria-current]').dataset.range`))
+	require.Contains(t, mustText(t, bctx, git+`table.policies thead`), "visits (last 6 hours)")
 	require.Empty(t, problems(), "the page logs no error")
 }
 

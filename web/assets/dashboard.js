@@ -1,6 +1,6 @@
 // revisit's overview: polls the server's summary (GET /api/v1/dashboard)
-// every few seconds and its history of the last hour (GET
-// /api/v1/history) less often, and draws them. Every rate and chart comes
+// every few seconds and its history of the last hour, 6 or 24 hours (GET
+// /api/v1/history, the range of the page's URL) less often, and draws them. Every rate and chart comes
 // from the server's history, so a new tab shows the past hour at once.
 
 import { refreshMetrics } from "./actions.js";
@@ -11,7 +11,15 @@ import { visitTypeCard } from "./visittype.js";
 
 const DASHBOARD_MS = 3000;
 const HISTORY_MS = 15000;
-const HISTORY_MINUTES = 60;
+
+// RANGES are the ranges of the charts and totals the page offers, by the
+// name its URL gives (?range=6h): their minutes and their words.
+const RANGES = { "1h": [60, "hour"], "6h": [360, "6 hours"], "24h": [1440, "24 hours"] };
+const range = RANGES[new URLSearchParams(location.search).get("range")] ? new URLSearchParams(location.search).get("range") : "1h";
+const [HISTORY_MINUTES, RANGE_WORDS] = RANGES[range];
+for (const a of document.querySelectorAll("[data-range]")) {
+  if (a.dataset.range === range) a.setAttribute("aria-current", "true");
+}
 
 // The last answers of the server.
 let dashboard = null;
@@ -50,8 +58,8 @@ function render() {
   if (!dashboard) return;
   const d = dashboard;
   const now = new Date(d.generated_at);
-  const win = history ? { start: new Date(history.start), minutes: history.minutes }
-    : { start: new Date(now.getTime() - HISTORY_MINUTES * 60000), minutes: HISTORY_MINUTES };
+  const win = history ? { start: new Date(history.start), minutes: history.minutes, words: RANGE_WORDS }
+    : { start: new Date(now.getTime() - HISTORY_MINUTES * 60000), minutes: HISTORY_MINUTES, words: RANGE_WORDS };
   const byType = new Map((history ? history.visit_types : []).map((h) => [h.visit_type, h]));
   document.getElementById("visit-types").replaceChildren(
     ...d.visit_types.map((v) => visitTypeCard(v, byType.get(v.visit_type), win, d.orchestrator, now)));

@@ -1,6 +1,6 @@
 // The card of one visit type on the overview: its loop's state in words,
 // its queue, rates and totals from the server's history, its policies'
-// shares, and charts of the last hour.
+// shares, and charts of the history's window.
 
 import { pauseVisitType, requeueLost, resumeVisitType } from "./actions.js";
 import { el, field } from "./dom.js";
@@ -51,7 +51,7 @@ function sum(series, minutes) {
   return out;
 }
 
-// charts draws the last hour of the visit type's history.
+// charts draws the visit type's history over the window win.
 function charts(v, h, win) {
   const none = new Array(win.minutes).fill(null);
   const base = { start: win.start, minutes: win.minutes };
@@ -78,12 +78,12 @@ function charts(v, h, win) {
 
 // policies tables the policies: configured weight and share against the
 // share of the visits they scheduled over the window.
-function policies(v, h) {
+function policies(v, h, win) {
   const scheduled = {};
   for (const p of v.policies) scheduled[p.policy] = h && h.scheduled[p.policy] ? h.scheduled[p.policy] : [];
   const all = Object.values(scheduled).reduce((a, vals) => a + (total(vals) || 0), 0);
-  const head = el("tr", {}, ...["policy", "weight", "configured share", "share of the last hour",
-    "visits/min (last 10 min)", "visits (last hour)"].map((t) => el("th", {}, t)));
+  const head = el("tr", {}, ...["policy", "weight", "configured share", `share of the last ${win.words}`,
+    "visits/min (last 10 min)", `visits (last ${win.words})`].map((t) => el("th", {}, t)));
   const rows = v.policies.map((p, j) => {
     const n = total(scheduled[p.policy]);
     const recent = recentRate(scheduled[p.policy], upMinutes(h));
@@ -120,7 +120,8 @@ function actions(v) {
 
 // visitTypeCard returns the card of the dashboard's visit type v, with
 // its history h (undefined before the history's first answer), the
-// history's window win ({start, minutes}), whether the orchestrator runs
+// history's window win ({start, minutes, words}: words name its length, as
+// "6 hours"), whether the orchestrator runs
 // in the server's process, and the server's time now.
 export function visitTypeCard(v, h, win, orchestrator, now) {
   const card = el("section", { class: "vt", "data-visit-type": v.visit_type });
@@ -157,10 +158,10 @@ export function visitTypeCard(v, h, win, orchestrator, now) {
   facts.append(el("h4", {}, "Results by outcome (24 h)"), results);
 
   if (orchestrator && v.policies.length > 0) {
-    facts.append(el("h4", {}, "Policies"), policies(v, h));
+    facts.append(el("h4", {}, "Policies"), policies(v, h, win));
   } else {
     facts.append(el("p", { class: "note" }, "The orchestrator does not run in this process: no policy shares."));
   }
-  card.append(el("div", { class: "columns" }, facts, el("div", {}, el("h4", {}, "The last hour"), charts(v, h, win))));
+  card.append(el("div", { class: "columns" }, facts, el("div", {}, el("h4", {}, "The last " + win.words), charts(v, h, win))));
   return card;
 }
