@@ -387,6 +387,21 @@ func TestDashboard(t *testing.T) {
 	waitText(t, bctx, git+`.columns > div:last-child > h4`, "The last 6 hours")
 	require.Equal(t, "6h", evaluate[string](t, bctx, `document.querySelector('[data-range][aria-current]').dataset.range`))
 	require.Contains(t, mustText(t, bctx, git+`table.policies thead`), "visits (last 6 hours)")
+
+	// Pointed at, a chart writes the values of the minute under the
+	// pointer.
+	tip, err := chromedp.Run(bctx, chromedp.Evaluate[string](`import("/assets/chart.js").then((m) => {
+		const f = m.lineChart({name: "t", title: "t", unit: "visits/min", start: new Date(Date.UTC(2026, 0, 1, 10, 0)),
+			minutes: 3, series: [{label: "lag", cls: "c0", values: [1, 2, 40]}, {label: "new", cls: "c1", values: [3, null, 5]}]});
+		document.body.append(f);
+		const svg = f.querySelector("svg"), box = svg.getBoundingClientRect();
+		svg.dispatchEvent(new MouseEvent("mousemove", {clientX: box.right - 2, clientY: box.top + 20}));
+		const text = f.querySelector('[data-field="tip"]').textContent;
+		f.remove();
+		return text;
+	})`, chromedp.EvalAwaitPromise))
+	require.NoError(t, err)
+	require.Regexp(t, `^\d\d:02: lag 40, new 5 visits/min$`, tip)
 	require.Empty(t, problems(), "the page logs no error")
 }
 

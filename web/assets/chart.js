@@ -1,6 +1,7 @@
 // Line charts of per-minute series, drawn as inline SVG: one line per
 // series, gaps where a minute has no value, the time along the bottom and
-// the values, with their unit, on the left.
+// the values, with their unit, on the left; pointed at, a minute's values
+// under the chart.
 
 import { clock } from "./format.js";
 import { el, svg } from "./dom.js";
@@ -88,6 +89,29 @@ export function lineChart(spec) {
 
   const legend = el("ul", { class: "legend" },
     ...spec.series.map((s) => el("li", {}, el("span", { class: "swatch " + s.cls }), s.label)));
+  const tip = el("p", { class: "tip", "data-field": "tip" }, "Point at the chart for a minute's values.");
+  hover(root, tip, spec, minutes, (i) => x(i), (v) => axisNumber(scale(v)), at);
   return el("figure", { class: "chart", "data-chart": spec.name },
-    el("figcaption", {}, spec.title, el("span", { class: "unit" }, " (" + spec.unit + ")")), root, legend);
+    el("figcaption", {}, spec.title, el("span", { class: "unit" }, " (" + spec.unit + ")")), root, tip, legend);
+}
+
+// hover writes, in tip, the values of the minute under the pointer over
+// the chart root, and marks that minute with a vertical line: x places a
+// minute, number writes a value, at dates a minute.
+function hover(root, tip, spec, minutes, x, number, at) {
+  const cursor = svg("line", { class: "cursor", y1: TOP, y2: H - BOTTOM, visibility: "hidden" });
+  root.append(cursor);
+  root.addEventListener("mousemove", (e) => {
+    const box = root.getBoundingClientRect();
+    const px = (e.clientX - box.left) * W / box.width;
+    const i = Math.round(((px - LEFT) / (W - LEFT - RIGHT)) * (minutes - 1));
+    if (i < 0 || i >= minutes) return;
+    const values = spec.series.filter((s) => s.values[i] !== null && s.values[i] !== undefined)
+      .map((s) => `${s.label} ${number(s.values[i])}`);
+    tip.textContent = `${clock(at(i))}: ` + (values.length ? values.join(", ") + " " + spec.unit : "no data");
+    cursor.setAttribute("x1", x(i));
+    cursor.setAttribute("x2", x(i));
+    cursor.setAttribute("visibility", "visible");
+  });
+  root.addEventListener("mouseleave", () => cursor.setAttribute("visibility", "hidden"));
 }
