@@ -88,6 +88,30 @@ const (
 	TaskDisabled TaskStatus = "disabled"
 )
 
+// CheckRespawn says whether a task of status s is respawned from the
+// console and the API (due now, its retries back): a disabled or
+// completed one is; one waiting or dispatched is a conflict naming the
+// action that applies.
+func (s TaskStatus) CheckRespawn(id int64) error {
+	if s != TaskDisabled && s != TaskCompleted {
+		return Errorf(CodeConflict, "task %d is %s: only a disabled or completed task is respawned", id, s)
+	}
+	return nil
+}
+
+// CheckRunNow says whether a task of status s is made due now: one
+// waiting for its next run is; one dispatched (its run in flight) is a
+// conflict, and so is a disabled or completed one (respawn it).
+func (s TaskStatus) CheckRunNow(id int64) error {
+	switch s {
+	case TaskNextRunNotScheduled:
+		return nil
+	case TaskNextRunScheduled:
+		return Errorf(CodeConflict, "task %d is next_run_scheduled: its run is in flight", id)
+	}
+	return Errorf(CodeConflict, "task %d is %s: respawn it instead", id, s)
+}
+
 // Valid reports whether s is a known task status.
 func (s TaskStatus) Valid() bool {
 	switch s {

@@ -239,10 +239,15 @@ func TestDisableAndRespawnATask(t *testing.T) {
 	}
 
 	h.fails("POST", "/api/v1/tasks/"+id+"/respawn", "", 409, "conflict", "", "is next_run_not_scheduled")
-	out := h.json("POST", "/api/v1/tasks/"+id+"/disable", "", 200)
+	out := h.json("POST", "/api/v1/tasks/"+id+"/run-now", "", 200)
+	require.Equal(t, "next_run_not_scheduled", out["status"])
+	require.WithinDuration(t, time.Now(), status().NextRun, 10*time.Second, "due now, an hour early")
+	h.audited("run_task_now", `"task `+id+`"`, "writer")
+	out = h.json("POST", "/api/v1/tasks/"+id+"/disable", "", 200)
 	require.Equal(t, "disabled", out["status"])
 	require.Equal(t, revisit.TaskDisabled, status().Status)
 	h.audited("disable_task", `"task `+id+`"`, "writer")
+	h.fails("POST", "/api/v1/tasks/"+id+"/run-now", "", 409, "conflict", "", "is disabled: respawn it instead")
 
 	out = h.json("POST", "/api/v1/tasks/"+id+"/respawn", "", 200)
 	require.Equal(t, "next_run_not_scheduled", out["status"])
@@ -266,6 +271,7 @@ var actionRoutes = [][2]string{
 	{"/api/v1/visit-types/git/requeue-lost", ""},
 	{"/api/v1/tasks/1/disable", ""},
 	{"/api/v1/tasks/1/respawn", ""},
+	{"/api/v1/tasks/1/run-now", ""},
 	{"/api/v1/scheduler-metrics/refresh", "{}"},
 }
 
@@ -286,7 +292,8 @@ func TestActionsNeedAWriteToken(t *testing.T) {
 	paths := h.json("GET", "/api/v1/openapi.json", "", 200)["paths"].(map[string]any)
 	for _, path := range []string{"/api/v1/visits", "/api/v1/listed-origins/disable", "/api/v1/listed-origins/enable",
 		"/api/v1/visit-types/{visit_type}/pause", "/api/v1/visit-types/{visit_type}/resume",
-		"/api/v1/visit-types/{visit_type}/requeue-lost", "/api/v1/tasks/{id}/disable", "/api/v1/tasks/{id}/respawn"} {
+		"/api/v1/visit-types/{visit_type}/requeue-lost", "/api/v1/tasks/{id}/disable", "/api/v1/tasks/{id}/respawn",
+		"/api/v1/tasks/{id}/run-now"} {
 		require.Contains(t, paths, path)
 		require.Equal(t, "write", paths[path].(map[string]any)["post"].(map[string]any)["x-scope"], path)
 	}

@@ -243,6 +243,10 @@ func (s *Server) actionRoutes() []Route {
 			Summary: "Respawn a disabled or completed generic task: due now, status next_run_not_scheduled, its " +
 				"retries back (409 for a task waiting or dispatched).",
 			Response: TaskState{}, handle: s.handleTaskAction("respawn_task", s.respawnTask)},
+		{Method: "POST", Path: "/api/v1/tasks/{id}/run-now", Scope: ScopeWrite,
+			Summary: "Make a generic task waiting for its next run due now, its retries back (409 for a task " +
+				"dispatched, disabled or completed).",
+			Response: TaskState{}, handle: s.handleTaskAction("run_task_now", s.runTaskNow)},
 	}
 }
 

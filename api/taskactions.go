@@ -64,9 +64,19 @@ func (s *Server) disableTask(ctx context.Context, t revisit.Task) error {
 // respawnTask makes a disabled or completed task due now, with its
 // retries back; a task waiting or dispatched is left alone (ErrConflict).
 func (s *Server) respawnTask(ctx context.Context, t revisit.Task) error {
-	if t.Status != revisit.TaskDisabled && t.Status != revisit.TaskCompleted {
-		return revisit.Errorf(revisit.CodeConflict, "task %d is %s: only a disabled or completed task is respawned",
-			t.ID, t.Status)
+	if err := t.Status.CheckRespawn(t.ID); err != nil {
+		return err
+	}
+	now := s.now()
+	return s.st.TasksRespawn(ctx, []int64{t.ID}, &now)
+}
+
+// runTaskNow makes a task waiting for its next run due now, with its
+// retries back; a task dispatched, disabled or completed is left alone
+// (ErrConflict).
+func (s *Server) runTaskNow(ctx context.Context, t revisit.Task) error {
+	if err := t.Status.CheckRunNow(t.ID); err != nil {
+		return err
 	}
 	now := s.now()
 	return s.st.TasksRespawn(ctx, []int64{t.ID}, &now)

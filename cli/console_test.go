@@ -376,6 +376,13 @@ func TestTaskDisableAndRespawnThroughTheServer(t *testing.T) {
 	require.Contains(t, w.fails(ExitError, w.remote(testWriteToken, "task", "respawn", "3", "1")...),
 		"task 1 is next_run_not_scheduled: only a disabled or completed task is respawned (the 1 task(s) before it were changed)")
 	require.Equal(t, []any{"next_run_not_scheduled", "next_run_not_scheduled", "next_run_not_scheduled"}, status())
+	require.Equal(t, "2 task(s) due now\n", w.ok("task", "run-now", "1", "2"))
+	require.Equal(t, "1 task(s) due now\n", w.ok(w.remote(testWriteToken, "task", "run-now", "3")...))
+	w.ok("task", "disable", "3")
+	require.Contains(t, w.fails(ExitError, "task", "run-now", "1", "3"), "task 3 is disabled: respawn it instead")
+	require.Contains(t, w.fails(ExitError, w.remote(testWriteToken, "task", "run-now", "3")...), "respawn it instead")
+	require.Contains(t, w.fails(ExitError, "task", "run-now", "99"), "no task 99")
+	w.ok("task", "respawn", "3")
 	require.Contains(t, w.fails(ExitError, w.remote(testWriteToken, "task", "disable", "99")...), "no task 99")
 	require.Contains(t, w.fails(ExitError, w.remote(testReadToken, "task", "disable", "1")...), "read-only")
 	require.Contains(t, w.fails(ExitError, w.remote(testReadToken, "task", "respawn", "1")...), "read-only")

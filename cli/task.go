@@ -44,7 +44,8 @@ func (a *app) taskCommand() *cobra.Command {
 		Short: "Manage generic tasks (oneshot or recurring jobs of a task type)",
 	}
 	task.AddCommand(a.taskAddCommand(), a.taskScheduleCommand(), a.taskListCommand(),
-		a.taskListPendingCommand(), a.taskRespawnCommand(), a.taskDisableCommand(), a.taskArchiveCommand())
+		a.taskListPendingCommand(), a.taskRespawnCommand(), a.taskRunNowCommand(), a.taskDisableCommand(),
+		a.taskArchiveCommand())
 	return task
 }
 
@@ -370,6 +371,67 @@ the other, and the first refusal stops the command.`,
 	}
 	cmd.Flags().StringVar(&nextRun, "next-run", "", "next run `time`, RFC 3339 or a date (default: unchanged)")
 	return cmd
+}
+
+func (a *app) taskRunNowCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "run-now ID...",
+		Short: "Make tasks waiting for their next run due now",
+		Long: `Make tasks waiting for their next run (status next_run_not_scheduled) due
+now, their retries back to the task type's num_retries: their runner
+dispatches them at its next round. A task dispatched (its run in flight),
+disabled or completed is refused (respawn those), and so is an ID that does
+not exist; on the store nothing changes then, through --server the tasks
+are made due one after the other and the first refusal stops the command.`,
+		Args: taskIDsArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ids, err := parseTaskIDs(args)
+			if err != nil {
+				return err
+			}
+			if a.server != "" {
+				c, err := a.newClient(cmd)
+				if err == nil {
+					err = c.TasksRunNow(cmd.Context(), ids)
+				}
+				if err != nil {
+					return fmt.Errorf("run-now: %w", err)
+				}
+			} else if err := a.runTasksNow(cmd, ids); err != nil {
+				return fmt.Errorf("run-now: %w", err)
+			}
+			return a.printSummary(fmt.Sprintf("%d task(s) due now", len(ids)), cols("due_now"), len(ids))
+		},
+	}
+}
+
+// runTasksNow makes the tasks of ids due now on the store, once each is
+// found waiting for its next run (revisit.TaskStatus.CheckRunNow).
+func (a *app) runTasksNow(cmd *cobra.Command, ids []int64) error {
+	ctx := cmd.Context()
+	st, err := a.openStore(cmd)
+	if err != nil {
+		return err
+	}
+	page, err := st.TasksGet(ctx, revisit.TaskFilter{IDs: ids, Limit: len(ids)})
+	if err != nil {
+		return err
+	}
+	found := map[int64]revisit.Task{}
+	for _, t := range page.Tasks {
+		found[t.ID] = t
+	}
+	for _, id := range ids {
+		t, ok := found[id]
+		if !ok {
+			return revisit.Errorf(revisit.CodeNotFound, "no task %d", id)
+		}
+		if err := t.Status.CheckRunNow(id); err != nil {
+			return err
+		}
+	}
+	now := a.now()
+	return st.TasksRespawn(ctx, ids, &now)
 }
 
 func (a *app) taskDisableCommand() *cobra.Command {

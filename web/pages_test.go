@@ -153,12 +153,16 @@ func TestConsolePages(t *testing.T) {
 			waitText(t, bctx, `#task [data-field="status"]`, "disabled")
 			require.Equal(t, revisit.TaskDisabled, taskStatus())
 			require.True(t, evaluate[bool](t, bctx, `document.getElementById("disable").hidden`))
+			require.True(t, evaluate[bool](t, bctx, `document.getElementById("run-now").hidden`))
 			click(t, bctx, "#respawn")
 			answer(t, bctx, fmt.Sprintf("Respawn task %d?", tasks[0].ID), "confirm")
 			waitPrefix(t, bctx, "#action-message", fmt.Sprintf("Task %d respawned", tasks[0].ID))
 			require.Eventually(t, func() bool { return taskStatus() != revisit.TaskDisabled }, 10*time.Second, 50*time.Millisecond)
 			waitText(t, bctx, `#task [data-field="status"]`, "next run not scheduled")
 			require.False(t, evaluate[bool](t, bctx, `document.getElementById("disable").hidden`))
+			click(t, bctx, "#run-now")
+			answer(t, bctx, fmt.Sprintf("Run task %d now?", tasks[0].ID), "confirm")
+			waitText(t, bctx, "#action-message", fmt.Sprintf("Task %d due now.", tasks[0].ID))
 
 			visit(t, bctx, s.srv.URL+"/listers")
 			l := `#listers [data-lister="github/github"] `

@@ -469,6 +469,14 @@ func (c *Client) TasksRespawn(ctx context.Context, ids []int64, nextRun *time.Ti
 	return c.taskActions(ctx, ids, "respawn")
 }
 
+// TasksRunNow makes tasks waiting for their next run due now, one request
+// each, in order; a task dispatched, disabled or completed is a conflict
+// error. It stops at the first error, which says how many tasks were made
+// due before.
+func (c *Client) TasksRunNow(ctx context.Context, ids []int64) error {
+	return c.taskActions(ctx, ids, "run-now")
+}
+
 // taskActions posts the action to each task in turn.
 func (c *Client) taskActions(ctx context.Context, ids []int64, action string) error {
 	for i, id := range ids {

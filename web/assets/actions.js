@@ -165,6 +165,12 @@ export function respawnTask(id) {
     `/api/v1/tasks/${pathPart(id)}/respawn`, null, (t) => `Task ${t.id} respawned: ${t.status.replaceAll("_", " ")}.`);
 }
 
+// runTaskNow makes a generic task waiting for its next run due now.
+export function runTaskNow(id) {
+  return act(`Run task ${id} now? It is due at once, with its retries back; its runner dispatches it at its next round.`,
+    "Run now", `/api/v1/tasks/${pathPart(id)}/run-now`, null, (t) => `Task ${t.id} due now.`);
+}
+
 // refreshMetrics recomputes the scheduler metrics of every lister.
 export function refreshMetrics() {
   return act("Recompute the scheduler metrics of every lister now? It reads every listed origin.", "Refresh",

@@ -1,7 +1,7 @@
 // A task's page: the task of the page's URL (?id=N) and its runs, newest
 // first (GET /api/v1/tasks/{id}).
 
-import { disableTask, respawnTask } from "./actions.js";
+import { disableTask, respawnTask, runTaskNow } from "./actions.js";
 import { getJSON, setStatus } from "./api.js";
 import { el, field } from "./dom.js";
 import { clockSeconds, count, dateTime, seconds, words } from "./format.js";
@@ -44,16 +44,19 @@ async function load() {
   setStatus("updated " + clockSeconds(new Date()));
 }
 
-// showActions shows the button that applies to the task: a disabled or
-// completed task is respawned, another disabled.
+// showActions shows the buttons that apply to the task: a disabled or
+// completed task is respawned; another disabled, and, waiting for its next
+// run, run now.
 function showActions(t) {
   const respawnable = t.status === "disabled" || t.status === "completed";
+  document.getElementById("run-now").hidden = t.status !== "next_run_not_scheduled";
   document.getElementById("disable").hidden = respawnable;
   document.getElementById("respawn").hidden = !respawnable;
   document.getElementById("task-actions").hidden = false;
 }
 
 const id = params.get("id");
+document.getElementById("run-now").addEventListener("click", () => runTaskNow(id));
 document.getElementById("disable").addEventListener("click", () => disableTask(id));
 document.getElementById("respawn").addEventListener("click", () => respawnTask(id));
 document.addEventListener("revisit:changed", load);
