@@ -6,7 +6,7 @@
 import { refreshMetrics } from "./actions.js";
 import { getJSON, onLogin, setStatus } from "./api.js";
 import { el, field } from "./dom.js";
-import { clockSeconds, count } from "./format.js";
+import { clockSeconds, count, dateTime } from "./format.js";
 import { visitTypeCard } from "./visittype.js";
 
 const DASHBOARD_MS = 3000;
@@ -51,7 +51,7 @@ function listers(ls) {
       el("td", { "data-field": "origins_enabled" }, count(l.origins_enabled)),
       el("td", { "data-field": "origins_never_visited" }, count(l.origins_never_visited)),
       el("td", { "data-field": "origins_with_pending_changes" }, count(l.origins_with_pending_changes)),
-      el("td", {}, new Date(l.last_update).toLocaleString("en-GB")))));
+      el("td", {}, dateTime(l.last_update)))));
 }
 
 function render() {

@@ -27,19 +27,23 @@ export function seconds(s) {
   return Math.round(n / 3600) + " h";
 }
 
-// clock writes the time of day of a date, to the minute.
+// The console writes every time in UTC, as the API and the logs do: a
+// date and time as "2026-03-01 12:00:00 UTC" (dateTime), a time of day as
+// "12:00 UTC" (clock) or "12:00:05 UTC" (clockSeconds).
+
+// clock writes the time of day of a date, in UTC, to the minute.
 export function clock(d) {
-  return d.toLocaleTimeString("en-GB", { hour: "2-digit", minute: "2-digit" });
+  return d.toISOString().slice(11, 16) + " UTC";
 }
 
-// dayTime writes the day and time of a date, to the minute.
+// dayTime writes the day and time of a date, in UTC, to the second.
 export function dayTime(d) {
-  return d.toLocaleString("en-GB", { day: "numeric", month: "short", hour: "2-digit", minute: "2-digit" });
+  return dateTime(d.toISOString());
 }
 
-// clockSeconds writes the time of day of a date, to the second.
+// clockSeconds writes the time of day of a date, in UTC, to the second.
 export function clockSeconds(d) {
-  return d.toLocaleTimeString("en-GB");
+  return d.toISOString().slice(11, 19) + " UTC";
 }
 
 const POLICY_NAMES = {
