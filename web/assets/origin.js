@@ -5,7 +5,7 @@
 import { setOriginEnabled, visitNow } from "./actions.js";
 import { getJSON, onLogin, setStatus } from "./api.js";
 import { el } from "./dom.js";
-import { count, dateTime, seconds, when } from "./format.js";
+import { count, dateTime, outcomeName, seconds, when } from "./format.js";
 import { params } from "./page.js";
 
 const REFRESH_MS = 5000;
@@ -35,7 +35,7 @@ function render(d) {
 
   const s = d.visit_stats || {};
   fields(document.getElementById("visits"), [
-    ["last_visit_status", "outcome", s.last_visit_status || "never visited"],
+    ["last_visit_status", "outcome", s.last_visit_status ? outcomeName(s.last_visit_status) : "never visited"],
     ["last_visit", "ended", when(s.last_visit, now)],
     ["last_successful", "last successful visit", when(s.last_successful, now)],
     ["last_snapshot", "last snapshot", s.last_snapshot || "none"],
@@ -45,7 +45,7 @@ function render(d) {
 
   const recent = document.getElementById("recent");
   recent.querySelector("tbody").replaceChildren(...d.recent_results.map((r) => el("tr", { "data-date": r.date },
-    el("td", { "data-field": "date" }, when(r.date, now)), el("td", { "data-field": "status" }, r.status),
+    el("td", { "data-field": "date" }, when(r.date, now)), el("td", { "data-field": "status" }, outcomeName(r.status)),
     el("td", { "data-field": "eventful" }, r.status !== "successful" ? "—" : r.eventful ? "yes" : "no"))));
   recent.hidden = d.recent_results.length === 0;
   document.getElementById("no-recent").hidden = d.recent_results.length > 0;
