@@ -48,9 +48,11 @@ func decodeBatch[T any](r *http.Request, key string) ([]T, error) {
 	}
 	list := data
 	if key != "" {
+		// Unmarshal rather than a Decoder, which would buffer the whole
+		// body again.
 		var obj map[string]json.RawMessage
-		if err := decodeFrom(data, &obj, ""); err != nil {
-			return nil, err
+		if err := json.Unmarshal(data, &obj); err != nil {
+			return nil, decodeError(err)
 		}
 		for k := range obj {
 			if k != key {
