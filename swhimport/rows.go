@@ -3,6 +3,7 @@ package swhimport
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -20,25 +21,18 @@ type rowStream[T any] struct {
 }
 
 // query opens a cursor over a query of the source whose rows scan reads;
-// its error, if any, comes with the first rows read.
-func query[T any](ctx context.Context, s *source, scan func(pgx.Row) (T, error), sql string, args ...any) *rowStream[T] {
-	return open(ctx, s, scan, false, sql, args...)
-}
-
-// queryFew is query for a query that selects few of its table's rows:
-// they are read and sorted at once (the server's plan without a cursor)
+// its error, if any, comes with the first rows read. A query of the rows
+// changed since a time (since not zero) selects few of its table's rows:
+// they are read and sorted at once, the server's plan without a cursor,
 // rather than found along the whole key in order, which suits a whole
 // table better (no sort, nor its space on the server).
-func queryFew[T any](ctx context.Context, s *source, scan func(pgx.Row) (T, error), sql string, args ...any) *rowStream[T] {
-	return open(ctx, s, scan, true, sql, args...)
-}
-
-func open[T any](ctx context.Context, s *source, scan func(pgx.Row) (T, error), few bool, sql string, args ...any) *rowStream[T] {
+func query[T any](ctx context.Context, s *source, scan func(pgx.Row) (T, error), since time.Time, sql string,
+	args ...any) *rowStream[T] {
 	r := &rowStream[T]{ctx: ctx, scan: scan}
 	if r.tx, r.err = s.conn.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly}); r.err != nil {
 		return r
 	}
-	if few {
+	if !since.IsZero() {
 		_, r.err = r.tx.Exec(ctx, "SET LOCAL cursor_tuple_fraction = 1")
 	}
 	if r.err == nil {

@@ -101,11 +101,10 @@ type originKey struct {
 func (s *source) listedOrigins(ctx context.Context, after *originKey, since time.Time) *rowStream[revisit.ListedOrigin] {
 	const changed = " WHERE ($1::timestamptz IS NULL OR last_seen >= $1) "
 	const order = " ORDER BY lister_id, url, visit_type"
-	read := readerFor[revisit.ListedOrigin](since)
 	if after == nil {
-		return read(ctx, s, scanOrigin, originColumns+changed+order, nullTime(since))
+		return query(ctx, s, scanOrigin, since, originColumns+changed+order, nullTime(since))
 	}
-	return read(ctx, s, scanOrigin, originColumns+changed+"AND (lister_id, url, visit_type) > ($2, $3, $4)"+order,
+	return query(ctx, s, scanOrigin, since, originColumns+changed+"AND (lister_id, url, visit_type) > ($2, $3, $4)"+order,
 		nullTime(since), after.ListerID, after.URL, after.VisitType)
 }
 
@@ -123,11 +122,10 @@ func (s *source) visitStats(ctx context.Context, after *statsKey, since time.Tim
 		last_snapshot, next_visit_queue_position, next_position_offset, successive_visits FROM origin_visit_stats
 		WHERE ($1::timestamptz IS NULL OR greatest(last_visit, last_scheduled, last_successful) >= $1) `
 	const order = " ORDER BY url, visit_type"
-	read := readerFor[revisit.VisitStats](since)
 	if after == nil {
-		return read(ctx, s, scanStats, columns+order, nullTime(since))
+		return query(ctx, s, scanStats, since, columns+order, nullTime(since))
 	}
-	return read(ctx, s, scanStats, columns+"AND (url, visit_type) > ($2, $3)"+order, nullTime(since), after.URL, after.VisitType)
+	return query(ctx, s, scanStats, since, columns+"AND (url, visit_type) > ($2, $3)"+order, nullTime(since), after.URL, after.VisitType)
 }
 
 func scanStats(row pgx.Row) (revisit.VisitStats, error) {
@@ -164,7 +162,7 @@ func (s *source) queuePositions(ctx context.Context) (map[string]int64, error) {
 // (upstream moves a task when it schedules its run, and when the run
 // ends).
 func (s *source) tasks(ctx context.Context, after int64, changed time.Time, newAfter int64) *rowStream[revisit.Task] {
-	return readerFor[revisit.Task](changed)(ctx, s, scanTask, `SELECT id, type, arguments::text, next_run, current_interval, status::text, policy::text,
+	return query(ctx, s, scanTask, changed, `SELECT id, type, arguments::text, next_run, current_interval, status::text, policy::text,
 		retries_left, priority::text FROM task WHERE id > $1 AND ($2::timestamptz IS NULL OR id > $3
 			OR EXISTS (SELECT FROM task_run r WHERE r.task = task.id AND greatest(r.scheduled, r.started, r.ended) >= $2))
 		ORDER BY id`, after, nullTime(changed), newAfter)
@@ -205,7 +203,7 @@ func sinceRuns(n int) string {
 // (zero: all), and those scheduled, started or ended since changedSince
 // when it is not zero.
 func (s *source) taskRuns(ctx context.Context, after int64, runsSince, changedSince time.Time) *rowStream[revisit.TaskRun] {
-	return readerFor[revisit.TaskRun](changedSince)(ctx, s, scanRun, runColumns+" WHERE id > $1 AND "+sinceRuns(2)+
+	return query(ctx, s, scanRun, changedSince, runColumns+" WHERE id > $1 AND "+sinceRuns(2)+
 		" AND ($3::timestamptz IS NULL OR greatest(scheduled, started, ended) >= $3) ORDER BY id",
 		after, nullTime(runsSince), nullTime(changedSince))
 }
@@ -245,14 +243,6 @@ func duration(iv pgtype.Interval) time.Duration {
 	}
 	return time.Duration(iv.Microseconds)*time.Microsecond + time.Duration(iv.Days)*24*time.Hour +
 		time.Duration(iv.Months)*30*24*time.Hour
-}
-
-// readerFor is how to read the rows changed since since (zero: all).
-func readerFor[T any](since time.Time) func(context.Context, *source, func(pgx.Row) (T, error), string, ...any) *rowStream[T] {
-	if since.IsZero() {
-		return query[T]
-	}
-	return queryFew[T]
 }
 
 func nullTime(t time.Time) *time.Time {

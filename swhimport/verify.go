@@ -214,7 +214,7 @@ func verifyQueuePositions(ctx context.Context, s *source, t VerifyTarget) (Check
 // may sort differently on the two sides.
 func verifyListedOrigins(ctx context.Context, s *source, t VerifyTarget) (Checked, error) {
 	c := Checked{Table: TableListedOrigins}
-	rows := query(ctx, s, scanOrigin, originColumns+` ORDER BY lister_id, url COLLATE "C"`)
+	rows := query(ctx, s, scanOrigin, time.Time{}, originColumns+` ORDER BY lister_id, url COLLATE "C"`)
 	defer rows.close()
 	next := rows.next
 	f := revisit.ListedOriginFilter{Enabled: revisit.AnyEnabled, Limit: revisit.PageSize.Max}
