@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -17,6 +16,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/api"
 	"github.com/revisit-sched/revisit/broker"
 	"github.com/revisit-sched/revisit/celery"
 	"github.com/revisit-sched/revisit/config"
@@ -58,8 +58,8 @@ func newRegistry() *prometheus.Registry {
 }
 
 // metricsRole serves reg on addr at /metrics, for roles run without
-// revisit serve, with /healthz (the process runs) and /readyz (st answers
-// a read within readyTimeout), as revisit serve answers them.
+// revisit serve, with the API's /healthz (the process runs) and /readyz
+// (st answers).
 func metricsRole(addr string, reg *prometheus.Registry, st store.Store) (role, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -67,19 +67,9 @@ func metricsRole(addr string, reg *prometheus.Registry, st store.Store) (role, e
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]any{"status": "ok"})
-	})
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
-		defer cancel()
-		if _, err := st.TaskTypeList(ctx); err != nil {
-			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "not ready",
-				"checks": map[string]string{"store": err.Error()}})
-			return
-		}
-		writeJSON(w, http.StatusOK, map[string]any{"status": "ready", "checks": map[string]string{"store": "ok"}})
-	})
+	health := api.New(api.Config{Store: st})
+	mux.Handle("GET /healthz", health)
+	mux.Handle("GET /readyz", health)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	return role{name: "metrics", run: func(ctx context.Context) error {
 		served := make(chan error, 1)
@@ -201,16 +191,6 @@ func (a *app) runRoleCommand(cmd *cobra.Command, metricsAddr string,
 		return err
 	}
 	return a.runWithMetrics(cmd.Context(), metricsAddr, reg, st, roles)
-}
-
-// readyTimeout bounds the store's check of /readyz.
-const readyTimeout = 3 * time.Second
-
-// writeJSON writes v as a JSON answer of that status.
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
 }
 
 // runWithMetrics runs roles, with the metrics endpoint serving reg on
