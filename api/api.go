@@ -136,6 +136,9 @@ type Store interface {
 	// OriginsSearch returns one page of the listed rows whose URL matches
 	// the search.
 	OriginsSearch(ctx context.Context, s revisit.OriginSearch) (revisit.OriginSearchPage, error)
+	// OriginsBrowse returns one page of the listed origins of a visit
+	// type in the order of a view.
+	OriginsBrowse(ctx context.Context, b revisit.OriginBrowse) (revisit.OriginBrowsePage, error)
 	// VisitsOfOrigin returns the visits in flight of an origin.
 	VisitsOfOrigin(ctx context.Context, key revisit.OriginKey) ([]revisit.Visit, error)
 	// GrabNextVisits returns the true top p.Count eligible origins of the

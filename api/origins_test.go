@@ -104,6 +104,77 @@ func TestOriginSearch(t *testing.T) {
 	})
 }
 
+// TestOriginBrowse browses a visit type's origins through the API: the
+// views, the filters by name, paging both ways, and bad queries named.
+func TestOriginBrowse(t *testing.T) {
+	teststore.Engines(t, func(t *testing.T, st store.Store) {
+		h := newDataHarnessOn(t, st, time.Now)
+		gh := h.json("POST", "/api/v1/listers", `{"name": "github", "instance_name": "github"}`, 200)["id"].(string)
+		gl := h.json("POST", "/api/v1/listers", `{"name": "gitlab"}`, 200)["id"].(string)
+		listers := map[string]string{gh: "github", gl: "gitlab"}
+		var rows []string
+		for i, name := range []string{"a", "b", "c", "d", "e"} {
+			lister := gh
+			if i%2 == 1 {
+				lister = gl
+			}
+			rows = append(rows, fmt.Sprintf(`{"lister_id": %q, "url": "https://forge.example/%s", "visit_type": "git", "enabled": %t}`,
+				lister, name, name != "e"))
+		}
+		h.json("POST", "/api/v1/listed-origins", `{"origins": [`+strings.Join(rows, ", ")+`]}`, 200)
+		// c failed first, then a, then b found nothing; d succeeded.
+		h.json("POST", "/api/v1/visit-statuses", `[
+			{"origin": "https://forge.example/c", "visit_type": "git", "status": "failed", "date": "2026-01-02T03:00:00Z"},
+			{"origin": "https://forge.example/a", "visit_type": "git", "status": "failed", "date": "2026-01-02T04:00:00Z"},
+			{"origin": "https://forge.example/b", "visit_type": "git", "status": "not_found", "date": "2026-01-02T05:00:00Z"},
+			{"origin": "https://forge.example/d", "visit_type": "git", "status": "full", "date": "2026-01-02T06:00:00Z",
+			 "snapshot": "0123456789012345678901234567890123456789"}]`, 200)
+		browse := func(query string) []string {
+			t.Helper()
+			var names []string
+			for _, row := range urlsOf(h.json("GET", "/api/v1/origins/browse?visit_type=git&"+query, "", 200), listers) {
+				names = append(names, strings.TrimPrefix(row, "https://forge.example/"))
+			}
+			return names
+		}
+		require.Equal(t, []string{"b git gitlab", "a git github", "c git github"}, browse("view=failures&order=desc"),
+			"the failures, newest first")
+		require.Equal(t, []string{"c git github", "a git github"}, browse("view=failures&outcome=failed"))
+		require.Equal(t, []string{"b git gitlab"}, browse("view=failures&lister=gitlab"))
+		require.Equal(t, []string{"e git github"}, browse("enabled=false"), "the disabled origins")
+		require.Equal(t, []string{"d git gitlab"}, browse("outcome=successful"))
+
+		// Pages of one row, forward then back.
+		out := h.json("GET", "/api/v1/origins/browse?visit_type=git&view=failures&order=desc&limit=1", "", 200)
+		require.NotContains(t, out, "prev_page_token")
+		out = h.json("GET", "/api/v1/origins/browse?visit_type=git&view=failures&order=desc&limit=1&page_token="+
+			url.QueryEscape(out["next_page_token"].(string)), "", 200)
+		require.Equal(t, []string{"https://forge.example/a git github"}, urlsOf(out, listers))
+		row := out["origins"].([]any)[0].(map[string]any)
+		require.Equal(t, "failed", row["last_visit_status"])
+		require.Equal(t, "2026-01-02T04:00:00Z", row["last_visit"])
+		require.Contains(t, row, "last_scheduled")
+		out = h.json("GET", "/api/v1/origins/browse?visit_type=git&view=failures&order=desc&limit=1&page_token="+
+			url.QueryEscape(out["prev_page_token"].(string)), "", 200)
+		require.Equal(t, []string{"https://forge.example/b git gitlab"}, urlsOf(out, listers))
+		require.NotContains(t, out, "prev_page_token")
+
+		for _, c := range []struct{ query, field, msg string }{
+			{"", "visit_type", "missing"},
+			{"visit_type=git&view=latest", "view", `"latest" is not one of scheduled, failures`},
+			{"visit_type=git&order=up", "order", `"up" is not one of asc, desc`},
+			{"visit_type=git&enabled=any", "enabled", "not any"},
+			{"visit_type=git&outcome=lost", "outcome", "not one of"},
+			{"visit_type=git&view=failures&outcome=successful", "outcome", "holds failed and not_found"},
+			{"visit_type=git&lister=nobody", "lister", `no lister "nobody"`},
+			{"visit_type=git&limit=1001", "limit", "must be between 1 and 1000"},
+			{"visit_type=git&page_token=xyz", "page_token", "not a page token"},
+		} {
+			h.fails("GET", "/api/v1/origins/browse?"+c.query, "", 400, "invalid", c.field, c.msg)
+		}
+	})
+}
+
 func TestOriginDetail(t *testing.T) {
 	teststore.Engines(t, func(t *testing.T, st store.Store) {
 		ctx := context.Background()

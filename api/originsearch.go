@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -98,4 +99,84 @@ func (s *Server) listerNamed(ctx context.Context, field, spec string) (*uuid.UUI
 		return nil, err
 	}
 	return &l.ID, nil
+}
+
+// OriginBrowsePage is one page of GET /api/v1/origins/browse, in the order
+// of its view; a page may be short, even empty, and still have a
+// next_page_token (revisit.OriginBrowsePage).
+type OriginBrowsePage struct {
+	Origins       []BrowsedOrigin `json:"origins"`
+	NextPageToken string          `json:"next_page_token,omitempty"`
+	PrevPageToken string          `json:"prev_page_token,omitempty"`
+}
+
+// BrowsedOrigin is a listed row of a browse, with its last visit and when
+// it was last scheduled.
+type BrowsedOrigin struct {
+	OriginMatch
+	LastScheduled *time.Time `json:"last_scheduled"`
+}
+
+// originBrowseParams are the query parameters of GET /api/v1/origins/browse.
+var originBrowseParams = []Param{
+	{Name: "visit_type", Type: "string", Description: "the visit type whose origins to browse (required)"},
+	{Name: "view", Type: "string", Description: "scheduled (default: by the time last scheduled, never scheduled first) " +
+		"or failures (the origins whose last visit failed or found nothing, by its time)"},
+	{Name: "order", Type: "string", Description: "asc (default: oldest first) or desc (newest first)"},
+	{Name: "lister", Type: "string", Description: "only the rows of this lister: NAME or NAME/INSTANCE"},
+	{Name: "enabled", Type: "string", Description: "true (default) or false; with the failures view, also any"},
+	{Name: "outcome", Type: "string", Description: "the last visit's: successful, failed, not_found or never (not visited yet)"},
+	{Name: "limit", Type: "integer", Description: fmt.Sprintf("page size, %d to %d (default %d)",
+		revisit.BrowsePageSize.Min, revisit.BrowsePageSize.Max, revisit.BrowsePageSize.Def)},
+	{Name: "page_token", Type: "string", Description: "the next_page_token or prev_page_token of a page of the same view and order"},
+}
+
+func (s *Server) handleOriginBrowse(w http.ResponseWriter, r *http.Request) {
+	b, err := s.originBrowse(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	page, err := s.st.OriginsBrowse(r.Context(), b)
+	out := OriginBrowsePage{NextPageToken: page.NextPageToken, PrevPageToken: page.PrevPageToken,
+		Origins: mapSlice(page.Origins, func(o revisit.BrowsedOrigin) BrowsedOrigin {
+			return BrowsedOrigin{OriginMatch: NewOriginMatch(o.OriginMatch), LastScheduled: o.LastScheduled}
+		})}
+	s.reply(w, r, out, err)
+}
+
+// originBrowse reads the browse of a request's query.
+func (s *Server) originBrowse(r *http.Request) (revisit.OriginBrowse, error) {
+	q := r.URL.Query()
+	b := revisit.OriginBrowse{VisitType: q.Get("visit_type"), PageToken: q.Get("page_token")}
+	if b.VisitType == "" {
+		return b, revisit.Invalidf("visit_type", "missing: the visit type whose origins to browse")
+	}
+	var err error
+	if b.View, err = revisit.ParseBrowseView(q.Get("view")); err != nil {
+		return b, err
+	}
+	switch q.Get("order") {
+	case "", "asc":
+	case "desc":
+		b.Descending = true
+	default:
+		return b, revisit.Invalidf("order", "%q is not one of asc, desc", q.Get("order"))
+	}
+	if b.View == revisit.ViewFailures && q.Get("enabled") == "" {
+		b.Enabled = revisit.AnyEnabled
+	} else if b.Enabled, err = revisit.ParseEnabledFilter(q.Get("enabled")); err != nil {
+		return b, err
+	}
+	if b.Outcome, err = revisit.ParseOutcomeFilter(q.Get("outcome")); err != nil {
+		return b, err
+	}
+	if b.Limit, err = queryLimit(r, revisit.BrowsePageSize); err != nil {
+		return b, err
+	}
+	if err := b.Validate(); err != nil {
+		return b, err
+	}
+	b.ListerID, err = s.listerNamed(r.Context(), "lister", q.Get("lister"))
+	return b, err
 }

@@ -131,6 +131,12 @@ func (s *Server) dataRoutes() []Route {
 			Summary:  "Search listed origins by URL (a prefix or a substring), lister, visit type and enabled, a page at a time in (url, visit_type, lister_id) order; a page reads a bounded number of matching URLs, so it may be short, even empty, and still have a next_page_token, absent once every match has been read.",
 			Params:   originSearchParams,
 			Response: OriginSearchPage{}, handle: s.handleOriginSearch},
+		{Method: "GET", Path: "/api/v1/origins/browse", Scope: ScopeRead,
+			Summary: "Browse the listed origins of a visit type without a visit in flight, a page at a time either way, " +
+				"in the order of a view (by the time last scheduled, or the failures by the time of their last visit); a " +
+				"page reads a bounded number of rows, so it may be short, even empty, and still have a next_page_token.",
+			Params:   originBrowseParams,
+			Response: OriginBrowsePage{}, handle: s.handleOriginBrowse},
 		{Method: "GET", Path: "/api/v1/origins/detail", Scope: ScopeRead,
 			Summary: "One origin: its listed rows, visit stats, last results (at most 5, newest first), next position on its visit type's clock and the cooldowns that hold it, explained, and its visits in flight (404 when revisit knows nothing of it).",
 			Params: []Param{{Name: "url", Type: "string", Description: "the origin's URL"},

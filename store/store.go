@@ -88,6 +88,12 @@ type Store interface {
 	// (revisit.OriginSearchPage). Bad input is ErrInvalid naming the API's
 	// parameter (q, match, visit_type, limit, page_token).
 	OriginsSearch(ctx context.Context, s revisit.OriginSearch) (revisit.OriginSearchPage, error)
+	// OriginsBrowse returns one page of the listed origins of a visit
+	// type without a visit in flight, in the order of the browse's view,
+	// either way; a page reads a bounded number of index rows
+	// (revisit.OriginBrowsePage). Bad input is ErrInvalid naming the API's
+	// parameter.
+	OriginsBrowse(ctx context.Context, b revisit.OriginBrowse) (revisit.OriginBrowsePage, error)
 	// ListerVisitTypes returns the visit types of a lister's origins, sorted.
 	ListerVisitTypes(ctx context.Context, listerID uuid.UUID) ([]string, error)
 	// ListerVisitOutcomes counts the enabled listed origins of a lister by the last visit

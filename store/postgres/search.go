@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/store/internal/browse"
 	"github.com/revisit-sched/revisit/store/internal/grabsql"
 	"github.com/revisit-sched/revisit/store/internal/urlsearch"
 )
@@ -248,10 +249,41 @@ func scanMatch(row pgx.CollectableRow) (revisit.OriginMatch, error) {
 	)
 	err := row.Scan(append(originDests(&m.ListedOrigin), &m.LastVisit, &status)...)
 	normalizeOrigin(&m.ListedOrigin)
-	m.LastVisit = utcPtr(m.LastVisit)
-	if status != nil {
-		st := revisit.VisitStatus(*status)
-		m.LastVisitStatus = &st
-	}
+	m.LastVisit, m.LastVisitStatus = utcPtr(m.LastVisit), visitStatus(status)
 	return m, err
+}
+
+// visitStatus converts a last_visit_status column.
+func visitStatus(s *string) *revisit.VisitStatus {
+	if s == nil {
+		return nil
+	}
+	st := revisit.VisitStatus(*s)
+	return &st
+}
+
+// OriginsBrowse returns one page of a browse (store/internal/browse pages
+// it), leaving out the picks set aside; the origins pending a result are
+// not in listed_origin.
+func (s *Store) OriginsBrowse(ctx context.Context, b revisit.OriginBrowse) (revisit.OriginBrowsePage, error) {
+	page, err := browse.Run(ctx, browser{s}, dialectAside, b)
+	return page, translate(wrap(err, "browse origins"))
+}
+
+// browser runs a browse's statements.
+type browser struct{ s *Store }
+
+func (b browser) BrowseRows(ctx context.Context, sql string, args []any) ([]browse.Row, error) {
+	rows, _ := b.s.pool.Query(ctx, sql, args...)
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (browse.Row, error) {
+		var (
+			r      browse.Row
+			status *string
+		)
+		o := &r.Origin
+		err := row.Scan(append(originDests(&o.ListedOrigin), &o.LastVisit, &status, &o.LastScheduled, &r.ID, &r.Hit, &r.N)...)
+		normalizeOrigin(&o.ListedOrigin)
+		o.LastVisit, o.LastScheduled, o.LastVisitStatus = utcPtr(o.LastVisit), utcPtr(o.LastScheduled), visitStatus(status)
+		return r, err
+	})
 }

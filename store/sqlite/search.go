@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/store/internal/browse"
 	"github.com/revisit-sched/revisit/store/internal/grabsql"
 	"github.com/revisit-sched/revisit/store/internal/urlsearch"
 )
@@ -74,10 +75,41 @@ func scanMatches(rows *sql.Rows, err error) ([]revisit.OriginMatch, error) {
 		var status sql.NullString
 		err = rows.Scan(append(or.dests(&m.ListedOrigin), timePtrCol{&m.LastVisit}, &status)...)
 		or.finish(&m.ListedOrigin)
-		if status.Valid {
-			st := revisit.VisitStatus(status.String)
-			m.LastVisitStatus = &st
-		}
+		m.LastVisitStatus = visitStatus(status)
 		return m, err
 	})
+}
+
+// visitStatus converts a last_visit_status column.
+func visitStatus(s sql.NullString) *revisit.VisitStatus {
+	if !s.Valid {
+		return nil
+	}
+	st := revisit.VisitStatus(s.String)
+	return &st
+}
+
+// OriginsBrowse returns one page of a browse (store/internal/browse pages
+// it), leaving out the marked origins, those with a visit in flight.
+func (s *Store) OriginsBrowse(ctx context.Context, b revisit.OriginBrowse) (revisit.OriginBrowsePage, error) {
+	page, err := browse.Run(ctx, browser{s}, dialect, b)
+	return page, translate("browse origins", err)
+}
+
+// browser runs a browse's statements.
+type browser struct{ s *Store }
+
+func (b browser) BrowseRows(ctx context.Context, q string, args []any) ([]browse.Row, error) {
+	return query(ctx, b.s, func(rows *sql.Rows, err error) ([]browse.Row, error) {
+		var or originRow
+		return collect(rows, err, nil, func(rows *sql.Rows) (r browse.Row, err error) {
+			var status sql.NullString
+			o := &r.Origin
+			err = rows.Scan(append(or.dests(&o.ListedOrigin), timePtrCol{&o.LastVisit}, &status,
+				timePtrCol{&o.LastScheduled}, &r.ID, &r.Hit, &r.N)...)
+			or.finish(&o.ListedOrigin)
+			o.LastVisitStatus = visitStatus(status)
+			return r, err
+		})
+	}, q, args...)
 }
