@@ -55,7 +55,7 @@ type page struct {
 
 var pages = []page{
 	{path: "/{$}", file: "index.html", script: "dashboard.js", nav: "/"},
-	{path: "/origins", file: "origins.html", title: "Origins", script: "origins.js", nav: "/origins", styles: []string{"origins.css"}},
+	{path: "/origins", file: "origins.html", title: "Origins", script: "origins.js", nav: "/origins", styles: []string{"pages.css", "origins.css"}},
 	{path: "/origin", file: "origin.html", title: "Origin", script: "origin.js", styles: []string{"origins.css"}},
 	{path: "/queues", file: "queues.html", title: "Queues", script: "queues.js", nav: "/queues", styles: []string{"pages.css"}},
 	{path: "/workers", file: "workers.html", title: "Workers", script: "workers.js", nav: "/workers", styles: []string{"pages.css"}},

@@ -36,7 +36,8 @@ function rows(l, metrics) {
     return [el("tr", { "data-lister": label(l) }, ...own, el("td", { colspan: "6", class: "empty" }, "no metrics computed yet"))];
   }
   return metrics.map((m, i) => el("tr", { "data-lister": label(l), "data-visit-type": m.visit_type },
-    ...(i === 0 ? own : []), cell("visit_type", m.visit_type), cell("origins_known", count(m.origins_known)),
+    ...(i === 0 ? own : []),
+    cell("visit_type", el("a", { href: "/origins?" + new URLSearchParams({ lister: label(l), visit_type: m.visit_type }) }, m.visit_type)), cell("origins_known", count(m.origins_known)),
     cell("origins_enabled", count(m.origins_enabled)), cell("origins_never_visited", count(m.origins_never_visited)),
     cell("origins_with_pending_changes", count(m.origins_with_pending_changes)), cell("last_update", dateTime(m.last_update))));
 }

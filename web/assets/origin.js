@@ -79,7 +79,7 @@ function render(d) {
   document.getElementById("enable").hidden = !d.listed.some((r) => !r.enabled);
 
   document.querySelector("#listed tbody").replaceChildren(...d.listed.map((r) => el("tr", { "data-lister": r.lister },
-    el("td", {}, r.lister), el("td", { "data-field": "enabled" }, r.enabled ? "yes" : "no"),
+    el("td", { "data-field": "lister" }, el("a", { href: "/origins?" + new URLSearchParams({ lister: r.lister, visit_type: d.visit_type }) }, r.lister)), el("td", { "data-field": "enabled" }, r.enabled ? "yes" : "no"),
     el("td", {}, dateTime(r.last_update, "unknown")), el("td", {}, dateTime(r.first_seen)), el("td", {}, dateTime(r.last_seen)),
     el("td", {}, r.policies.join(", ")), el("td", {}, JSON.stringify(r.extra_loader_arguments)))));
 
@@ -95,11 +95,25 @@ async function refresh() {
 
 const url = params.get("url") || "";
 const visitType = params.get("visit_type") || "";
+
+// links links the origin's visit type's task type, queue and failures.
+async function links() {
+  const taskType = "load-" + visitType;
+  document.getElementById("task-type-link").href = "/tasks?" + new URLSearchParams({ type: taskType });
+  document.getElementById("task-type-link").textContent = "task type " + taskType;
+  document.getElementById("failures-link").href = "/origins?" + new URLSearchParams({ view: "failures", order: "desc", visit_type: visitType });
+  const t = await getJSON("/api/v1/task-types/" + encodeURIComponent(taskType));
+  if (t) {
+    document.getElementById("queue-link").href = "/queues?" + new URLSearchParams({ queue: t.backend_name });
+    document.getElementById("queue-link").textContent = "queue " + t.backend_name;
+  }
+}
 document.getElementById("visit-now").addEventListener("click", () => visitNow(url, visitType));
 document.getElementById("disable").addEventListener("click", () => setOriginEnabled(url, visitType, false));
 document.getElementById("enable").addEventListener("click", () => setOriginEnabled(url, visitType, true));
 document.addEventListener("revisit:changed", refresh);
 
-onLogin(refresh);
+onLogin(() => { links(); refresh(); });
+links();
 refresh();
 setInterval(refresh, REFRESH_MS);

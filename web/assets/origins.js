@@ -1,79 +1,156 @@
-// revisit console, the origins page: searches listed origins by URL
-// (GET /api/v1/origins/search) with the filters of the page's own URL, so
-// that a search is a link; the form submits to that URL.
+// revisit console, the origins page. With a URL to search (q), it searches
+// listed origins by URL (GET /api/v1/origins/search); otherwise it browses
+// a visit type's origins (GET /api/v1/origins/browse) in one of its views:
+// those waiting longest, those scheduled last, the recent failures, the
+// disabled ones, filtered by lister and by the last visit's outcome, a
+// page at a time both ways. Every search and browse is the page's own URL,
+// so that it is a link; the forms submit to that URL.
 
 import { getJSON, onLogin, setStatus } from "./api.js";
 import { el } from "./dom.js";
-import { count, dateTime } from "./format.js";
-import { originHref, params } from "./page.js";
+import { count, dateTime, outcomeName } from "./format.js";
+import { originHref, params, withParams } from "./page.js";
 
 const PAGE_SIZE = 50;
-const FILTERS = ["q", "match", "lister", "visit_type", "enabled"];
+const SEARCH_FILTERS = ["q", "match", "lister", "visit_type", "enabled"];
+const searching = params.has("q") || params.has("match");
 
 const listerNames = new Map(); // lister id -> NAME or NAME/INSTANCE
 
-// fillForm shows the search of the page's URL in the form.
-function fillForm(listers) {
-  const options = [el("option", { value: "" }, "any")];
-  for (const l of listers) {
-    const label = l.instance_name ? `${l.name}/${l.instance_name}` : l.name;
-    listerNames.set(l.id, label);
-    options.push(el("option", { value: label }, label));
+// tab is the browse's view as the page's tabs name it.
+function tab() {
+  if (params.get("view") === "failures") return "failures";
+  if (params.get("enabled") === "false") return "disabled";
+  return params.get("order") === "desc" ? "recent" : "scheduled";
+}
+
+const NOTES = {
+  scheduled: "Origins without a visit in flight, those scheduled longest ago first (never scheduled before all).",
+  recent: "Origins without a visit in flight, those scheduled last first: mostly those just visited.",
+  failures: "Origins whose last visit failed or found nothing, and that no visit retries now.",
+  disabled: "Disabled origins: no policy chooses them until they are enabled or listed again.",
+};
+
+function listerLabel(l) {
+  return l.instance_name ? `${l.name}/${l.instance_name}` : l.name;
+}
+
+// fillForms shows the search or browse of the page's URL in its form.
+function fillForms(listers, visitTypes) {
+  for (const l of listers) listerNames.set(l.id, listerLabel(l));
+  for (const select of document.querySelectorAll("select[data-listers]")) {
+    select.replaceChildren(el("option", { value: "" }, "any"),
+      ...listers.map((l) => el("option", { value: listerLabel(l) }, listerLabel(l))));
   }
-  document.getElementById("lister").replaceChildren(...options);
-  for (const name of FILTERS) {
-    if (params.has(name)) document.getElementById(name).value = params.get(name);
+  document.getElementById("b-visit_type").replaceChildren(...visitTypes.map((vt) => el("option", { value: vt }, vt)));
+  if (searching) {
+    for (const name of SEARCH_FILTERS) {
+      if (params.has(name)) document.getElementById(name).value = params.get(name);
+    }
+    return;
   }
+  for (const name of ["visit_type", "lister", "outcome", "order", "view", "enabled"]) {
+    if (params.has(name)) document.getElementById("b-" + name).value = params.get(name);
+  }
+  const failures = tab() === "failures";
+  for (const o of document.querySelectorAll("#b-outcome option")) {
+    o.disabled = failures && !["", "failed", "not_found"].includes(o.value);
+  }
+}
+
+// lastVisit writes a row's last visit: its outcome in words and its time.
+function lastVisit(o) {
+  return o.last_visit ? `${outcomeName(o.last_visit_status)}, ${dateTime(o.last_visit)}` : "never";
 }
 
 function row(o) {
-  const visit = o.last_visit ? `${o.last_visit_status} ${dateTime(o.last_visit)}` : "never";
+  const lister = listerNames.get(o.lister_id) || o.lister_id;
   return el("tr", { "data-url": o.url, "data-visit-type": o.visit_type },
     el("td", { "data-field": "url" }, el("a", { href: originHref(o.url, o.visit_type) }, o.url)),
     el("td", { "data-field": "visit_type" }, o.visit_type),
-    el("td", { "data-field": "lister" }, listerNames.get(o.lister_id) || o.lister_id),
+    el("td", { "data-field": "lister" }, el("a", { href: "/origins?" + new URLSearchParams({ lister, visit_type: o.visit_type }) }, lister)),
     el("td", { "data-field": "enabled" }, o.enabled ? "yes" : "no"),
     el("td", {}, dateTime(o.last_update, "unknown")),
-    el("td", { "data-field": "last_visit" }, visit),
-    el("td", {}, dateTime(o.last_seen)));
+    el("td", { "data-field": "last_visit" }, lastVisit(o)),
+    el("td", { "data-field": "last_scheduled" }, o.last_scheduled === undefined ? "—" : dateTime(o.last_scheduled)));
 }
 
-// search runs the page's search and shows its rows, and a link to the next
-// page when there is one.
-async function search() {
-  const query = new URLSearchParams({ limit: PAGE_SIZE });
-  for (const name of [...FILTERS, "page_token"]) {
-    if (params.get(name)) query.set(name, params.get(name));
-  }
-  setStatus("searching…");
-  const started = performance.now();
-  const page = await getJSON("/api/v1/origins/search?" + query);
-  if (!page) return;
-  const ms = Math.round(performance.now() - started);
+// pageLink shows the link #id to another page when token is set.
+function pageLink(id, token) {
+  const a = document.getElementById(id);
+  a.hidden = !token;
+  if (token) a.href = withParams({ page_token: token });
+}
+
+// show tables a page of rows and says what it holds.
+function show(page, empty) {
   const table = document.getElementById("results");
   table.querySelector("tbody").replaceChildren(...page.origins.map(row));
   table.hidden = page.origins.length === 0;
   const more = page.next_page_token !== undefined;
   document.getElementById("summary").textContent = page.origins.length === 0
-    ? (more ? "No match in this stretch of URLs: see the next page." : "No listed origin matches.")
+    ? (more ? "None in this stretch: see the next page." : empty)
     : `${count(page.origins.length)} listed row${page.origins.length > 1 ? "s" : ""}${more ? ", more on the next page" : ""}.`;
-  const next = document.getElementById("next");
-  next.hidden = !more;
-  if (more) {
-    const p = new URLSearchParams(params);
-    p.set("page_token", page.next_page_token);
-    next.href = "/origins?" + p;
+  pageLink("next", page.next_page_token);
+  pageLink("prev", page.prev_page_token);
+}
+
+// timed runs a read of the API and says how long it took.
+async function timed(what, read) {
+  setStatus(what + "…");
+  const started = performance.now();
+  const page = await read();
+  if (page) setStatus(`${what === "searching" ? "searched" : "read"} in ${Math.round(performance.now() - started)} ms`);
+  return page;
+}
+
+async function search() {
+  document.getElementById("search-note").hidden = false;
+  const query = new URLSearchParams({ limit: PAGE_SIZE });
+  for (const name of [...SEARCH_FILTERS, "page_token"]) {
+    if (params.get(name)) query.set(name, params.get(name));
   }
-  setStatus(`searched in ${ms} ms`);
+  const page = await timed("searching", () => getJSON("/api/v1/origins/search?" + query));
+  if (page) show(page, "No listed origin matches.");
+}
+
+// browse reads the page of the browse of the page's URL, of its visit
+// type or else the first there is.
+async function browse(visitTypes) {
+  document.getElementById("browse").hidden = false;
+  const current = tab();
+  for (const a of document.querySelectorAll("#views a")) {
+    a.classList.toggle("current", a.dataset.view === current);
+    const keep = { lister: params.get("lister"), visit_type: params.get("visit_type") };
+    a.href = "/origins?" + new URLSearchParams([...new URL(a.href).searchParams,
+      ...Object.entries(keep).filter(([, v]) => v)]);
+  }
+  document.getElementById("browse-note").textContent = NOTES[current];
+  const visitType = params.get("visit_type") || visitTypes[0];
+  if (!visitType) {
+    document.getElementById("summary").textContent = "No visit type yet: register a load-* task type (revisit task-type add load-git …).";
+    setStatus("");
+    return;
+  }
+  document.getElementById("b-visit_type").value = visitType;
+  const query = new URLSearchParams({ visit_type: visitType, limit: PAGE_SIZE });
+  for (const name of ["view", "order", "lister", "enabled", "outcome", "page_token"]) {
+    if (params.get(name)) query.set(name, params.get(name));
+  }
+  const page = await timed("reading", () => getJSON("/api/v1/origins/browse?" + query));
+  if (page) show(page, `No ${visitType} origin here.`);
 }
 
 async function load() {
-  const listers = await getJSON("/api/v1/listers");
-  if (!listers) return;
-  fillForm(listers.listers);
-  document.getElementById("q").focus();
-  if (FILTERS.some((name) => params.get(name))) await search();
-  else setStatus("");
+  const [listers, types] = [await getJSON("/api/v1/listers"), await getJSON("/api/v1/task-types")];
+  if (!listers || !types) return;
+  const visitTypes = types.task_types.map((t) => t.type).filter((t) => t.startsWith("load-")).map((t) => t.slice(5));
+  fillForms(listers.listers, visitTypes);
+  if (searching) {
+    await search();
+  } else {
+    await browse(visitTypes);
+  }
 }
 
 onLogin(load);

@@ -125,7 +125,11 @@ function actions(v) {
 // in the server's process, and the server's time now.
 export function visitTypeCard(v, h, win, orchestrator, now) {
   const card = el("section", { class: "vt", "data-visit-type": v.visit_type });
+  const link = (name, href, text) => el("a", { href, "data-link": name }, text);
   card.append(el("h3", {}, v.visit_type + " ", el("small", {}, `(${v.task_type}, queue ${v.queue})`)),
+    el("p", { class: "links" }, link("queue", "/queues?" + new URLSearchParams({ queue: v.queue }), "its queue"), " · ",
+      link("waiting", "/origins?" + new URLSearchParams({ visit_type: v.visit_type }), "origins waiting longest"), " · ",
+      link("failures", "/origins?" + new URLSearchParams({ view: "failures", order: "desc", visit_type: v.visit_type }), "recent failures")),
     actions(v));
   const facts = el("div", { class: "facts" });
   const state = v.loop ? v.loop.state : (v.paused ? "paused" : "elsewhere");
