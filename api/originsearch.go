@@ -40,6 +40,16 @@ func NewOriginMatch(m revisit.OriginMatch) OriginMatch {
 	return out
 }
 
+// Domain returns m as revisit holds it.
+func (m OriginMatch) Domain() revisit.OriginMatch {
+	om := revisit.OriginMatch{ListedOrigin: m.ListedOrigin.Domain(), LastVisit: m.LastVisit}
+	if m.LastVisitStatus != nil {
+		st := revisit.VisitStatus(*m.LastVisitStatus)
+		om.LastVisitStatus = &st
+	}
+	return om
+}
+
 // originSearchParams are the query parameters of GET /api/v1/origins/search.
 var originSearchParams = []Param{
 	{Name: "q", Type: "string", Description: "the start of the URLs (prefix), or a part of them (substring, 3 characters or more); case counts"},

@@ -30,6 +30,7 @@ type backend interface {
 	MetricsGet(ctx context.Context, listerID *uuid.UUID, visitType string) ([]revisit.SchedulerMetrics, error)
 	MetricsUpdate(ctx context.Context, listerID *uuid.UUID, now time.Time) ([]revisit.SchedulerMetrics, error)
 	OriginsSearch(ctx context.Context, s revisit.OriginSearch) (revisit.OriginSearchPage, error)
+	OriginsBrowse(ctx context.Context, b revisit.OriginBrowse) (revisit.OriginBrowsePage, error)
 	ListedOriginsSetEnabled(ctx context.Context, key revisit.OriginKey, listerID *uuid.UUID, enabled bool) (int, error)
 	VisitTypePauseSet(ctx context.Context, p revisit.Pause) (revisit.Pause, error)
 	VisitTypePauseClear(ctx context.Context, visitType string) (bool, error)

@@ -465,3 +465,63 @@ func TestServerViews(t *testing.T) {
 	require.Contains(t, w.fails(ExitUsage, "history", "--minutes", "1441"), "--minutes: must be between 1 and 1440, not 1441")
 	require.Contains(t, w.fails(ExitError, w.remote("wrong-token-0123456789", "worker", "list")...), "unknown bearer token")
 }
+
+// TestOriginBrowse browses git's origins on the store and through the
+// server: the waiting order, the failures, the disabled, pages, and bad
+// flags named.
+func TestOriginBrowse(t *testing.T) {
+	t.Parallel()
+	w := newConsoleWorld(t)
+	ctx := context.Background()
+	// r1 failed a visit, then r0 was scheduled.
+	failed := revisit.VisitFailed
+	r0, r1 := revisit.NewVisitStats(revisit.OriginKey{URL: "https://github.com/o/r0", VisitType: "git"}),
+		revisit.NewVisitStats(revisit.OriginKey{URL: "https://github.com/o/r1", VisitType: "git"})
+	scheduled, visited, later := testNow.Add(-2*time.Hour), testNow.Add(-time.Hour), testNow.Add(-30*time.Minute)
+	r1.LastScheduled, r1.LastVisit, r1.LastVisitStatus = &scheduled, &visited, &failed
+	r0.LastScheduled = &later
+	require.NoError(t, w.st.VisitStatsUpsert(ctx, []revisit.VisitStats{r0, r1}))
+	urls := func(rows []map[string]any) []string {
+		var out []string
+		for _, r := range rows {
+			out = append(out, r["url"].(string))
+		}
+		return out
+	}
+	for _, flags := range [][]string{nil, w.remote(testReadToken)} {
+		browse := func(args ...string) []map[string]any {
+			t.Helper()
+			return w.jsonList(append(append(flags, "origin", "browse", "git"), args...)...)
+		}
+		require.Equal(t, []string{"https://github.com/o/r1", "https://github.com/o/r0"}, urls(browse()), "%v: waiting longest first", flags)
+		require.Equal(t, []string{"https://github.com/o/r0", "https://github.com/o/r1"}, urls(browse("--newest-first")))
+		rows := browse("--failures")
+		require.Equal(t, []string{"https://github.com/o/r1"}, urls(rows))
+		require.Equal(t, "failed", rows[0]["last_visit_status"])
+		require.Equal(t, testNow.Add(-2*time.Hour).Format(time.RFC3339), rows[0]["last_scheduled"])
+		require.Equal(t, []string{"https://github.com/o/r0"}, urls(browse("--outcome", "never", "--lister", "github")))
+		require.Empty(t, browse("--disabled"))
+		r := w.run(append(flags, "origin", "browse", "git", "--limit", "1", "--format", "json")...)
+		require.Equal(t, 0, r.code, r.stderr)
+		_, token, ok := strings.Cut(strings.TrimSpace(r.stderr), "more origins may follow: --page-token ")
+		require.True(t, ok, r.stderr)
+		require.Equal(t, []string{"https://github.com/o/r0"}, urls(browse("--limit", "1", "--page-token", token)))
+		require.Len(t, browse("--limit", "1", "--all"), 2)
+	}
+	w.ok("origin", "disable", "https://github.com/o/r0", "git")
+	require.Equal(t, []string{"https://github.com/o/r0"}, urls(w.jsonList("origin", "browse", "git", "--disabled")))
+
+	for _, c := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"Git!"}, `VISIT_TYPE: "Git!" is not a visit type`},
+		{[]string{"git", "--outcome", "lost"}, `--outcome: "lost" is not one of successful, failed, not_found, never`},
+		{[]string{"git", "--failures", "--outcome", "successful"}, "--outcome: the failures view holds failed and not_found origins"},
+		{[]string{"git", "--limit", "0"}, "--limit: must be between 1 and 1000, not 0"},
+		{[]string{"git", "--page-token", "garbage"}, "--page-token: "},
+		{[]string{}, "want 1 argument(s) VISIT_TYPE, got 0"},
+	} {
+		require.Contains(t, w.fails(ExitUsage, append([]string{"origin", "browse"}, c.args...)...), c.msg)
+	}
+}

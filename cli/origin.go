@@ -19,6 +19,7 @@ func (a *app) originCommand() *cobra.Command {
 		a.originRecordCommand(),
 		a.originListCommand(),
 		a.originSearchCommand(),
+		a.originBrowseCommand(),
 		a.originShowCommand(),
 		a.originVisitNowCommand(),
 		a.originEnabledCommand(false),

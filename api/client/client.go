@@ -277,18 +277,8 @@ func (c *Client) OriginsSearch(ctx context.Context, s revisit.OriginSearch) (rev
 	if s.Match != "" {
 		q.Set("match", string(s.Match))
 	}
-	if s.ListerID != nil {
-		ls, err := c.ListerGetByIDs(ctx, []uuid.UUID{*s.ListerID})
-		if err != nil {
-			return revisit.OriginSearchPage{}, err
-		}
-		if len(ls) == 0 {
-			return revisit.OriginSearchPage{}, revisit.Errorf(revisit.CodeNotFound, "no lister with id %s", s.ListerID)
-		}
-		q.Set("lister", ls[0].Name)
-		if ls[0].InstanceName != "" {
-			q.Set("lister", ls[0].Name+"/"+ls[0].InstanceName)
-		}
+	if err := c.setLister(ctx, q, s.ListerID); err != nil {
+		return revisit.OriginSearchPage{}, err
 	}
 	if s.VisitType != "" {
 		q.Set("visit_type", s.VisitType)
@@ -300,13 +290,60 @@ func (c *Client) OriginsSearch(ctx context.Context, s revisit.OriginSearch) (rev
 	var out api.OriginSearchPage
 	err := c.do(ctx, "GET", "/api/v1/origins/search", q, nil, &out)
 	page := revisit.OriginSearchPage{NextPageToken: out.NextPageToken}
-	page.Origins = domains(out.Origins, func(m api.OriginMatch) revisit.OriginMatch {
-		om := revisit.OriginMatch{ListedOrigin: m.ListedOrigin.Domain(), LastVisit: m.LastVisit}
-		if m.LastVisitStatus != nil {
-			st := revisit.VisitStatus(*m.LastVisitStatus)
-			om.LastVisitStatus = &st
-		}
-		return om
+	page.Origins = domains(out.Origins, api.OriginMatch.Domain)
+	return page, err
+}
+
+// setLister sets the lister parameter of q to the name of the lister of
+// id, as the routes take it, when id is given.
+func (c *Client) setLister(ctx context.Context, q url.Values, id *uuid.UUID) error {
+	if id == nil {
+		return nil
+	}
+	ls, err := c.ListerGetByIDs(ctx, []uuid.UUID{*id})
+	if err != nil {
+		return err
+	}
+	if len(ls) == 0 {
+		return revisit.Errorf(revisit.CodeNotFound, "no lister with id %s", id)
+	}
+	q.Set("lister", ls[0].Name)
+	if ls[0].InstanceName != "" {
+		q.Set("lister", ls[0].Name+"/"+ls[0].InstanceName)
+	}
+	return nil
+}
+
+// OriginsBrowse returns one page of the listed origins of a visit type in
+// the order of a view (revisit.OriginBrowsePage).
+func (c *Client) OriginsBrowse(ctx context.Context, b revisit.OriginBrowse) (revisit.OriginBrowsePage, error) {
+	q := url.Values{"visit_type": {b.VisitType}}
+	if b.View != "" {
+		q.Set("view", string(b.View))
+	}
+	if b.Descending {
+		q.Set("order", "desc")
+	}
+	switch b.Enabled {
+	case revisit.OnlyEnabled:
+		q.Set("enabled", "true")
+	case revisit.OnlyDisabled:
+		q.Set("enabled", "false")
+	case revisit.AnyEnabled:
+		q.Set("enabled", "any")
+	}
+	if b.Outcome != "" {
+		q.Set("outcome", string(b.Outcome))
+	}
+	if err := c.setLister(ctx, q, b.ListerID); err != nil {
+		return revisit.OriginBrowsePage{}, err
+	}
+	setPage(q, b.Limit, b.PageToken)
+	var out api.OriginBrowsePage
+	err := c.do(ctx, "GET", "/api/v1/origins/browse", q, nil, &out)
+	page := revisit.OriginBrowsePage{NextPageToken: out.NextPageToken, PrevPageToken: out.PrevPageToken}
+	page.Origins = domains(out.Origins, func(o api.BrowsedOrigin) revisit.BrowsedOrigin {
+		return revisit.BrowsedOrigin{OriginMatch: o.OriginMatch.Domain(), LastScheduled: o.LastScheduled}
 	})
 	return page, err
 }
