@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/store/internal/browse"
 	"github.com/revisit-sched/revisit/store/internal/grabsql"
 )
 
@@ -316,4 +317,42 @@ func TestCooldownsSkippedInIndex(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, got, 100)
 	require.Equal(t, "https://forge.example/600", got[0].URL)
+}
+
+// browsePlans is a browse's Querier that checks the plan of each
+// statement before it runs it: a read of index in order, no sort.
+type browsePlans struct {
+	t          *testing.T
+	s          *Store
+	index      string
+	statements int
+}
+
+func (b *browsePlans) BrowseRows(ctx context.Context, sql string, args []any) ([]browse.Row, error) {
+	plan := explainSQL(b.t, ctx, b.s, sql, args...)
+	if !strings.Contains(plan, " using "+b.index+" on listed_origin") {
+		b.t.Errorf("plan does not read %s:\n%s", b.index, plan)
+	}
+	if strings.Contains(plan, "Sort") {
+		b.t.Errorf("plan sorts:\n%s", plan)
+	}
+	b.statements++
+	return browser{b.s}.BrowseRows(ctx, sql, args)
+}
+
+// TestBrowsePlans checks that every statement of a browse, each view
+// either way, reads its index in order (docs/store.md, "Browsing
+// origins").
+func TestBrowsePlans(t *testing.T) {
+	ctx := context.Background()
+	s := OpenMigrated(t, nil)
+	listerID, err := browse.SeedPlanWorld(ctx, s)
+	require.NoError(t, err)
+	for _, c := range browse.PlanCases(listerID) {
+		t.Run(c.Name, func(t *testing.T) {
+			q := &browsePlans{t: t, s: s, index: c.Index}
+			require.NoError(t, browse.Pages(ctx, q, dialectAside, c.Browse))
+			require.GreaterOrEqual(t, q.statements, 2)
+		})
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/store/internal/browse"
 	"github.com/revisit-sched/revisit/store/internal/grabsql"
 )
 
@@ -233,5 +234,49 @@ func TestRecordingAgainMovesNoIndexEntry(t *testing.T) {
 		if ops := bytecode(t, ctx, s, q, 1, 1); !slices.ContainsFunc(ops, func(o op) bool { return o.code == "IdxDelete" }) {
 			t.Errorf("%s moves no index entry: is the column still in the policy indexes?", q)
 		}
+	}
+}
+
+// browsePlans is a browse's Querier that checks the plan of each
+// statement before it runs it: a read of index in order, no sort.
+type browsePlans struct {
+	t          *testing.T
+	s          *Store
+	index      string
+	statements int
+}
+
+func (b *browsePlans) BrowseRows(ctx context.Context, sql string, args []any) ([]browse.Row, error) {
+	plan := explainSQL(b.t, ctx, b.s, sql, args...)
+	if !strings.Contains(plan, "USING INDEX "+b.index+" ") {
+		b.t.Errorf("plan does not read %s:\n%s", b.index, plan)
+	}
+	if strings.Contains(plan, "TEMP B-TREE") {
+		b.t.Errorf("plan sorts:\n%s", plan)
+	}
+	b.statements++
+	return browser{b.s}.BrowseRows(ctx, sql, args)
+}
+
+// TestBrowsePlans checks that every statement of a browse, each view
+// either way, reads its index in order (docs/store.md, "Browsing
+// origins").
+func TestBrowsePlans(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, nil)
+	listerID, err := browse.SeedPlanWorld(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range browse.PlanCases(listerID) {
+		t.Run(c.Name, func(t *testing.T) {
+			q := &browsePlans{t: t, s: s, index: c.Index}
+			if err := browse.Pages(ctx, q, dialect, c.Browse); err != nil {
+				t.Fatal(err)
+			}
+			if q.statements < 2 {
+				t.Errorf("%d statements", q.statements)
+			}
+		})
 	}
 }
