@@ -17,8 +17,9 @@
 // Every page is one layout (pages/layout.html: head, nav, token form)
 // around its own main part (pages/<page>.html), put together at start.
 //
-// The other pages read one or two API routes each: /origins searches the
-// listed origins by URL, /origin?url=…&visit_type=… shows one origin and
+// The other pages read one or two API routes each: /origins browses a
+// visit type's origins in one of its views, or searches the listed
+// origins by URL, /origin?url=…&visit_type=… shows one origin and
 // explains its next visit; /queues the broker's
 // queues and, for the queue of its URL, a page of its messages waiting or
 // leased; /workers the embedded broker's workers; /tasks the task types
