@@ -40,8 +40,9 @@ func APIGroups() []APIGroup {
 
 // ConsoleGroups are P11's reads, each what a console page asks of the
 // API: the overview (its summary and the last hour's history, p99 ≤ 100
-// ms), an origin's page (p99 ≤ 100 ms) and URL searches, by prefix and by
-// substring (p99 ≤ 200 ms). The origins and the searched texts come from
+// ms), an origin's page (p99 ≤ 100 ms), URL searches, by prefix and by
+// substring (p99 ≤ 200 ms), and the origins page's views of the first
+// origin's visit type, first and second pages (p99 ≤ 100 ms). The origins and the searched texts come from
 // the first origins the server lists (at most samples of them): a prefix
 // is an origin's URL but its last three characters, a substring its last
 // eight.
@@ -78,7 +79,47 @@ func ConsoleGroups(ctx context.Context, server, token string, samples int) ([]AP
 	}
 	overview := APIGroup{Name: "overview", Target: 100 * time.Millisecond,
 		Paths: []string{"/api/v1/dashboard", "/api/v1/history?minutes=60"}}
-	return []APIGroup{overview, origin, search}, nil
+	browse, err := browseGroup(ctx, hc, server, token, page.Origins[0].VisitType)
+	if err != nil {
+		return nil, err
+	}
+	return []APIGroup{overview, origin, search, browse}, nil
+}
+
+// browseViews are the origins page's views, as queries of
+// /api/v1/origins/browse: its tabs, and a filter its index does not hold.
+var browseViews = []url.Values{
+	{}, {"order": {"desc"}}, {"view": {"failures"}, "order": {"desc"}}, {"enabled": {"false"}},
+	{"outcome": {"never"}}, {"outcome": {"not_found"}, "order": {"desc"}},
+}
+
+// browseGroup is the origins page's reads of a visit type: the first page
+// of each view, and its second, whose token it reads first.
+func browseGroup(ctx context.Context, hc *http.Client, server, token, visitType string) (APIGroup, error) {
+	g := APIGroup{Name: "origins browse", Target: 100 * time.Millisecond}
+	for _, v := range browseViews {
+		q := url.Values{"visit_type": {visitType}, "limit": {"50"}}
+		for k, vs := range v {
+			q[k] = vs
+		}
+		first := "/api/v1/origins/browse?" + q.Encode()
+		g.Paths = append(g.Paths, first)
+		body, err := read(ctx, hc, strings.TrimRight(server, "/")+first, token)
+		if err != nil {
+			return g, err
+		}
+		var page struct {
+			Next string `json:"next_page_token"`
+		}
+		if err := json.Unmarshal(body, &page); err != nil {
+			return g, fmt.Errorf("browse: %w", err)
+		}
+		if page.Next != "" {
+			q.Set("page_token", page.Next)
+			g.Paths = append(g.Paths, "/api/v1/origins/browse?"+q.Encode())
+		}
+	}
+	return g, nil
 }
 
 // APIConfig configures RunAPI.

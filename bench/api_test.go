@@ -35,9 +35,12 @@ func TestConsoleReads(t *testing.T) {
 
 	groups, err := bench.ConsoleGroups(ctx, srv.URL, "", 10)
 	require.NoError(t, err)
-	require.Equal(t, []string{"overview", "origin page", "URL search"}, []string{groups[0].Name, groups[1].Name, groups[2].Name})
+	require.Equal(t, []string{"overview", "origin page", "URL search", "origins browse"},
+		[]string{groups[0].Name, groups[1].Name, groups[2].Name, groups[3].Name})
 	require.Len(t, groups[1].Paths, 10, "one origin page for each origin sampled")
 	require.Contains(t, groups[2].Paths, "/api/v1/origins/search?limit=50&match=substring&q=epo-0003")
+	require.Contains(t, groups[3].Paths, "/api/v1/origins/browse?limit=50&visit_type=git")
+	require.Len(t, groups[3].Paths, 6, "one page of each view: none has a second among 30 origins")
 
 	rep, err := bench.RunAPI(ctx, bench.APIConfig{Server: srv.URL, Clients: 3, Duration: 500 * time.Millisecond, Groups: groups})
 	require.NoError(t, err)
