@@ -29,10 +29,15 @@ type OriginDetail struct {
 	// migration 00024).
 	RecentResults []RecentResult `json:"recent_results"`
 	NextVisit     NextVisit      `json:"next_visit"`
-	// Cooldowns are those of semantics §3.1, with their default lengths.
+	// Cooldowns are those of semantics §3.1, with the lengths of
+	// CooldownsFrom.
 	Cooldowns []CooldownState `json:"cooldowns"`
-	// Eligible reports whether a grab with the default cooldowns may pick
-	// the origin now: it has an enabled row and no cooldown holds it.
+	// CooldownsFrom says whose cooldowns the detail applies: "orchestrator"
+	// (those of the orchestrator running in the server's process, for the
+	// origin's visit type) or "defaults".
+	CooldownsFrom string `json:"cooldowns_from"`
+	// Eligible reports whether a grab with those cooldowns may pick the
+	// origin now: it has an enabled row and no cooldown holds it.
 	Eligible bool `json:"eligible"`
 	// InFlight are the visits dispatched and not yet ended, oldest first.
 	InFlight []VisitInFlight `json:"in_flight"`
@@ -110,8 +115,37 @@ func (s *Server) handleOriginDetail(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	d, err := LoadOriginDetail(r.Context(), s.st, key, s.now())
+	d, err := LoadOriginDetail(r.Context(), s.st, key, s.now(), s.cooldownsOf(key.VisitType))
 	s.reply(w, r, d, err)
+}
+
+// Cooldowns are the cooldowns an origin's detail applies, and whose they
+// are (OriginDetail.CooldownsFrom).
+type Cooldowns struct {
+	revisit.Cooldowns
+	From string
+}
+
+// DefaultCooldowns are the cooldowns of semantics §3.1.
+func DefaultCooldowns() Cooldowns { return Cooldowns{Cooldowns: revisit.DefaultCooldowns(), From: "defaults"} }
+
+// cooldownsOf returns the cooldowns of the orchestrator of this process
+// for visitType, those of its first policy with a weight, or else the
+// defaults.
+func (s *Server) cooldownsOf(visitType string) Cooldowns {
+	if s.cfg.Orchestrator == nil {
+		return DefaultCooldowns()
+	}
+	for _, sh := range s.cfg.Orchestrator.Shares(visitType) {
+		if sh.Weight > 0 {
+			c := Cooldowns{Cooldowns: revisit.DefaultCooldowns(), From: "orchestrator"}
+			if sh.Grab.Cooldowns != nil {
+				c.Cooldowns = *sh.Grab.Cooldowns
+			}
+			return c
+		}
+	}
+	return DefaultCooldowns()
 }
 
 // OriginDetailStore is what LoadOriginDetail reads of a store.
@@ -125,10 +159,11 @@ type OriginDetailStore interface {
 }
 
 // LoadOriginDetail reads what st keeps of the origin key and explains it
-// as of now: the body of GET /api/v1/origins/detail. An origin of which
-// st knows nothing is a not-found error.
-func LoadOriginDetail(ctx context.Context, st OriginDetailStore, key revisit.OriginKey, now time.Time) (OriginDetail, error) {
-	d := OriginDetail{URL: key.URL, VisitType: key.VisitType, Now: now}
+// as of now under the cooldowns cd: the body of GET
+// /api/v1/origins/detail. An origin of which st knows nothing is a
+// not-found error.
+func LoadOriginDetail(ctx context.Context, st OriginDetailStore, key revisit.OriginKey, now time.Time, cd Cooldowns) (OriginDetail, error) {
+	d := OriginDetail{URL: key.URL, VisitType: key.VisitType, Now: now, CooldownsFrom: cd.From}
 	page, err := st.ListedOriginsGet(ctx, revisit.ListedOriginFilter{URLs: []string{key.URL}, VisitType: key.VisitType,
 		Enabled: revisit.AnyEnabled})
 	if err != nil {
@@ -163,7 +198,7 @@ func LoadOriginDetail(ctx context.Context, st OriginDetailStore, key revisit.Ori
 	}
 	d.NextVisit = newNextVisit(key.VisitType, vs, position, page.Origins)
 	held := false
-	for _, c := range revisit.DefaultCooldowns().States(vs, d.Now) {
+	for _, c := range cd.Cooldowns.States(vs, d.Now) {
 		held = held || c.Holds
 		d.Cooldowns = append(d.Cooldowns, CooldownState{Cooldown: c.Cooldown, Length: config.Duration(c.Length),
 			Since: c.Since, Holds: c.Holds, Until: c.Until, Explanation: explainCooldown(c)})

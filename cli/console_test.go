@@ -222,7 +222,7 @@ func TestOriginShow(t *testing.T) {
 
 	detail := w.jsonObject("origin", "show", r0)
 	require.Equal(t, detail, w.jsonObject(w.remote(testReadToken, "origin", "show", r0)...))
-	want, err := api.LoadOriginDetail(context.Background(), w.st, revisit.OriginKey{URL: r0, VisitType: "git"}, testNow)
+	want, err := api.LoadOriginDetail(context.Background(), w.st, revisit.OriginKey{URL: r0, VisitType: "git"}, testNow, api.DefaultCooldowns())
 	require.NoError(t, err)
 	data, err := json.Marshal(want)
 	require.NoError(t, err)

@@ -104,7 +104,7 @@ func (a *app) originDetail(cmd *cobra.Command, st backend, key revisit.OriginKey
 	if err != nil {
 		return api.OriginDetail{}, err
 	}
-	return api.LoadOriginDetail(cmd.Context(), s, key, a.now().UTC())
+	return api.LoadOriginDetail(cmd.Context(), s, key, a.now().UTC(), api.DefaultCooldowns())
 }
 
 var (

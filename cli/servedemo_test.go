@@ -152,6 +152,16 @@ func TestServeDemo(t *testing.T) {
 	}
 	require.Len(t, types, 3, "the origins spread over the visit types: %v", types)
 
+	// An origin's page explains it with the demo's cooldowns, in minutes.
+	detail, err := c.OriginDetail(ctx, page.Origins[0].Key())
+	require.NoError(t, err)
+	require.Equal(t, "orchestrator", detail.CooldownsFrom)
+	for _, cd := range detail.Cooldowns {
+		if cd.Cooldown == revisit.CooldownAbsolute {
+			require.Equal(t, demo.Cooldowns.Absolute, time.Duration(cd.Length))
+		}
+	}
+
 	cancel()
 	select {
 	case code := <-done:

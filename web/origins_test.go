@@ -128,6 +128,10 @@ func TestOriginsPages(t *testing.T) {
 		waitText(t, bctx, `#visits [data-field="last_visit_status"]`, "never visited")
 		waitTrue(t, bctx, `!document.getElementById("no-recent").hidden && document.getElementById("recent").hidden`)
 		waitText(t, bctx, `#listed tr[data-lister="forge/git.example.org"] [data-field="enabled"]`, "yes")
+		require.Contains(t, mustText(t, bctx, `#listed tr[data-lister="forge/git.example.org"] [data-field="policies"]`),
+			"oldest scheduled first, ", "policies in words")
+		waitPrefix(t, bctx, "#cooldowns-from", "With the lengths the orchestrator of this server uses")
+		waitText(t, bctx, `#next-visit [data-field="ahead_seconds"]`, "at its first visit's place (no position before it)")
 
 		// A search of more than a page: 101 origins of team 7, 50 a page.
 		require.NoError(t, chromedp.Do(bctx, chromedp.Navigate(s.srv.URL+"/origins?q="+

@@ -208,7 +208,7 @@ func TestClientReadsWhatTheServerHolds(t *testing.T) {
 		key := revisit.OriginKey{URL: "https://github.com/o/r0", VisitType: "git"}
 		detail, err := c.OriginDetail(ctx, key)
 		require.NoError(t, err)
-		want, err := api.LoadOriginDetail(ctx, st, key, detail.Now)
+		want, err := api.LoadOriginDetail(ctx, st, key, detail.Now, api.DefaultCooldowns())
 		require.NoError(t, err)
 		requireSameJSON(t, want, detail)
 		require.Len(t, detail.Listed, 1)

@@ -19,12 +19,14 @@ export function percent(share) {
   return share === null || share === undefined ? "—" : (100 * share).toFixed(1) + " %";
 }
 
-// seconds writes a duration in seconds as "42 s", "3 min" or "2 h".
+// seconds writes a duration in seconds as "42 s", "3 min", "2 h" or "5
+// days".
 export function seconds(s) {
   const n = Math.max(0, Math.round(s));
   if (n < 120) return n + " s";
   if (n < 7200) return Math.round(n / 60) + " min";
-  return Math.round(n / 3600) + " h";
+  if (n < 172800) return Math.round(n / 3600) + " h";
+  return Math.round(n / 86400) + " days";
 }
 
 // The console writes every time in UTC, as the API and the logs do: a

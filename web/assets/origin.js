@@ -5,7 +5,7 @@
 import { setOriginEnabled, visitNow } from "./actions.js";
 import { getJSON, onLogin, setStatus } from "./api.js";
 import { el } from "./dom.js";
-import { count, dateTime, outcomeName, seconds, when } from "./format.js";
+import { count, dateTime, outcomeName, policyName, seconds, when } from "./format.js";
 import { params } from "./page.js";
 
 const REFRESH_MS = 5000;
@@ -24,6 +24,20 @@ function verdict(d) {
   if (d.eligible) return "Eligible now: a grab may pick it through the policies its rows qualify for.";
   return `Held back now by the ${held.join(", ")} cooldown${held.length > 1 ? "s" : ""}.`;
 }
+
+// dueWords says when the origin is due on its visit type's clock, in
+// hours and days of that clock.
+function dueWords(n, visitType) {
+  if (n.ahead_seconds === null) return "at its first visit's place (no position before it)";
+  const span = seconds(Math.abs(n.ahead_seconds));
+  return n.ahead_seconds > 0 ? `in ${span} of ${visitType}'s clock` : `now: ${span} behind ${visitType}'s clock`;
+}
+
+// COOLDOWNS_FROM says whose cooldowns the table applies.
+const COOLDOWNS_FROM = {
+  orchestrator: "With the lengths the orchestrator of this server uses for this visit type.",
+  defaults: "With their default lengths: no orchestrator runs in this server to say its own.",
+};
 
 function render(d) {
   const now = new Date(d.now);
@@ -60,12 +74,12 @@ function render(d) {
 
   const n = d.next_visit;
   fields(document.getElementById("next-visit"), [
+    ["ahead_seconds", "due", dueWords(n, d.visit_type)],
     ["next_visit_queue_position", "origin's next position", n.next_visit_queue_position === null ? "none" : count(n.next_visit_queue_position)],
     ["queue_position", `${d.visit_type} queue position`, count(n.queue_position)],
-    ["ahead_seconds", "ahead of the queue", n.ahead_seconds === null ? "—"
-      : `${count(n.ahead_seconds)} s (${n.ahead_seconds < 0 ? "behind by " : ""}${seconds(Math.abs(n.ahead_seconds))})`],
   ]);
   document.getElementById("next-explanation").textContent = n.explanation;
+  document.getElementById("cooldowns-from").textContent = COOLDOWNS_FROM[d.cooldowns_from] || "";
 
   document.querySelector("#cooldowns tbody").replaceChildren(...d.cooldowns.map((c) => el("tr", { "data-cooldown": c.cooldown },
     el("td", {}, c.cooldown.replace("_", " ")), el("td", {}, c.length),
@@ -81,7 +95,7 @@ function render(d) {
   document.querySelector("#listed tbody").replaceChildren(...d.listed.map((r) => el("tr", { "data-lister": r.lister },
     el("td", { "data-field": "lister" }, el("a", { href: "/origins?" + new URLSearchParams({ lister: r.lister, visit_type: d.visit_type }) }, r.lister)), el("td", { "data-field": "enabled" }, r.enabled ? "yes" : "no"),
     el("td", {}, dateTime(r.last_update, "unknown")), el("td", {}, dateTime(r.first_seen)), el("td", {}, dateTime(r.last_seen)),
-    el("td", {}, r.policies.join(", ")), el("td", {}, JSON.stringify(r.extra_loader_arguments)))));
+    el("td", { "data-field": "policies" }, r.policies.map(policyName).join(", ") || "none"), el("td", {}, JSON.stringify(r.extra_loader_arguments)))));
 
   document.getElementById("origin").hidden = false;
   setStatus("updated " + dateTime(d.now));
