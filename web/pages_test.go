@@ -119,7 +119,7 @@ func TestConsolePages(t *testing.T) {
 			w := `#workers [data-worker="worker-7"] `
 			waitText(t, bctx, w+`[data-field="leases_held"]`, "1")
 			waitPrefix(t, bctx, w+`[data-field="next_lease_expiry"]`, pageTime(held.LeaseExpiresAt))
-			waitText(t, bctx, w+`[data-field="results"]`, "eventful: 1")
+			waitText(t, bctx, w+`[data-field="results"]`, "successful, eventful: 1")
 			waitText(t, bctx, w+`[data-field="queues"]`, queue)
 			waitMatch(t, bctx, w+`[data-field="last_result"]`, "… ago", func(got string) bool { return strings.HasSuffix(got, " ago") })
 			waitPrefix(t, bctx, `#workers-note`, "Workers seen by this server since ")

@@ -22,10 +22,16 @@ function leases(held) {
   return queues.length === 1 ? count(total) : `${count(total)} (` + queues.map((q) => `${q}: ${count(held[q])}`).join(", ") + ")";
 }
 
-// results writes the results a worker reported, by status.
+// RESULT_WORDS write the statuses of the worker protocol in the console's
+// vocabulary of outcomes: successful, failed, not found, eventful a flag.
+const RESULT_WORDS = { eventful: "successful, eventful", uneventful: "successful, not eventful" };
+const RESULT_ORDER = ["eventful", "uneventful", "failed", "not_found"];
+
+// results writes the results a worker reported, by outcome.
 function results(r) {
-  const statuses = Object.keys(r).sort();
-  return statuses.length ? statuses.map((s) => `${outcomeName(s)}: ${count(r[s])}`).join(", ") : "none";
+  const rank = (s) => (RESULT_ORDER.includes(s) ? RESULT_ORDER.indexOf(s) : RESULT_ORDER.length);
+  const statuses = Object.keys(r).sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+  return statuses.length ? statuses.map((s) => `${RESULT_WORDS[s] || outcomeName(s)}: ${count(r[s])}`).join("; ") : "none";
 }
 
 function row(w, now) {
