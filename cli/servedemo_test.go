@@ -19,6 +19,7 @@ import (
 	"github.com/revisit-sched/revisit/api"
 	"github.com/revisit-sched/revisit/api/client"
 	"github.com/revisit-sched/revisit/demo"
+	"github.com/revisit-sched/revisit/history"
 	"github.com/revisit-sched/revisit/internal/kit/holder"
 	"github.com/revisit-sched/revisit/orchestrator"
 )
@@ -44,6 +45,93 @@ func (b *lockedBuffer) String() string {
 // demoStoreLine is the line revisit serve --demo prints about its
 // temporary store.
 var demoStoreLine = regexp.MustCompile(`revisit: demo: a demonstration on a temporary store, (\S+)/revisit\.db, removed at exit`)
+
+// servedDemo is revisit serve --demo running in-process: its address, its
+// temporary directory, its exit code once it stops, its standard error.
+type servedDemo struct {
+	base, tmp string
+	done      <-chan int
+	errb      *lockedBuffer
+}
+
+// startServeDemo runs revisit serve --demo with the global flags args
+// until ctx ends, and returns it once it listens (within 30 s).
+func startServeDemo(t *testing.T, ctx context.Context, args ...string) servedDemo {
+	t.Helper()
+	errb := &lockedBuffer{}
+	env := Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: errb}
+	done := make(chan int, 1)
+	go func() { done <- Run(ctx, env, append(args, "serve", "--demo", "--listen", "127.0.0.1:0")) }()
+	d := servedDemo{done: done, errb: errb}
+	require.Eventually(t, func() bool {
+		out := errb.String()
+		listen, store := listenLine.FindStringSubmatch(out), demoStoreLine.FindStringSubmatch(out)
+		if listen == nil || store == nil {
+			return false
+		}
+		d.base, d.tmp = listen[1], store[1]
+		return true
+	}, 30*time.Second, 50*time.Millisecond, "revisit serve --demo did not start:\n%s", errb)
+	return d
+}
+
+// TestDemoStaysAlive runs revisit serve --demo for ten minutes, as someone
+// who leaves it open would: in each of the minutes from the eighth to the
+// tenth, visits are scheduled and results come in, of every visit type
+// over those minutes. It takes ten minutes: scripts/test runs it beside
+// the other tests, with REVISIT_LONG_TESTS=1.
+func TestDemoStaysAlive(t *testing.T) {
+	if os.Getenv("REVISIT_LONG_TESTS") == "" {
+		t.Skip("ten minutes long: scripts/test runs it beside the other tests (REVISIT_LONG_TESTS=1)")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	started := time.Now()
+	cfg := filepath.Join(t.TempDir(), "revisit.yaml")
+	require.NoError(t, os.WriteFile(cfg, nil, 0o600))
+	d := startServeDemo(t, ctx, "--config", cfg)
+	// At 10 min 30 s, the last three whole minutes are the 8th to the 10th.
+	select {
+	case <-time.After(time.Until(started.Add(10*time.Minute + 30*time.Second))):
+	case code := <-d.done:
+		t.Fatalf("revisit serve --demo stopped with %d:\n%s", code, d.errb)
+	}
+	resp, err := http.Get(d.base + "/api/v1/history?minutes=3")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var w api.HistoryResponse
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&w))
+	require.Len(t, w.VisitTypes, 3, "git, hg and pypi")
+	perMinute := func(series map[string]history.Values, minute int) float64 {
+		n := 0.0
+		for _, vs := range series {
+			if v := vs[minute]; v != nil {
+				n += *v
+			}
+		}
+		return n
+	}
+	for minute := range 3 {
+		results, scheduled := 0.0, 0.0
+		for _, vt := range w.VisitTypes {
+			results += perMinute(vt.Results, minute)
+			scheduled += perMinute(vt.Scheduled, minute)
+		}
+		at := w.Start.Add(time.Duration(minute) * time.Minute).Sub(started).Round(time.Minute)
+		require.GreaterOrEqual(t, results, 10.0, "results in the minute %s after the start", at)
+		require.Positive(t, scheduled, "visits scheduled in the minute %s after the start", at)
+	}
+	for _, vt := range w.VisitTypes {
+		total := 0.0
+		for minute := range 3 {
+			total += perMinute(vt.Results, minute)
+		}
+		require.Positive(t, total, "results of %s in the minutes 8 to 10", vt.VisitType)
+	}
+	cancel()
+	require.Equal(t, ExitOK, <-d.done, d.errb.String())
+	require.NotContains(t, d.errb.String(), "level=ERROR")
+}
 
 // TestServeDemo runs revisit serve --demo in-process, with a configured
 // store, broker and journal it must leave alone and API tokens its
@@ -75,23 +163,9 @@ func TestServeDemo(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var errb lockedBuffer
-	env := Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &errb}
-	done := make(chan int, 1)
-	go func() {
-		done <- Run(ctx, env, []string{"--config", cfg, "serve", "--demo", "--listen", "127.0.0.1:0"})
-	}()
 	deadline := time.Now().Add(30 * time.Second)
-	var base, tmp string
-	require.Eventually(t, func() bool {
-		out := errb.String()
-		listen, store := listenLine.FindStringSubmatch(out), demoStoreLine.FindStringSubmatch(out)
-		if listen == nil || store == nil {
-			return false
-		}
-		base, tmp = listen[1], store[1]
-		return true
-	}, time.Until(deadline), 50*time.Millisecond, "revisit serve --demo did not start:\n%s", &errb)
+	d := startServeDemo(t, ctx, "--config", cfg)
+	base, tmp, done, errb := d.base, d.tmp, d.done, d.errb
 	require.Contains(t, errb.String(), "revisit: demo: ignoring the store sqlite://"+realStore+" (config file "+cfg+
 		"): the demo never writes into it\n")
 	require.Contains(t, errb.String(), "revisit: demo: ignoring the broker amqp://revisit:xxxxx@127.0.0.1:1/ (config file "+
@@ -132,7 +206,7 @@ func TestServeDemo(t *testing.T) {
 			}
 		}
 		return withResults >= 2
-	}, time.Until(deadline), 200*time.Millisecond, "no results of two visit types: %+v\n%s", &dash, &errb)
+	}, time.Until(deadline), 200*time.Millisecond, "no results of two visit types: %+v\n%s", &dash, errb)
 	require.Len(t, dash.VisitTypes, 3, "git, hg and pypi")
 	for _, v := range dash.VisitTypes {
 		require.Equal(t, demo.QueueLength, v.MaxQueueLength, v.VisitType)
@@ -167,7 +241,7 @@ func TestServeDemo(t *testing.T) {
 	case code := <-done:
 		require.Equal(t, ExitOK, code, errb.String())
 	case <-time.After(30 * time.Second):
-		t.Fatalf("revisit serve --demo did not stop:\n%s", &errb)
+		t.Fatalf("revisit serve --demo did not stop:\n%s", errb)
 	}
 	require.NoDirExists(t, tmp, "the temporary store is removed at exit")
 	require.NoFileExists(t, realStore, "the configured store is left alone")
