@@ -93,16 +93,17 @@ func decode(b revisit.OriginBrowse) (k *key, before bool, err error) {
 }
 
 // view is what a revisit.BrowseView reads: the column it orders by,
-// whether that column may be null, and the condition of its index's
-// range.
+// whether that column may be null, and that column's value in a row.
 type view struct {
 	column   string
 	nullable bool
+	at       func(revisit.BrowsedOrigin) *time.Time
 }
 
 var views = map[revisit.BrowseView]view{
-	revisit.ViewScheduled: {column: "last_scheduled", nullable: true},
-	revisit.ViewFailures:  {column: "last_visit"},
+	revisit.ViewScheduled: {column: "last_scheduled", nullable: true,
+		at: func(o revisit.BrowsedOrigin) *time.Time { return o.LastScheduled }},
+	revisit.ViewFailures: {column: "last_visit", at: func(o revisit.BrowsedOrigin) *time.Time { return o.LastVisit }},
 }
 
 // failuresCondition is the predicate of the failures view's partial index.
@@ -133,8 +134,8 @@ func Run(ctx context.Context, q Querier, d grabsql.Dialect, b revisit.OriginBrow
 	more := len(hits) > b.Limit
 	if more {
 		hits = hits[:b.Limit]
-		last := hits[len(hits)-1]
-		stop = &key{At: r.at(last.Origin), ID: last.ID}
+		last := r.keyOf(hits[len(hits)-1])
+		stop = &last
 	}
 	var page revisit.OriginBrowsePage
 	ahead, back := "", ""
@@ -143,8 +144,7 @@ func Run(ctx context.Context, q Querier, d grabsql.Dialect, b revisit.OriginBrow
 	}
 	switch {
 	case len(hits) > 0 && from != nil:
-		first := hits[0]
-		back = encode(b, key{At: r.at(first.Origin), ID: first.ID}, !before)
+		back = encode(b, r.keyOf(hits[0]), !before)
 	case from != nil:
 		back = encode(b, *from, !before)
 	}
@@ -168,13 +168,8 @@ type reader struct {
 	descending bool
 }
 
-// at is the time a row's view orders by.
-func (r reader) at(o revisit.BrowsedOrigin) *time.Time {
-	if r.v.column == "last_visit" {
-		return o.LastVisit
-	}
-	return o.LastScheduled
-}
+// keyOf is the key of a row in the reader's view.
+func (r reader) keyOf(row Row) key { return key{At: r.v.at(row.Origin), ID: row.ID} }
 
 // read returns up to want rows that pass the filters after from (from the
 // start when nil), in the reader's direction, and, when it stopped
@@ -212,8 +207,8 @@ func (r reader) read(ctx context.Context, from *key, want int) ([]Row, *key, err
 			}
 		}
 		if n := len(rows); n > 0 && rows[n-1].N == ScanLength && len(hits) < want {
-			last := rows[n-1]
-			return hits, &key{At: r.at(last.Origin), ID: last.ID}, nil
+			last := r.keyOf(rows[n-1])
+			return hits, &last, nil
 		}
 		if len(hits) == want {
 			break
