@@ -47,7 +47,7 @@ func (s *Server) handleVisitNow(w http.ResponseWriter, r *http.Request) {
 	}
 	res, err := s.visitNow(r.Context(), req)
 	if err == nil {
-		s.audit(r, "visit_now", req.URL+" ("+req.VisitType+")", "visit", res.ID, "queue", res.Queue, "force", req.Force)
+		s.audit(r, "visit_now", revisit.OriginTarget(revisit.OriginKey{URL: req.URL, VisitType: req.VisitType}), "visit", res.ID, "queue", res.Queue, "force", req.Force)
 	}
 	s.reply(w, r, res, err)
 }
@@ -119,7 +119,7 @@ func (s *Server) handleOriginEnabled(enabled bool) http.HandlerFunc {
 			if req.ListerID != nil {
 				lister = req.ListerID.String()
 			}
-			s.audit(r, action, req.URL+" ("+req.VisitType+")", "lister", lister, "changed", n)
+			s.audit(r, action, revisit.OriginTarget(key), "lister", lister, "changed", n)
 		}
 		s.reply(w, r, OriginEnabledResponse{URL: req.URL, VisitType: req.VisitType, ListerID: req.ListerID,
 			Enabled: enabled, Changed: n}, err)

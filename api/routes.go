@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"time"
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/internal/kit/access"
@@ -191,6 +192,15 @@ func (s *Server) dataRoutes() []Route {
 			Response: TasksPage{}, handle: s.handleTaskList},
 		{Method: "GET", Path: "/api/v1/tasks/{id}", Scope: ScopeRead, Summary: "One generic task and its runs, newest first.",
 			Response: TaskDetail{}, handle: s.handleTaskGet},
+		{Method: "GET", Path: "/api/v1/actions", Scope: ScopeRead,
+			Summary: "One page of the operator's actions that changed something (console, API or CLI on the store), " +
+				fmt.Sprintf("newest first, kept %d days: when, by whom, the action, its target and its answer; ",
+					revisit.OperatorActionRetention/(24*time.Hour)) +
+				"next_page_token is absent on the last page.",
+			Params: append([]Param{{Name: "action", Type: "string", Description: "only this action's (as pause or visit_now)"},
+				{Name: "by", Type: "string", Description: "only those done by this token's name (or anonymous, cli:USER)"}},
+				pageParams(revisit.OperatorActionPageSize)...),
+			Response: OperatorActionsPage{}, handle: s.handleActionList},
 	}
 	if s.q != nil {
 		rs = append(rs,
@@ -210,7 +220,7 @@ func (s *Server) dataRoutes() []Route {
 }
 
 // actionRoutes are the operator's actions of the console
-// (docs/actions.md), each logged with who asked.
+// (docs/actions.md), each logged and recorded with who asked.
 func (s *Server) actionRoutes() []Route {
 	origin := "Body: url, visit_type and lister_id (the lister's row only; every lister's without it)."
 	return []Route{
