@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/google/uuid"
 )
 
 // OperatorAction is one change an operator made to how the scheduler runs
@@ -31,6 +33,21 @@ type OperatorAction struct {
 	// (ActionAnswer); empty means {}.
 	Answer json.RawMessage
 }
+
+// The actions of the console and of the CLI on the store
+// (OperatorAction.Action).
+const (
+	ActionVisitNow       = "visit_now"
+	ActionDisableOrigin  = "disable_origin"
+	ActionEnableOrigin   = "enable_origin"
+	ActionPause          = "pause"
+	ActionResume         = "resume"
+	ActionRequeueLost    = "requeue_lost"
+	ActionDisableTask    = "disable_task"
+	ActionRespawnTask    = "respawn_task"
+	ActionRunTaskNow     = "run_task_now"
+	ActionRefreshMetrics = "refresh_metrics"
+)
 
 // OperatorActionRetention is how long the store keeps an action: recording
 // one deletes those done more than this before it.
@@ -145,6 +162,19 @@ func OriginTarget(key OriginKey) string { return key.URL + " (" + key.VisitType 
 
 // TaskTarget is the target of an action on a generic task: "task ID".
 func TaskTarget(id int64) string { return "task " + strconv.FormatInt(id, 10) }
+
+// ListerTarget is the target of an action on one lister's data, "lister
+// ID", or on every lister's (id nil), "every lister".
+func ListerTarget(id *uuid.UUID) string {
+	if id == nil {
+		return EveryLister
+	}
+	return "lister " + id.String()
+}
+
+// EveryLister names every lister, in the target and the answers of
+// actions.
+const EveryLister = "every lister"
 
 // OperatorActionPageSize is the rule of the size of a page of actions.
 var OperatorActionPageSize = Limit{Field: "limit", Min: 1, Max: 1000, Def: 100}

@@ -248,15 +248,15 @@ func (s *Server) actionRoutes() []Route {
 			Response: RequeueResponse{}, handle: s.handleRequeueLost},
 		{Method: "POST", Path: "/api/v1/tasks/{id}/disable", Scope: ScopeWrite,
 			Summary:  "Disable a generic task: it is not dispatched again unless respawned.",
-			Response: TaskState{}, handle: s.handleTaskAction("disable_task", s.disableTask)},
+			Response: TaskState{}, handle: s.handleTaskAction(revisit.ActionDisableTask, s.disableTask)},
 		{Method: "POST", Path: "/api/v1/tasks/{id}/respawn", Scope: ScopeWrite,
 			Summary: "Respawn a disabled or completed generic task: due now, status next_run_not_scheduled, its " +
 				"retries back (409 for a task waiting or dispatched).",
-			Response: TaskState{}, handle: s.handleTaskAction("respawn_task", s.respawnTask)},
+			Response: TaskState{}, handle: s.handleTaskAction(revisit.ActionRespawnTask, s.respawnTask)},
 		{Method: "POST", Path: "/api/v1/tasks/{id}/run-now", Scope: ScopeWrite,
 			Summary: "Make a generic task waiting for its next run due now, its retries back (409 for a task " +
 				"dispatched, disabled or completed).",
-			Response: TaskState{}, handle: s.handleTaskAction("run_task_now", s.runTaskNow)},
+			Response: TaskState{}, handle: s.handleTaskAction(revisit.ActionRunTaskNow, s.runTaskNow)},
 	}
 }
 
