@@ -14,7 +14,8 @@ import (
 )
 
 // The operator's actions of the console (docs/actions.md): write routes
-// that change how the scheduler runs, each logged at INFO with who asked.
+// that change how the scheduler runs, each logged at INFO with who asked
+// and recorded in the store (GET /api/v1/actions lists them).
 
 // ActionStore is what the console's actions need of a store.
 // store.Store implements it.
@@ -42,6 +43,11 @@ type ActionStore interface {
 	TasksSetStatus(ctx context.Context, ids []int64, status revisit.TaskStatus) error
 	// TasksRespawn makes tasks due again.
 	TasksRespawn(ctx context.Context, ids []int64, nextRun *time.Time) error
+	// OperatorActionRecord keeps an action done.
+	OperatorActionRecord(ctx context.Context, a revisit.OperatorAction) (revisit.OperatorAction, error)
+	// OperatorActionsList returns one page of the actions done, newest
+	// first.
+	OperatorActionsList(ctx context.Context, f revisit.OperatorActionFilter) (revisit.OperatorActionPage, error)
 }
 
 // anonymousCaller is who asks when the API has no tokens.
@@ -65,10 +71,19 @@ func caller(r *http.Request) string {
 	return anonymousCaller
 }
 
-// audit logs an action done: one INFO line naming it, its target, who
-// asked and what came of it (attrs).
+// audit logs and records an action done: one INFO line naming it, its
+// target, who asked and what came of it (attrs, key-value pairs as slog
+// takes them), and the same in the store (revisit.OperatorAction, attrs
+// its answer). The action is done already: a failure to record it, even
+// once the request is gone, is logged at ERROR and fails nothing.
 func (s *Server) audit(r *http.Request, action, target string, attrs ...any) {
-	s.log.Info("console action", append([]any{"action", action, "target", target, "by", caller(r)}, attrs...)...)
+	by := caller(r)
+	s.log.Info("console action", append([]any{"action", action, "target", target, "by", by}, attrs...)...)
+	_, err := s.st.OperatorActionRecord(context.WithoutCancel(r.Context()), revisit.OperatorAction{At: s.now(), By: by,
+		Action: action, Target: target, Answer: revisit.ActionAnswer(attrs...)})
+	if err != nil {
+		s.log.Error("console action done but not recorded", "action", action, "target", target, "by", by, "err", err)
+	}
 }
 
 // actionOwner names this process on the visits an operator asks for.

@@ -285,6 +285,8 @@ func TestActionsNeedAWriteToken(t *testing.T) {
 		h.fails("POST", rt[0], rt[1], 401, "unauthorized", "", "missing bearer token")
 	}
 	require.Empty(t, h.log.lines("console action"), "nothing done")
+	h.token = readToken
+	require.Empty(t, h.actions(nil).Actions, "nothing recorded")
 	require.Equal(t, revisit.VisitCounts{VisitType: "git"}, h.counts())
 	ps, err := h.st.VisitTypePauseList(context.Background())
 	require.NoError(t, err)

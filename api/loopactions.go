@@ -62,7 +62,7 @@ func (s *Server) handlePause(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	s.audit(r, "pause", vt, "paused_by", p.By, "paused_at", p.At)
+	s.audit(r, revisit.ActionPause, vt, "paused_by", p.By, "paused_at", p.At)
 	s.reply(w, r, VisitTypePause{VisitType: vt, Paused: newPause(p)}, nil)
 }
 
@@ -74,7 +74,7 @@ func (s *Server) handleResume(w http.ResponseWriter, r *http.Request) {
 	}
 	was, err := s.st.VisitTypePauseClear(r.Context(), vt)
 	if err == nil {
-		s.audit(r, "resume", vt, "was_paused", was)
+		s.audit(r, revisit.ActionResume, vt, "was_paused", was)
 	}
 	s.reply(w, r, ResumeResponse{VisitTypePause: VisitTypePause{VisitType: vt}, WasPaused: was}, err)
 }
@@ -90,7 +90,7 @@ func (s *Server) handleRequeueLost(w http.ResponseWriter, r *http.Request) {
 	}
 	n, err := s.st.VisitsExpire(r.Context(), vt, s.now())
 	if err == nil {
-		s.audit(r, "requeue_lost", vt, "lost", n)
+		s.audit(r, revisit.ActionRequeueLost, vt, "lost", n)
 	}
 	s.reply(w, r, RequeueResponse{VisitType: vt, Lost: n}, err)
 }

@@ -47,7 +47,7 @@ func (s *Server) handleVisitNow(w http.ResponseWriter, r *http.Request) {
 	}
 	res, err := s.visitNow(r.Context(), req)
 	if err == nil {
-		s.audit(r, "visit_now", req.URL+" ("+req.VisitType+")", "visit", res.ID, "queue", res.Queue, "force", req.Force)
+		s.audit(r, revisit.ActionVisitNow, revisit.OriginTarget(revisit.OriginKey{URL: req.URL, VisitType: req.VisitType}), "visit", res.ID, "queue", res.Queue, "force", req.Force)
 	}
 	s.reply(w, r, res, err)
 }
@@ -103,9 +103,29 @@ type OriginEnabledResponse struct {
 	Changed   int        `json:"changed"`
 }
 
+// OriginEnabledAction names the action that enables an origin, or
+// disables it.
+func OriginEnabledAction(enabled bool) string {
+	if enabled {
+		return revisit.ActionEnableOrigin
+	}
+	return revisit.ActionDisableOrigin
+}
+
+// OriginEnabledAnswer is the answer (revisit.ActionAnswer's attrs) of an
+// enable or disable of an origin: the lister whose rows it changed (or
+// every lister) and how many changed.
+func OriginEnabledAnswer(listerID *uuid.UUID, changed int) []any {
+	lister := revisit.EveryLister
+	if listerID != nil {
+		lister = listerID.String()
+	}
+	return []any{"lister", lister, "changed", changed}
+}
+
 // handleOriginEnabled enables or disables an origin's listed rows.
 func (s *Server) handleOriginEnabled(enabled bool) http.HandlerFunc {
-	action := map[bool]string{true: "enable_origin", false: "disable_origin"}[enabled]
+	action := OriginEnabledAction(enabled)
 	return func(w http.ResponseWriter, r *http.Request) {
 		var req OriginEnabledRequest
 		if err := decode(r, &req); err != nil {
@@ -115,11 +135,7 @@ func (s *Server) handleOriginEnabled(enabled bool) http.HandlerFunc {
 		key := revisit.OriginKey{URL: req.URL, VisitType: req.VisitType}
 		n, err := s.st.ListedOriginsSetEnabled(r.Context(), key, req.ListerID, enabled)
 		if err == nil {
-			lister := "every lister"
-			if req.ListerID != nil {
-				lister = req.ListerID.String()
-			}
-			s.audit(r, action, req.URL+" ("+req.VisitType+")", "lister", lister, "changed", n)
+			s.audit(r, action, revisit.OriginTarget(key), OriginEnabledAnswer(req.ListerID, n)...)
 		}
 		s.reply(w, r, OriginEnabledResponse{URL: req.URL, VisitType: req.VisitType, ListerID: req.ListerID,
 			Enabled: enabled, Changed: n}, err)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"time"
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/internal/kit/access"
@@ -197,6 +198,15 @@ func (s *Server) dataRoutes() []Route {
 			Response: TasksPage{}, handle: s.handleTaskList},
 		{Method: "GET", Path: "/api/v1/tasks/{id}", Scope: ScopeRead, Summary: "One generic task and its runs, newest first.",
 			Response: TaskDetail{}, handle: s.handleTaskGet},
+		{Method: "GET", Path: "/api/v1/actions", Scope: ScopeRead,
+			Summary: "One page of the operator's actions that changed something (console, API or CLI on the store), " +
+				fmt.Sprintf("newest first, kept %d days: when, by whom, the action, its target and its answer; ",
+					revisit.OperatorActionRetention/(24*time.Hour)) +
+				"next_page_token is absent on the last page.",
+			Params: append([]Param{{Name: "action", Type: "string", Description: "only this action's (as pause or visit_now)"},
+				{Name: "by", Type: "string", Description: "only those done by this token's name (or anonymous, cli:USER)"}},
+				pageParams(revisit.OperatorActionPageSize)...),
+			Response: OperatorActionsPage{}, handle: s.handleActionList},
 	}
 	if s.q != nil {
 		rs = append(rs,
@@ -216,7 +226,7 @@ func (s *Server) dataRoutes() []Route {
 }
 
 // actionRoutes are the operator's actions of the console
-// (docs/actions.md), each logged with who asked.
+// (docs/actions.md), each logged and recorded with who asked.
 func (s *Server) actionRoutes() []Route {
 	origin := "Body: url, visit_type and lister_id (the lister's row only; every lister's without it)."
 	return []Route{
@@ -244,15 +254,15 @@ func (s *Server) actionRoutes() []Route {
 			Response: RequeueResponse{}, handle: s.handleRequeueLost},
 		{Method: "POST", Path: "/api/v1/tasks/{id}/disable", Scope: ScopeWrite,
 			Summary:  "Disable a generic task: it is not dispatched again unless respawned.",
-			Response: TaskState{}, handle: s.handleTaskAction("disable_task", s.disableTask)},
+			Response: TaskState{}, handle: s.handleTaskAction(revisit.ActionDisableTask, s.disableTask)},
 		{Method: "POST", Path: "/api/v1/tasks/{id}/respawn", Scope: ScopeWrite,
 			Summary: "Respawn a disabled or completed generic task: due now, status next_run_not_scheduled, its " +
 				"retries back (409 for a task waiting or dispatched).",
-			Response: TaskState{}, handle: s.handleTaskAction("respawn_task", s.respawnTask)},
+			Response: TaskState{}, handle: s.handleTaskAction(revisit.ActionRespawnTask, s.respawnTask)},
 		{Method: "POST", Path: "/api/v1/tasks/{id}/run-now", Scope: ScopeWrite,
 			Summary: "Make a generic task waiting for its next run due now, its retries back (409 for a task " +
 				"dispatched, disabled or completed).",
-			Response: TaskState{}, handle: s.handleTaskAction("run_task_now", s.runTaskNow)},
+			Response: TaskState{}, handle: s.handleTaskAction(revisit.ActionRunTaskNow, s.runTaskNow)},
 	}
 }
 

@@ -41,11 +41,7 @@ func (s *Server) handleMetricsRefresh(w http.ResponseWriter, r *http.Request) {
 	}
 	ms, err := s.st.MetricsUpdate(r.Context(), req.ListerID, s.now())
 	if err == nil {
-		target := "every lister"
-		if req.ListerID != nil {
-			target = "lister " + req.ListerID.String()
-		}
-		s.audit(r, "refresh_metrics", target, "metrics", len(ms))
+		s.audit(r, revisit.ActionRefreshMetrics, revisit.ListerTarget(req.ListerID), "metrics", len(ms))
 	}
 	s.reply(w, r, MetricsResponse{Metrics: mapSlice(ms, NewSchedulerMetrics)}, err)
 }

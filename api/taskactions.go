@@ -50,7 +50,7 @@ func (s *Server) handleTaskAction(action string, change func(ctx context.Context
 			s.writeError(w, r, err)
 			return
 		}
-		s.audit(r, action, "task "+strconv.FormatInt(t.ID, 10), "type", t.Type, "status", t.Status)
+		s.audit(r, action, revisit.TaskTarget(t.ID), "type", t.Type, "status", t.Status)
 		s.reply(w, r, TaskState{ID: t.ID, Type: t.Type, Status: t.Status, NextRun: t.NextRun.UTC()}, nil)
 	}
 }

@@ -37,6 +37,7 @@ type backend interface {
 	VisitsExpire(ctx context.Context, visitType string, before time.Time) (int, error)
 	TasksSetStatus(ctx context.Context, ids []int64, status revisit.TaskStatus) error
 	TasksRespawn(ctx context.Context, ids []int64, nextRun *time.Time) error
+	OperatorActionsList(ctx context.Context, f revisit.OperatorActionFilter) (revisit.OperatorActionPage, error)
 }
 
 var (

@@ -237,6 +237,7 @@ func (a *app) updateMetricsCommand() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("update metrics: %w", err)
 			}
+			a.recordAction(ctx, st, revisit.ActionRefreshMetrics, revisit.ListerTarget(id), "metrics", len(ms))
 			return a.printMetrics(ctx, st, ms)
 		},
 	}

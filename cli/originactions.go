@@ -83,9 +83,13 @@ func (a *app) visitNow(cmd *cobra.Command, req api.VisitNowRequest) (api.VisitNo
 	if err != nil {
 		return api.VisitNowResponse{}, err
 	}
+	key := revisit.OriginKey{URL: req.URL, VisitType: req.VisitType}
 	v, err := visitsend.SendOrigin(ctx, st, b, a.senderConfig(), tt, revisit.OriginDispatchParams{
-		Key: revisit.OriginKey{URL: req.URL, VisitType: req.VisitType}, ListerID: req.ListerID, Now: a.now(),
-		Force: req.Force})
+		Key: key, ListerID: req.ListerID, Now: a.now(), Force: req.Force})
+	if err == nil {
+		a.recordAction(ctx, st, revisit.ActionVisitNow, revisit.OriginTarget(key), "visit", v.ID, "queue", tt.BackendName,
+			"force", req.Force)
+	}
 	return api.VisitNowResponse{ID: v.ID, URL: v.Origin.URL, VisitType: v.Origin.VisitType, ListerID: v.Origin.ListerID,
 		Queue: tt.BackendName, ScheduledAt: v.ScheduledAt}, err
 }
@@ -126,6 +130,8 @@ row as the lister says).`,
 			if err != nil {
 				return fmt.Errorf("%s %s (%s): %w", verb, key.URL, key.VisitType, err)
 			}
+			a.recordAction(cmd.Context(), st, api.OriginEnabledAction(enabled), revisit.OriginTarget(key),
+				api.OriginEnabledAnswer(listerID, n)...)
 			return a.printSummary(fmt.Sprintf("%sd %s (%s): %d listed row(s) changed", verb, key.URL, key.VisitType, n),
 				cols("url", "visit_type", "lister_id", "enabled", "changed"), key.URL, key.VisitType, listerID, enabled, n)
 		},

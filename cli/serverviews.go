@@ -13,7 +13,7 @@ import (
 
 // The commands of this file show what a running revisit serve keeps or
 // sees (its embedded broker's queues and workers, its history): they need
-// --server.
+// --server; but revisit history --actions, which reads the store too.
 
 func (a *app) queueCommand() *cobra.Command {
 	q := &cobra.Command{
@@ -170,18 +170,41 @@ var historyColumns = []column{
 }
 
 func (a *app) historyCommand() *cobra.Command {
-	var minutes int
+	var (
+		minutes int
+		actions bool
+		af      actionListFlags
+	)
 	cmd := &cobra.Command{
 		Use:   "history",
-		Short: "Print the last minutes of the figures a running server keeps (--server)",
+		Short: "Print the last minutes of the figures a running server keeps (--server), or the operators' actions",
 		Long: `Print, per visit type and minute, the figures the server of --server keeps
 in memory for the last 24 hours (the console's charts): the visits
 scheduled by policy, the results by outcome and the visits lost in the
 minute, and the queue's depth, free slots and the grabs' latency at its
 end. A figure the server has no value of for a minute is empty (null in
-JSON). docs/history.md says where each comes from.`,
+JSON). docs/history.md says where each comes from.
+
+With --actions, print instead the operators' actions the store keeps
+(the console's Actions page), newest first: when, by whom, the action,
+its target and what came of it; through --server, or on the configured
+store without it. --action and --by filter them. When more follow, the
+token of the next page is printed on standard error; --all follows every
+page. docs/actions.md, "Who did what", says which actions are kept and
+for how long.`,
 		Args: exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if actions {
+				if cmd.Flags().Changed("minutes") {
+					return usagef("--minutes: not with --actions")
+				}
+				return a.listActions(cmd, af)
+			}
+			for _, name := range []string{"action", "by", "limit", "page-token", "all"} {
+				if cmd.Flags().Changed(name) {
+					return usagef("--%s: only with --actions", name)
+				}
+			}
 			if err := api.HistoryMinutes.Check(minutes); err != nil {
 				return usageError{named("--minutes", err)}
 			}
@@ -208,6 +231,8 @@ JSON). docs/history.md says where each comes from.`,
 		},
 	}
 	cmd.Flags().IntVar(&minutes, "minutes", api.HistoryMinutes.Def, "how many minutes, up to the last whole one (1 to 1440)")
+	cmd.Flags().BoolVar(&actions, "actions", false, "print the operators' actions instead (through --server or on the store)")
+	af.register(cmd)
 	return cmd
 }
 

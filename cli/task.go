@@ -366,6 +366,7 @@ the other, and the first refusal stops the command.`,
 			if err := st.TasksRespawn(cmd.Context(), ids, next); err != nil {
 				return fmt.Errorf("respawn: %w", err)
 			}
+			a.recordTaskActions(cmd.Context(), st, revisit.ActionRespawnTask, ids, revisit.TaskNextRunNotScheduled)
 			return a.printSummary(fmt.Sprintf("respawned %d task(s)", len(ids)), cols("respawned"), len(ids))
 		},
 	}
@@ -431,7 +432,11 @@ func (a *app) runTasksNow(cmd *cobra.Command, ids []int64) error {
 		}
 	}
 	now := a.now()
-	return st.TasksRespawn(ctx, ids, &now)
+	if err := st.TasksRespawn(ctx, ids, &now); err != nil {
+		return err
+	}
+	a.recordTaskActions(ctx, st, revisit.ActionRunTaskNow, ids, revisit.TaskNextRunNotScheduled)
+	return nil
 }
 
 func (a *app) taskDisableCommand() *cobra.Command {
@@ -455,6 +460,7 @@ stops the command.`,
 			if err := st.TasksSetStatus(cmd.Context(), ids, revisit.TaskDisabled); err != nil {
 				return fmt.Errorf("disable: %w", err)
 			}
+			a.recordTaskActions(cmd.Context(), st, revisit.ActionDisableTask, ids, revisit.TaskDisabled)
 			return a.printSummary(fmt.Sprintf("disabled %d task(s)", len(ids)), cols("disabled"), len(ids))
 		},
 	}

@@ -19,13 +19,15 @@ func (a *app) visitTypeCommand() *cobra.Command {
 			`Pause a visit type: its orchestrator loop runs no round (it neither grabs,
 sends nor declares visits lost), in any process, until it is resumed.
 Results still come in. A visit type paused already keeps who paused it
-and when. Through the store, the pause is recorded as by cli:$USER.`,
+and when. Through the store, the pause (and the action, as every action
+of this command) is recorded as by cli:$USER.`,
 			func(cmd *cobra.Command, st backend, visitType string) error {
 				p, err := st.VisitTypePauseSet(cmd.Context(), revisit.Pause{VisitType: visitType, By: a.operator(),
 					At: a.now()})
 				if err != nil {
 					return err
 				}
+				a.recordAction(cmd.Context(), st, revisit.ActionPause, visitType, "paused_by", p.By, "paused_at", p.At)
 				return a.printSummary(fmt.Sprintf("%s paused by %s at %s", visitType, p.By, text(p.At)),
 					cols("visit_type", "paused_by", "paused_at"), visitType, p.By, p.At)
 			}),
@@ -36,6 +38,7 @@ and when. Through the store, the pause is recorded as by cli:$USER.`,
 				if err != nil {
 					return err
 				}
+				a.recordAction(cmd.Context(), st, revisit.ActionResume, visitType, "was_paused", was)
 				sentence := visitType + " resumed"
 				if !was {
 					sentence = visitType + " was not paused"
@@ -53,6 +56,7 @@ running gets its origin visited twice.`,
 				if err != nil {
 					return err
 				}
+				a.recordAction(cmd.Context(), st, revisit.ActionRequeueLost, visitType, "lost", n)
 				return a.printSummary(fmt.Sprintf("declared %d visit(s) of %s lost; their origins are offered again", n,
 					visitType), cols("visit_type", "lost"), visitType, n)
 			}),

@@ -21,6 +21,7 @@ type Store interface {
 	VisitStore
 	TaskStore
 	QueueStore
+	OperatorActionStore
 
 	// TaskTypeCreate stores a new task type; ErrConflict if it exists.
 	TaskTypeCreate(ctx context.Context, t revisit.TaskType) error

@@ -26,6 +26,7 @@ func TestPagesShareTheLayout(t *testing.T) {
 		{"/tasks", "<title>Tasks · revisit</title>", "tasks.js", `<a href="/tasks" aria-current="page">Tasks</a>`},
 		{"/task", "<title>Task · revisit</title>", "task.js", `<a href="/tasks" aria-current="page">Tasks</a>`},
 		{"/listers", "<title>Listers · revisit</title>", "listers.js", `<a href="/listers" aria-current="page">Listers</a>`},
+		{"/actions", "<title>Actions · revisit</title>", "actionlog.js", `<a href="/actions" aria-current="page">Actions</a>`},
 	} {
 		resp, err := http.Get(srv.URL + c.path)
 		require.NoError(t, err)

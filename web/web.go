@@ -24,7 +24,9 @@
 // queues and, for the queue of its URL, a page of its messages waiting or
 // leased; /workers the embedded broker's workers; /tasks the task types
 // and a page of generic tasks, /task?id=N one task and its runs; /listers
-// each lister's last listing, first visits and stored scheduler metrics.
+// each lister's last listing, first visits and stored scheduler metrics;
+// /actions who did what: a page of the operators' actions, newest first,
+// filtered by action and by who did them.
 //
 // When the API has tokens, a page asks for one and keeps it in the
 // browser's session storage.
@@ -63,12 +65,13 @@ var pages = []page{
 	{path: "/tasks", file: "tasks.html", title: "Tasks", script: "tasks.js", nav: "/tasks", styles: []string{"pages.css"}},
 	{path: "/task", file: "task.html", title: "Task", script: "task.js", nav: "/tasks", styles: []string{"pages.css"}},
 	{path: "/listers", file: "listers.html", title: "Listers", script: "listers.js", nav: "/listers", styles: []string{"pages.css"}},
+	{path: "/actions", file: "actions.html", title: "Actions", script: "actionlog.js", nav: "/actions", styles: []string{"pages.css"}},
 }
 
 // navEntries are the nav bar's links, in order.
 var navEntries = []struct{ href, label string }{
 	{"/", "Overview"}, {"/origins", "Origins"}, {"/queues", "Queues"}, {"/workers", "Workers"},
-	{"/tasks", "Tasks"}, {"/listers", "Listers"},
+	{"/tasks", "Tasks"}, {"/listers", "Listers"}, {"/actions", "Actions"},
 }
 
 // render returns the whole HTML of p: the layout around its main part,

@@ -531,6 +531,22 @@ func (c *Client) taskActions(ctx context.Context, ids []int64, action string) er
 	return nil
 }
 
+// OperatorActionsList returns one page of the operator's actions the
+// server recorded, newest first.
+func (c *Client) OperatorActionsList(ctx context.Context, f revisit.OperatorActionFilter) (revisit.OperatorActionPage, error) {
+	q := url.Values{}
+	for k, v := range map[string]string{"action": f.Action, "by": f.By} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	setPage(q, f.Limit, f.PageToken)
+	var out api.OperatorActionsPage
+	err := c.do(ctx, "GET", "/api/v1/actions", q, nil, &out)
+	return revisit.OperatorActionPage{Actions: domains(out.Actions, api.OperatorAction.Domain),
+		NextPageToken: out.NextPageToken}, err
+}
+
 // domains maps a slice with f.
 func domains[T, U any](in []T, f func(T) U) []U {
 	if in == nil {

@@ -427,5 +427,35 @@ func TestClientActionsChangeTheStore(t *testing.T) {
 		require.Equal(t, "status", err.(*revisit.Error).Field)
 		require.Equal(t, []revisit.TaskStatus{revisit.TaskNextRunNotScheduled, revisit.TaskNextRunNotScheduled}, status(),
 			"nothing changed")
+
+		// The actions done were recorded, newest first; a reader lists them.
+		var listed []revisit.OperatorAction
+		f := revisit.OperatorActionFilter{By: "writer", Limit: 5}
+		for {
+			page, err := cs.reader.OperatorActionsList(ctx, f)
+			require.NoError(t, err)
+			want, err := st.OperatorActionsList(ctx, f)
+			require.NoError(t, err)
+			require.Equal(t, want, page)
+			listed = append(listed, page.Actions...)
+			if f.PageToken = page.NextPageToken; f.PageToken == "" {
+				break
+			}
+		}
+		names := make([]string, len(listed))
+		for i, a := range listed {
+			names[i] = a.Action + " " + a.Target
+		}
+		origin, task := revisit.OriginTarget(key), revisit.TaskTarget
+		require.Equal(t, []string{"respawn_task " + task(ids[1]), "respawn_task " + task(ids[0]),
+			"disable_task " + task(ids[1]), "disable_task " + task(ids[0]), "resume git", "resume git", "pause git",
+			"enable_origin " + origin, "disable_origin " + origin, "disable_origin " + origin, "requeue_lost git",
+			"visit_now " + origin, "visit_now " + origin}, names, "the refused ones not recorded")
+		none, err := cs.reader.OperatorActionsList(ctx, revisit.OperatorActionFilter{By: "reader"})
+		require.NoError(t, err)
+		require.Empty(t, none.Actions)
+		_, err = cs.reader.OperatorActionsList(ctx, revisit.OperatorActionFilter{PageToken: "nope"})
+		require.ErrorIs(t, err, revisit.ErrInvalid)
+		require.Equal(t, "page_token", err.(*revisit.Error).Field)
 	})
 }
