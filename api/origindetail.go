@@ -127,7 +127,9 @@ type Cooldowns struct {
 }
 
 // DefaultCooldowns are the cooldowns of semantics §3.1.
-func DefaultCooldowns() Cooldowns { return Cooldowns{Cooldowns: revisit.DefaultCooldowns(), From: "defaults"} }
+func DefaultCooldowns() Cooldowns {
+	return Cooldowns{Cooldowns: revisit.DefaultCooldowns(), From: "defaults"}
+}
 
 // cooldownsOf returns the cooldowns of the orchestrator of this process
 // for visitType, those of its first policy with a weight, or else the
