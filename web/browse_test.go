@@ -110,6 +110,7 @@ func TestOriginsBrowse(t *testing.T) {
 		waitText(t, bctx, "#summary", "24 listed rows.")
 		failures := rowsShown(t, bctx)
 		require.Equal(t, []string{browseURL(111), browseURL(110), browseURL(101)}, failures[:3])
+		screenshot(t, bctx, "origins-failures-"+t.Name()[len("TestOriginsBrowse/"):]+".png")
 		require.NoError(t, chromedp.Do(bctx, chromedp.SetValue(chromedp.CSS("#b-outcome"), "not_found")))
 		click(t, bctx, "#browse-form button")
 		waitLocation(t, bctx, "outcome=not_found")
