@@ -64,6 +64,24 @@ func (s *Store) QueueMessagesEnqueue(ctx context.Context, queue string, msgs []r
 const leasedColumns = "m.id, m.seq, m.queue, m.task, m.headers, m.body, m.state, m.attempt, m.enqueued_at, " +
 	"m.worker, m.lease_expires_at, m.result, m.completed_at, m.priority"
 
+// The picks of a lease, $3 the rows to take and $4 the queue: the expired
+// leases ($5 now) in the order they expired, then the ready messages in
+// the order of their index, highest priority first, then Seq.
+const (
+	pickExpired = `SELECT id FROM queue_message WHERE queue = $4 AND state = 'leased' AND lease_expires_at <= $5
+		ORDER BY lease_expires_at, seq LIMIT $3 FOR UPDATE SKIP LOCKED`
+	pickReady = `SELECT id FROM queue_message WHERE queue = $4 AND state = 'ready'
+		ORDER BY priority DESC, seq LIMIT $3 FOR UPDATE SKIP LOCKED`
+)
+
+// leaseStatement leases the messages pick selects: $1 the worker, $2 the
+// lease's end, then pick's parameters.
+func leaseStatement(pick string) string {
+	return `WITH picked AS (` + pick + `)
+		UPDATE queue_message m SET state = 'leased', attempt = attempt + 1, worker = $1, lease_expires_at = $2
+		FROM picked WHERE m.id = picked.id RETURNING ` + leasedColumns
+}
+
 // QueueMessagesLease leases the first leasable messages of a queue: expired
 // leases first, then ready messages by priority and age, each through its
 // partial index, with
@@ -77,24 +95,18 @@ func (s *Store) QueueMessagesLease(ctx context.Context, p revisit.QueueLeasePara
 	var out []revisit.QueueMessage
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		out = out[:0]
-		// $1 worker, $2 new expiry, $3 limit, then each pick's own.
 		for _, pick := range []struct {
 			sql  string
 			args []any
 		}{
-			{`SELECT id FROM queue_message WHERE queue = $4 AND state = 'leased' AND lease_expires_at <= $5
-				ORDER BY lease_expires_at, seq LIMIT $3 FOR UPDATE SKIP LOCKED`, []any{p.Queue, now}},
-			{`SELECT id FROM queue_message WHERE queue = $4 AND state = 'ready'
-				ORDER BY priority DESC, seq LIMIT $3 FOR UPDATE SKIP LOCKED`, []any{p.Queue}},
+			{pickExpired, []any{p.Queue, now}},
+			{pickReady, []any{p.Queue}},
 		} {
 			left := p.Max - len(out)
 			if left == 0 {
 				break
 			}
-			rows, _ := tx.Query(ctx, `WITH picked AS (`+pick.sql+`)
-				UPDATE queue_message m SET state = 'leased', attempt = attempt + 1, worker = $1, lease_expires_at = $2
-				FROM picked WHERE m.id = picked.id RETURNING `+leasedColumns,
-				append([]any{p.Worker, until, left}, pick.args...)...)
+			rows, _ := tx.Query(ctx, leaseStatement(pick.sql), append([]any{p.Worker, until, left}, pick.args...)...)
 			got, err := pgx.CollectRows(rows, scanQueueMessage)
 			if err != nil {
 				return err

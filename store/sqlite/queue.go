@@ -60,6 +60,23 @@ func (s *Store) QueueMessagesEnqueue(ctx context.Context, queue string, msgs []r
 const queueMessageColumns = "id, seq, queue, task, headers, body, state, attempt, enqueued_at, worker, lease_expires_at, result, " +
 	"completed_at, priority"
 
+// The picks of a lease, ?3 the rows to take and ?4 the queue: the expired
+// leases (?5 now) in the order they expired, then the ready messages in
+// the order of their index, highest priority first, then Seq.
+const (
+	pickExpired = `SELECT id FROM queue_message WHERE queue = ?4 AND state = 'leased' AND lease_expires_at <= ?5
+		ORDER BY lease_expires_at, seq LIMIT ?3`
+	pickReady = `SELECT id FROM queue_message WHERE queue = ?4 AND state = 'ready'
+		ORDER BY priority DESC, seq LIMIT ?3`
+)
+
+// leaseStatement leases the messages pick selects: ?1 the worker, ?2 the
+// lease's end, then pick's parameters.
+func leaseStatement(pick string) string {
+	return `UPDATE queue_message SET state = 'leased', attempt = attempt + 1,
+		worker = ?1, lease_expires_at = ?2 WHERE id IN (` + pick + `) RETURNING ` + queueMessageColumns
+}
+
 // QueueMessagesLease leases the first leasable messages of a queue: expired
 // leases first, then ready messages by priority and age, each through its
 // partial index. The
@@ -70,22 +87,18 @@ func (s *Store) QueueMessagesLease(ctx context.Context, p revisit.QueueLeasePara
 	}
 	var out []revisit.QueueMessage
 	err := s.write(ctx, "lease from "+p.Queue, func(tx *sql.Tx) error {
-		// ?1 worker, ?2 new expiry, ?3 limit, then each pick's own.
 		for _, pick := range []struct {
 			sql  string
 			args []any
 		}{
-			{`SELECT id FROM queue_message WHERE queue = ?4 AND state = 'leased' AND lease_expires_at <= ?5
-				ORDER BY lease_expires_at, seq LIMIT ?3`, []any{p.Queue, micro(p.Now)}},
-			{`SELECT id FROM queue_message WHERE queue = ?4 AND state = 'ready'
-				ORDER BY priority DESC, seq LIMIT ?3`, []any{p.Queue}},
+			{pickExpired, []any{p.Queue, micro(p.Now)}},
+			{pickReady, []any{p.Queue}},
 		} {
 			left := p.Max - len(out)
 			if left == 0 {
 				break
 			}
-			st, err := s.stmt(ctx, tx, `UPDATE queue_message SET state = 'leased', attempt = attempt + 1,
-				worker = ?1, lease_expires_at = ?2 WHERE id IN (`+pick.sql+`) RETURNING `+queueMessageColumns)
+			st, err := s.stmt(ctx, tx, leaseStatement(pick.sql))
 			if err != nil {
 				return err
 			}
