@@ -195,8 +195,10 @@ func (s *Server) dataRoutes() []Route {
 	if s.q != nil {
 		rs = append(rs,
 			Route{Method: "GET", Path: "/api/v1/queues/{queue}/messages", Scope: ScopeRead,
-				Summary: "One page of the messages of an embedded broker's queue, waiting or leased now, in enqueue order, " +
-					"with the origin each visits and the worker holding it; next_page_token is absent on the last page.",
+				Summary: "One page of the messages of an embedded broker's queue: waiting now, in the order workers will " +
+					"lease them (expired leases, then highest priority first, then enqueue order), or leased now, in " +
+					"enqueue order; with the origin each visits and the worker holding it; next_page_token is absent " +
+					"on the last page.",
 				Params: append([]Param{{Name: "state", Type: "string",
 					Description: "waiting (default: a worker may lease them now) or leased (held by a worker now)"}},
 					pageParams(revisit.QueueMessagePageSize)...),
