@@ -47,6 +47,9 @@ const (
 	ActionRespawnTask    = "respawn_task"
 	ActionRunTaskNow     = "run_task_now"
 	ActionRefreshMetrics = "refresh_metrics"
+	ActionPurgeQueue     = "purge_queue"
+	ActionDropMessage    = "drop_message"
+	ActionRequeueMessage = "requeue_message"
 )
 
 // OperatorActionRetention is how long the store keeps an action: recording

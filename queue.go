@@ -34,6 +34,11 @@ type QueueMessage struct {
 	Headers json.RawMessage
 	// Body is the Celery body, the JSON list [args, kwargs, embed].
 	Body json.RawMessage
+	// Priority is the message's priority, 0 (the default) to
+	// MaxQueuePriority: a lease takes the ready messages of higher
+	// priority first, then in Seq order, as RabbitMQ honours the AMQP
+	// priority property.
+	Priority int
 	// State is where the message stands.
 	State QueueState
 	// Attempt counts the leases of the message: 0 until first leased.
@@ -184,9 +189,13 @@ func (p QueueResultsParams) Validate() error {
 	return nil
 }
 
+// MaxQueuePriority is the highest priority of a queued message (the AMQP
+// priority property is one byte).
+const MaxQueuePriority = 255
+
 // ValidateEnqueue checks a batch for QueueMessagesEnqueue: a named queue,
-// and per message an id, a task name, a JSON object of headers and a JSON
-// body. A bad field is an ErrInvalid naming it (msgs[i].field); ids repeated
+// and per message an id, a task name, a JSON object of headers, a JSON
+// body and a priority from 0 to MaxQueuePriority. A bad field is an ErrInvalid naming it (msgs[i].field); ids repeated
 // in the batch are returned with an ErrConflict naming the first.
 func ValidateEnqueue(queue string, msgs []QueueMessage) (duplicates []string, err error) {
 	if queue == "" {
@@ -203,6 +212,8 @@ func ValidateEnqueue(queue string, msgs []QueueMessage) (duplicates []string, er
 			return nil, Invalidf(fmt.Sprintf("msgs[%d].headers", i), "must be a JSON object")
 		case !json.Valid(m.Body):
 			return nil, Invalidf(fmt.Sprintf("msgs[%d].body", i), "must be JSON")
+		case m.Priority < 0 || m.Priority > MaxQueuePriority:
+			return nil, Invalidf(fmt.Sprintf("msgs[%d].priority", i), "must be 0 to %d, got %d", MaxQueuePriority, m.Priority)
 		}
 		if seen[m.ID] {
 			duplicates = append(duplicates, m.ID)
@@ -213,6 +224,25 @@ func ValidateEnqueue(queue string, msgs []QueueMessage) (duplicates []string, er
 		return duplicates, DuplicateMessagesError(duplicates)
 	}
 	return nil, nil
+}
+
+// QueuePurge is what purging a queue did: its waiting messages deleted,
+// and their visits declared lost so that their origins are offered again.
+type QueuePurge struct {
+	Queue string
+	// Purged counts the messages deleted.
+	Purged int64
+	// VisitsLost counts the visits of those messages declared lost; nil
+	// when the broker does not tell which visits its messages carried
+	// (RabbitMQ): they stay in flight until their visit type's timeout.
+	VisitsLost *int
+}
+
+// QueueDrop is a message taken out of its queue, as it was, and whether
+// its visit was declared lost (false when it had no visit in flight).
+type QueueDrop struct {
+	Message   QueueMessage
+	VisitLost bool
 }
 
 // DuplicateMessagesError is the ErrConflict of an enqueue whose ids are

@@ -30,7 +30,8 @@ func ParseQueueListing(s string) (QueueListing, error) {
 var QueueMessagePageSize = Limit{Field: "limit", Min: 1, Max: 1000, Def: 100}
 
 // QueueMessageFilter selects one page of a queue's messages for
-// QueueMessagesList, in enqueue (Seq) order.
+// QueueMessagesList: waiting ones in the order leases take them, leased
+// ones in enqueue (Seq) order.
 type QueueMessageFilter struct {
 	Queue   string
 	Listing QueueListing
@@ -58,8 +59,8 @@ func (f QueueMessageFilter) Validate() error {
 	return nil
 }
 
-// QueueMessagePage is one page of a queue's messages in Seq order.
-// NextPageToken is empty exactly when no message follows.
+// QueueMessagePage is one page of a queue's messages, in the order of
+// its listing. NextPageToken is empty exactly when no message follows.
 type QueueMessagePage struct {
 	Messages      []QueueMessage
 	NextPageToken string

@@ -273,6 +273,9 @@ var actionRoutes = [][2]string{
 	{"/api/v1/tasks/1/respawn", ""},
 	{"/api/v1/tasks/1/run-now", ""},
 	{"/api/v1/scheduler-metrics/refresh", "{}"},
+	{"/api/v1/queues/" + queue + "/purge", ""},
+	{"/api/v1/messages/00000000-0000-4000-8000-000000000000/drop", ""},
+	{"/api/v1/messages/00000000-0000-4000-8000-000000000000/requeue", ""},
 }
 
 func TestActionsNeedAWriteToken(t *testing.T) {
@@ -295,7 +298,8 @@ func TestActionsNeedAWriteToken(t *testing.T) {
 	for _, path := range []string{"/api/v1/visits", "/api/v1/listed-origins/disable", "/api/v1/listed-origins/enable",
 		"/api/v1/visit-types/{visit_type}/pause", "/api/v1/visit-types/{visit_type}/resume",
 		"/api/v1/visit-types/{visit_type}/requeue-lost", "/api/v1/tasks/{id}/disable", "/api/v1/tasks/{id}/respawn",
-		"/api/v1/tasks/{id}/run-now"} {
+		"/api/v1/tasks/{id}/run-now", "/api/v1/queues/{queue}/purge", "/api/v1/messages/{id}/drop",
+		"/api/v1/messages/{id}/requeue"} {
 		require.Contains(t, paths, path)
 		require.Equal(t, "write", paths[path].(map[string]any)["post"].(map[string]any)["x-scope"], path)
 	}

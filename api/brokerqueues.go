@@ -120,11 +120,7 @@ func (s *Server) measureQueue(ctx context.Context, q *BrokerQueue, leased map[st
 		info broker.QueueInfo
 		err  error
 	)
-	var b broker.Broker = s.cfg.Broker
-	if s.q != nil {
-		b = s.q
-	}
-	switch b := b.(type) {
+	switch b := s.broker().(type) {
 	case nil:
 		err = errors.New("no broker in this process")
 	case broker.Inspector:
@@ -148,4 +144,13 @@ func (s *Server) measureQueue(ctx context.Context, q *BrokerQueue, leased map[st
 	default:
 		q.Waiting = &info.Messages
 	}
+}
+
+// broker returns the broker of this process: the embedded one, or the
+// configured one (nil when there is none).
+func (s *Server) broker() broker.Broker {
+	if s.q != nil {
+		return s.q
+	}
+	return s.cfg.Broker
 }

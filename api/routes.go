@@ -211,8 +211,10 @@ func (s *Server) dataRoutes() []Route {
 	if s.q != nil {
 		rs = append(rs,
 			Route{Method: "GET", Path: "/api/v1/queues/{queue}/messages", Scope: ScopeRead,
-				Summary: "One page of the messages of an embedded broker's queue, waiting or leased now, in enqueue order, " +
-					"with the origin each visits and the worker holding it; next_page_token is absent on the last page.",
+				Summary: "One page of the messages of an embedded broker's queue: waiting now, in the order workers will " +
+					"lease them (expired leases, then highest priority first, then enqueue order), or leased now, in " +
+					"enqueue order; with the origin each visits and the worker holding it; next_page_token is absent " +
+					"on the last page.",
 				Params: append([]Param{{Name: "state", Type: "string",
 					Description: "waiting (default: a worker may lease them now) or leased (held by a worker now)"}},
 					pageParams(revisit.QueueMessagePageSize)...),
@@ -229,7 +231,7 @@ func (s *Server) dataRoutes() []Route {
 // (docs/actions.md), each logged and recorded with who asked.
 func (s *Server) actionRoutes() []Route {
 	origin := "Body: url, visit_type and lister_id (the lister's row only; every lister's without it)."
-	return []Route{
+	rs := []Route{
 		{Method: "POST", Path: "/api/v1/visits", Scope: ScopeWrite,
 			Summary: "Visit one origin now: its visit is sent at once, with a high priority, to its visit type's queue " +
 				"whatever its depth, and is in flight as the orchestrator's are; 404 for an origin not listed, 409 (saying " +
@@ -263,7 +265,27 @@ func (s *Server) actionRoutes() []Route {
 			Summary: "Make a generic task waiting for its next run due now, its retries back (409 for a task " +
 				"dispatched, disabled or completed).",
 			Response: TaskState{}, handle: s.handleTaskAction(revisit.ActionRunTaskNow, s.runTaskNow)},
+		{Method: "POST", Path: "/api/v1/queues/{queue}/purge", Scope: ScopeWrite,
+			Summary: "Purge a queue: delete its messages waiting for a worker (not those a worker holds now). With the " +
+				"embedded broker their visits are declared lost at once and their origins offered again; with " +
+				"RabbitMQ (visits_lost null) they are lost at their timeout. 404 for a queue that does not exist, " +
+				"503 without a broker.",
+			Response: PurgeResponse{}, handle: s.handlePurge},
 	}
+	if s.q != nil {
+		rs = append(rs,
+			Route{Method: "POST", Path: "/api/v1/messages/{id}/drop", Scope: ScopeWrite,
+				Summary: "Drop one message of the embedded broker, waiting or leased (its worker's heartbeat and result " +
+					"then get 404), and declare its visit lost so that its origin is offered again; 404 for an " +
+					"unknown message, 409 for one whose result is stored.",
+				Response: MessageActionResponse{}, handle: s.handleDropMessage},
+			Route{Method: "POST", Path: "/api/v1/messages/{id}/requeue", Scope: ScopeWrite,
+				Summary: "Take a leased message of the embedded broker back from its worker: it waits again in its place " +
+					"(its worker's heartbeat gets 409; its result still counts until the message is leased again); " +
+					"404 for an unknown message, 409 for one not leased.",
+				Response: MessageActionResponse{}, handle: s.handleRequeueMessage})
+	}
+	return rs
 }
 
 // withLimits gives routes without their own body limit MaxBodyBytes.

@@ -27,7 +27,8 @@ func (a *app) brokerCommand() *cobra.Command {
 		Use:   "broker",
 		Short: "Inspect and drive the message broker the workers read from (for operators)",
 	}
-	b.AddCommand(a.brokerDepthCommand(), a.brokerSendCommand(), a.brokerEventsCommand())
+	b.AddCommand(a.brokerDepthCommand(), a.brokerSendCommand(), a.brokerEventsCommand(), a.brokerPurgeCommand(),
+		a.brokerDropCommand(), a.brokerRequeueCommand())
 	return b
 }
 

@@ -210,8 +210,19 @@ func TestQueuesPageRabbitMQ(t *testing.T) {
 	waitText(t, bctx, `#queues [data-queue="`+q+`"] [data-field="consumers"]`, "0")
 	waitText(t, bctx, `#queues [data-queue="`+q+`.undeclared"] [data-field="waiting"]`, "0 (not declared by a worker yet)")
 	waitPrefix(t, bctx, "#broker-note", "RabbitMQ: messages waiting")
-	require.Equal(t, []string{"queue", "task types", "visit type", "waiting (messages)", "consumers (workers)"},
+	require.Equal(t, []string{"queue", "task types", "visit type", "waiting (messages)", "consumers (workers)", ""},
 		evaluate[[]string](t, bctx, `[...document.querySelectorAll("#queues th")].map((th) => th.textContent)`))
 	screenshot(t, bctx, "console-queues-rabbitmq.png")
+	require.Zero(t, evaluate[int](t, bctx, `document.querySelectorAll('[data-queue="`+q+`.undeclared"] button').length`),
+		"no purge for a queue that does not exist")
+
+	click(t, bctx, `#queues [data-queue="`+q+`"] [data-action="purge"]`)
+	answer(t, bctx, "Purge "+q+"? Every message waiting in it is deleted; those a worker holds now stay. "+
+		"revisit does not know which visits they carried", "confirm")
+	waitText(t, bctx, "#action-message", "3 messages purged from "+q+"; their visits are lost at their timeout.")
+	waitText(t, bctx, `#queues [data-queue="`+q+`"] [data-field="waiting"]`, "0")
+	n, err := b.Depth(ctx, q)
+	require.NoError(t, err)
+	require.Zero(t, n, "RabbitMQ purged the queue")
 	require.Empty(t, problems(), "the page logs no error")
 }

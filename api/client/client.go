@@ -27,6 +27,7 @@ import (
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/api"
+	"github.com/revisit-sched/revisit/broker/embedded"
 )
 
 // Client calls one revisit server.
@@ -478,6 +479,36 @@ func (c *Client) VisitsExpire(ctx context.Context, visitType string, _ time.Time
 	var out api.RequeueResponse
 	err := c.do(ctx, "POST", visitTypePath(visitType, "requeue-lost"), nil, nil, &out)
 	return out.Lost, err
+}
+
+// PurgeQueue deletes the messages of a queue waiting for a worker, through
+// the server's broker (broker.Purger): VisitsLost is nil with RabbitMQ.
+func (c *Client) PurgeQueue(ctx context.Context, queue string) (revisit.QueuePurge, error) {
+	var out api.PurgeResponse
+	if err := c.do(ctx, "POST", "/api/v1/queues/"+url.PathEscape(queue)+"/purge", nil, nil, &out); err != nil {
+		return revisit.QueuePurge{}, err
+	}
+	return revisit.QueuePurge{Queue: out.Queue, Purged: out.Purged, VisitsLost: out.VisitsLost}, nil
+}
+
+// DropMessage deletes one message of the server's embedded broker and
+// returns it as it was, and whether its visit was declared lost.
+func (c *Client) DropMessage(ctx context.Context, id string) (embedded.QueuedMessage, bool, error) {
+	var out api.MessageActionResponse
+	err := c.do(ctx, "POST", messagePath(id, "drop"), nil, nil, &out)
+	return out.Message.Embedded(), out.VisitLost, err
+}
+
+// RequeueMessage takes a leased message of the server's embedded broker
+// back from its worker and returns it as it waits again.
+func (c *Client) RequeueMessage(ctx context.Context, id string) (embedded.QueuedMessage, error) {
+	var out api.MessageActionResponse
+	err := c.do(ctx, "POST", messagePath(id, "requeue"), nil, nil, &out)
+	return out.Message.Embedded(), err
+}
+
+func messagePath(id, action string) string {
+	return "/api/v1/messages/" + url.PathEscape(id) + "/" + action
 }
 
 func visitTypePath(visitType, action string) string {

@@ -5,6 +5,9 @@ import (
 	"fmt"
 
 	amqp091 "github.com/rabbitmq/amqp091-go"
+
+	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/broker"
 )
 
 // DeclareQueue makes sure a durable queue of that name exists, as Celery
@@ -32,6 +35,34 @@ func (b *Broker) DeleteQueue(ctx context.Context, queue string) error {
 		_, err := ch.QueueDelete(queue, false, false, false)
 		return err
 	}, "delete queue %s", queue)
+}
+
+var _ broker.Purger = (*Broker)(nil)
+
+// PurgeQueue deletes the messages of queue that wait for a consumer
+// (queue.purge: those delivered and not acknowledged stay) and returns
+// how many. revisit does not know which visits they carried: VisitsLost is
+// nil, and the visits stay in flight until their visit type's timeout (or
+// an operator's requeue-lost). A queue that does not exist is an
+// ErrNotFound.
+func (b *Broker) PurgeQueue(ctx context.Context, queue string) (revisit.QueuePurge, error) {
+	if queue == "" {
+		return revisit.QueuePurge{}, revisit.Invalidf("queue", "must not be empty")
+	}
+	var n int
+	err := b.withChannel(ctx, func(ch *amqp091.Channel) error {
+		var err error
+		n, err = ch.QueuePurge(queue, false)
+		return err
+	}, "purge queue %s", queue)
+	if amqpCode(err) == amqp091.NotFound {
+		return revisit.QueuePurge{}, revisit.Errorf(revisit.CodeNotFound,
+			"queue %q does not exist in RabbitMQ (no worker declared it yet)", queue)
+	}
+	if err != nil {
+		return revisit.QueuePurge{}, err
+	}
+	return revisit.QueuePurge{Queue: queue, Purged: int64(n)}, nil
 }
 
 // withChannel runs fn on a channel of its own, closed afterwards.

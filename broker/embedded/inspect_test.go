@@ -29,7 +29,7 @@ func TestMessagesAndLeases(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, page.Messages, 1)
 		m := page.Messages[0]
-		require.Equal(t, embedded.QueuedMessage{ID: held[0].ID, Task: queue, URL: "https://github.com/a/1", Attempt: 1,
+		require.Equal(t, embedded.QueuedMessage{ID: held[0].ID, Queue: queue, Task: queue, URL: "https://github.com/a/1", Attempt: 1,
 			EnqueuedAt: clock.Now(), Worker: "w1", LeaseExpiresAt: clock.Now().Add(time.Minute)}, m)
 
 		page, err = b.Messages(ctx, revisit.QueueMessageFilter{Queue: queue, Listing: revisit.QueueListWaiting, Limit: 1})

@@ -17,8 +17,9 @@ import (
 // broker.ErrDuplicateID, the others broker.ErrNotSent). Inside the batch,
 // a repeated id and a message that is not a Celery task message (no task
 // header, a body that is not [args, kwargs, embed]) are Failed and not
-// stored, as on RabbitMQ. The priority property is ignored: queues are
-// served oldest first.
+// stored, as on RabbitMQ. The priority property is the message's
+// priority: a lease takes the ready messages of higher priority first, as
+// RabbitMQ does from a queue declared with x-max-priority.
 func (b *Broker) Publish(ctx context.Context, queue string, msgs []celery.Message) ([]broker.Publication, error) {
 	pubs := make([]broker.Publication, len(msgs))
 	for i, m := range msgs {
@@ -103,7 +104,7 @@ func queueMessage(m celery.Message) (revisit.QueueMessage, error) {
 	if err != nil {
 		return revisit.QueueMessage{}, fmt.Errorf("message %s: headers: %w", id, err)
 	}
-	return revisit.QueueMessage{ID: id, Task: task, Headers: headers, Body: m.Body}, nil
+	return revisit.QueueMessage{ID: id, Task: task, Headers: headers, Body: m.Body, Priority: int(m.Properties.Priority)}, nil
 }
 
 // splitBody returns the args (a JSON list) and kwargs (a JSON object) of a

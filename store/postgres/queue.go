@@ -26,8 +26,9 @@ func (s *Store) QueueMessagesEnqueue(ctx context.Context, queue string, msgs []r
 	tasks := make([]string, len(msgs))
 	headers := make([]string, len(msgs))
 	bodies := make([]string, len(msgs))
+	priorities := make([]int32, len(msgs))
 	for i, m := range msgs {
-		ids[i], tasks[i], headers[i], bodies[i] = m.ID, m.Task, string(m.Headers), string(m.Body)
+		ids[i], tasks[i], headers[i], bodies[i], priorities[i] = m.ID, m.Task, string(m.Headers), string(m.Body), int32(m.Priority)
 	}
 	var dups []string
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
@@ -35,10 +36,12 @@ func (s *Store) QueueMessagesEnqueue(ctx context.Context, queue string, msgs []r
 			queue, revisit.Microsecond(now)); err != nil {
 			return err
 		}
-		rows, _ := tx.Query(ctx, `INSERT INTO queue_message (id, queue, task, headers, body, enqueued_at)
-			SELECT id, $1, task, headers::jsonb, body, $6
-			FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS m(id, task, headers, body, i)
-			ORDER BY i ON CONFLICT (id) DO NOTHING RETURNING id`, queue, ids, tasks, headers, bodies, revisit.Microsecond(now))
+		rows, _ := tx.Query(ctx, `INSERT INTO queue_message (id, queue, task, headers, body, priority, enqueued_at)
+			SELECT id, $1, task, headers::jsonb, body, priority, $6
+			FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $7::int[])
+				WITH ORDINALITY AS m(id, task, headers, body, priority, i)
+			ORDER BY i ON CONFLICT (id) DO NOTHING RETURNING id`,
+			queue, ids, tasks, headers, bodies, revisit.Microsecond(now), priorities)
 		inserted, err := pgx.CollectRows(rows, pgx.RowTo[string])
 		if err != nil {
 			return err
@@ -59,10 +62,29 @@ func (s *Store) QueueMessagesEnqueue(ctx context.Context, queue string, msgs []r
 // leasedColumns are the columns of a leased message, in scanQueueMessage
 // order.
 const leasedColumns = "m.id, m.seq, m.queue, m.task, m.headers, m.body, m.state, m.attempt, m.enqueued_at, " +
-	"m.worker, m.lease_expires_at, m.result, m.completed_at"
+	"m.worker, m.lease_expires_at, m.result, m.completed_at, m.priority"
 
-// QueueMessagesLease leases the oldest leasable messages of a queue: expired
-// leases first, then ready messages, each through its partial index, with
+// The picks of a lease, $3 the rows to take and $4 the queue: the expired
+// leases ($5 now) in the order they expired, then the ready messages in
+// the order of their index, highest priority first, then Seq.
+const (
+	pickExpired = `SELECT id FROM queue_message WHERE queue = $4 AND state = 'leased' AND lease_expires_at <= $5
+		ORDER BY lease_expires_at, seq LIMIT $3 FOR UPDATE SKIP LOCKED`
+	pickReady = `SELECT id FROM queue_message WHERE queue = $4 AND state = 'ready'
+		ORDER BY priority DESC, seq LIMIT $3 FOR UPDATE SKIP LOCKED`
+)
+
+// leaseStatement leases the messages pick selects: $1 the worker, $2 the
+// lease's end, then pick's parameters.
+func leaseStatement(pick string) string {
+	return `WITH picked AS (` + pick + `)
+		UPDATE queue_message m SET state = 'leased', attempt = attempt + 1, worker = $1, lease_expires_at = $2
+		FROM picked WHERE m.id = picked.id RETURNING ` + leasedColumns
+}
+
+// QueueMessagesLease leases the first leasable messages of a queue: expired
+// leases first, then ready messages by priority and age, each through its
+// partial index, with
 // FOR UPDATE SKIP LOCKED so that concurrent leasers skip each other's rows.
 func (s *Store) QueueMessagesLease(ctx context.Context, p revisit.QueueLeaseParams) ([]revisit.QueueMessage, error) {
 	if err := p.Validate(); err != nil {
@@ -73,24 +95,18 @@ func (s *Store) QueueMessagesLease(ctx context.Context, p revisit.QueueLeasePara
 	var out []revisit.QueueMessage
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		out = out[:0]
-		// $1 worker, $2 new expiry, $3 limit, then each pick's own.
 		for _, pick := range []struct {
 			sql  string
 			args []any
 		}{
-			{`SELECT id FROM queue_message WHERE queue = $4 AND state = 'leased' AND lease_expires_at <= $5
-				ORDER BY lease_expires_at LIMIT $3 FOR UPDATE SKIP LOCKED`, []any{p.Queue, now}},
-			{`SELECT id FROM queue_message WHERE queue = $4 AND state = 'ready'
-				ORDER BY seq LIMIT $3 FOR UPDATE SKIP LOCKED`, []any{p.Queue}},
+			{pickExpired, []any{p.Queue, now}},
+			{pickReady, []any{p.Queue}},
 		} {
 			left := p.Max - len(out)
 			if left == 0 {
 				break
 			}
-			rows, _ := tx.Query(ctx, `WITH picked AS (`+pick.sql+`)
-				UPDATE queue_message m SET state = 'leased', attempt = attempt + 1, worker = $1, lease_expires_at = $2
-				FROM picked WHERE m.id = picked.id RETURNING `+leasedColumns,
-				append([]any{p.Worker, until, left}, pick.args...)...)
+			rows, _ := tx.Query(ctx, leaseStatement(pick.sql), append([]any{p.Worker, until, left}, pick.args...)...)
 			got, err := pgx.CollectRows(rows, scanQueueMessage)
 			if err != nil {
 				return err
@@ -116,7 +132,7 @@ func scanQueueMessage(row pgx.CollectableRow) (revisit.QueueMessage, error) {
 		body              string
 	)
 	err := row.Scan(&m.ID, &m.Seq, &m.Queue, &m.Task, &headers, &body, &state, &m.Attempt, &m.EnqueuedAt,
-		&worker, &expires, &result, &complete)
+		&worker, &expires, &result, &complete, &m.Priority)
 	m.Headers, m.Body, m.Result = headers, []byte(body), result
 	m.State, m.Worker = revisit.QueueState(state), worker.String
 	m.EnqueuedAt = m.EnqueuedAt.UTC()
@@ -275,4 +291,120 @@ func (s *Store) QueueNames(ctx context.Context) ([]string, error) {
 	rows, _ := s.pool.Query(ctx, "SELECT name FROM queue ORDER BY name")
 	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	return names, translate(wrap(err, "list queues"))
+}
+
+// QueueMessagesPurge deletes the waiting messages of a queue and declares
+// their visits lost, in one transaction.
+func (s *Store) QueueMessagesPurge(ctx context.Context, queue string, now time.Time) (int64, int, error) {
+	if queue == "" {
+		return 0, 0, revisit.Invalidf("queue", "must not be empty")
+	}
+	var (
+		purged     []string
+		lost       int
+		visitTypes []string
+	)
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		rows, _ := tx.Query(ctx, `DELETE FROM queue_message WHERE queue = $1
+			AND (state = 'ready' OR (state = 'leased' AND lease_expires_at <= $2)) RETURNING id`,
+			queue, revisit.Microsecond(now))
+		var err error
+		if purged, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
+			return err
+		}
+		lost, visitTypes, err = s.loseVisits(ctx, tx, purged, now)
+		return err
+	})
+	if err != nil {
+		return 0, 0, translate(wrap(err, "purge queue %s", queue))
+	}
+	return int64(len(purged)), lost, s.notified(nil, visitTypes)
+}
+
+// QueueMessageDrop deletes one message that is not done and declares its
+// visit lost, in one transaction.
+func (s *Store) QueueMessageDrop(ctx context.Context, id string, now time.Time) (revisit.QueueDrop, error) {
+	var (
+		drop       revisit.QueueDrop
+		visitTypes []string
+	)
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		m, err := lockMessage(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if m.State == revisit.QueueDone {
+			return revisit.Errorf(revisit.CodeConflict, "message %s is done: its result is stored", id)
+		}
+		if _, err := tx.Exec(ctx, "DELETE FROM queue_message WHERE id = $1", id); err != nil {
+			return err
+		}
+		var lost int
+		lost, visitTypes, err = s.loseVisits(ctx, tx, []string{id}, now)
+		drop = revisit.QueueDrop{Message: m, VisitLost: lost > 0}
+		return err
+	})
+	if err != nil {
+		return revisit.QueueDrop{}, translate(wrap(err, "drop message %s", id))
+	}
+	return drop, s.notified(nil, visitTypes)
+}
+
+// QueueMessageRequeue makes a leased message ready again.
+func (s *Store) QueueMessageRequeue(ctx context.Context, id string, now time.Time) (revisit.QueueMessage, error) {
+	var m revisit.QueueMessage
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		var err error
+		if m, err = lockMessage(ctx, tx, id); err != nil {
+			return err
+		}
+		if err := batch.RequeueConflict(m); err != nil {
+			return err
+		}
+		rows, _ := tx.Query(ctx, `UPDATE queue_message m SET state = 'ready', lease_expires_at = $2
+			WHERE id = $1 RETURNING `+leasedColumns, id, revisit.Microsecond(now))
+		m, err = pgx.CollectExactlyOneRow(rows, scanQueueMessage)
+		return err
+	})
+	if err != nil {
+		return revisit.QueueMessage{}, translate(wrap(err, "requeue message %s", id))
+	}
+	return m, nil
+}
+
+// lockMessage reads one message and locks it until tx ends; ErrNotFound
+// if it does not exist.
+func lockMessage(ctx context.Context, tx pgx.Tx, id string) (revisit.QueueMessage, error) {
+	if id == "" {
+		return revisit.QueueMessage{}, revisit.Invalidf("id", "must not be empty")
+	}
+	rows, _ := tx.Query(ctx, "SELECT "+leasedColumns+" FROM queue_message m WHERE id = $1 FOR UPDATE", id)
+	m, err := pgx.CollectExactlyOneRow(rows, scanQueueMessage)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return m, revisit.Errorf(revisit.CodeNotFound, "message %s not found", id)
+	}
+	return m, err
+}
+
+// loseVisits declares lost at now, in tx, the sent visits among ids (the
+// ids of messages taken out of their queue) and gives their origins their
+// eligibility back; it returns how many, and their visit types for the
+// store's subscribers.
+func (s *Store) loseVisits(ctx context.Context, tx pgx.Tx, ids []string, now time.Time) (int, []string, error) {
+	visits := batch.MessageIDs(ids)
+	if len(visits) == 0 {
+		return 0, nil, nil
+	}
+	rows, _ := tx.Query(ctx, `SELECT DISTINCT visit_type FROM visit_in_flight WHERE id = ANY($1) AND state = 'sent'`, visits)
+	visitTypes, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil || len(visitTypes) == 0 {
+		return 0, nil, err
+	}
+	var n int
+	err = s.withIndexLookups(ctx, tx, func() error {
+		n, err = restore(ctx, tx, `UPDATE visit_in_flight SET state = 'lost', lost_at = $2
+			WHERE id = ANY($1) AND state = 'sent'`, visits, revisit.Microsecond(now))
+		return err
+	})
+	return n, visitTypes, err
 }

@@ -10,35 +10,57 @@ import (
 	"github.com/revisit-sched/revisit/store/internal/batch"
 )
 
-// queueListings are the queries of QueueMessagesList: $1 queue, $2 the Seq
-// a page starts after, $3 now, $4 the rows to read. Waiting messages are
-// the ready ones, read in Seq order through their partial index, merged
-// with the expired leases; leased ones are few (what workers hold) and
-// sorted.
-var queueListings = map[revisit.QueueListing]string{
-	revisit.QueueListWaiting: `(SELECT ` + leasedColumns + ` FROM queue_message m
-			WHERE queue = $1 AND state = 'ready' AND seq > $2 ORDER BY seq LIMIT $4)
+// The queries of QueueMessagesList: $1 queue, then where the page starts
+// and $4 the rows to read. Waiting messages are the expired leases ($2
+// now, after the lease end and Seq $3) in the order leases take them,
+// sorted (they are few), then the ready ones ($2 and $3 the priority and
+// Seq a page starts after), read in lease order through their partial
+// index: the rest of the priority level, then the lower levels. Leased
+// ones ($2 now, after the Seq $3) are few (what workers hold) and sorted.
+const (
+	listExpired = `SELECT ` + leasedColumns + ` FROM queue_message m
+		WHERE queue = $1 AND state = 'leased' AND lease_expires_at <= $2 AND (lease_expires_at, seq) > ($5, $3)
+		ORDER BY lease_expires_at, seq LIMIT $4`
+	listReady = `(SELECT ` + leasedColumns + ` FROM queue_message m
+			WHERE queue = $1 AND state = 'ready' AND priority = $2 AND seq > $3 ORDER BY seq LIMIT $4)
 		UNION ALL
 		(SELECT ` + leasedColumns + ` FROM queue_message m
-			WHERE queue = $1 AND state = 'leased' AND lease_expires_at <= $3 AND seq > $2 ORDER BY seq LIMIT $4)
-		ORDER BY seq LIMIT $4`,
-	revisit.QueueListLeased: `SELECT ` + leasedColumns + ` FROM queue_message m
-		WHERE queue = $1 AND state = 'leased' AND lease_expires_at > $3 AND seq > $2 ORDER BY seq LIMIT $4`,
-}
+			WHERE queue = $1 AND state = 'ready' AND priority < $2 ORDER BY priority DESC, seq LIMIT $4)
+		ORDER BY priority DESC, seq LIMIT $4`
+	listLeased = `SELECT ` + leasedColumns + ` FROM queue_message m
+		WHERE queue = $1 AND state = 'leased' AND lease_expires_at > $2 AND seq > $3 ORDER BY seq LIMIT $4`
+)
 
 // QueueMessagesList returns one page of a queue's waiting or leased
 // messages.
 func (s *Store) QueueMessagesList(ctx context.Context, f revisit.QueueMessageFilter) (revisit.QueueMessagePage, error) {
-	after, limit, err := batch.QueuePageStart(f)
+	start, limit, err := batch.QueuePageStart(f)
 	if err != nil {
 		return revisit.QueueMessagePage{}, err
 	}
-	rows, _ := s.pool.Query(ctx, queueListings[f.Listing], f.Queue, after, revisit.Microsecond(f.Now), limit+1)
-	msgs, err := pgx.CollectRows(rows, scanQueueMessage)
+	now := revisit.Microsecond(f.Now)
+	read := func(query string, args ...any) ([]revisit.QueueMessage, error) {
+		rows, _ := s.pool.Query(ctx, query, append([]any{f.Queue}, args...)...)
+		return pgx.CollectRows(rows, scanQueueMessage)
+	}
+	var msgs []revisit.QueueMessage
+	if f.Listing == revisit.QueueListLeased {
+		msgs, err = read(listLeased, now, start.Seq, limit+1)
+	} else {
+		if !start.Ready {
+			msgs, err = read(listExpired, now, start.Seq, limit+1, time.UnixMicro(start.ExpiresAt))
+		}
+		if err == nil && len(msgs) <= limit {
+			var ready []revisit.QueueMessage
+			from := batch.ReadyStart(start)
+			ready, err = read(listReady, from.Priority, from.Seq, limit+1-len(msgs))
+			msgs = append(msgs, ready...)
+		}
+	}
 	if err != nil {
 		return revisit.QueueMessagePage{}, translate(wrap(err, "list the messages of %s", f.Queue))
 	}
-	return batch.QueuePage(msgs, limit), nil
+	return batch.QueuePage(msgs, f.Listing, limit), nil
 }
 
 // QueueLeases counts the leases held now by queue and worker.

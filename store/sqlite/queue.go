@@ -26,14 +26,14 @@ func (s *Store) QueueMessagesEnqueue(ctx context.Context, queue string, msgs []r
 			queue, micro(now)); err != nil {
 			return err
 		}
-		st, err := s.stmt(ctx, tx, `INSERT INTO queue_message (id, queue, task, headers, body, enqueued_at)
-			VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (id) DO NOTHING`)
+		st, err := s.stmt(ctx, tx, `INSERT INTO queue_message (id, queue, task, headers, body, enqueued_at, priority)
+			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (id) DO NOTHING`)
 		if err != nil {
 			return err
 		}
 		at := micro(now)
 		for _, m := range msgs {
-			res, err := st.ExecContext(ctx, m.ID, queue, m.Task, string(m.Headers), string(m.Body), at)
+			res, err := st.ExecContext(ctx, m.ID, queue, m.Task, string(m.Headers), string(m.Body), at, m.Priority)
 			if err != nil {
 				return err
 			}
@@ -57,10 +57,29 @@ func (s *Store) QueueMessagesEnqueue(ctx context.Context, queue string, msgs []r
 
 // queueMessageColumns are the columns of a message, in scanQueueMessage
 // order.
-const queueMessageColumns = "id, seq, queue, task, headers, body, state, attempt, enqueued_at, worker, lease_expires_at, result, completed_at"
+const queueMessageColumns = "id, seq, queue, task, headers, body, state, attempt, enqueued_at, worker, lease_expires_at, result, " +
+	"completed_at, priority"
 
-// QueueMessagesLease leases the oldest leasable messages of a queue: expired
-// leases first, then ready messages, each through its partial index. The
+// The picks of a lease, ?3 the rows to take and ?4 the queue: the expired
+// leases (?5 now) in the order they expired, then the ready messages in
+// the order of their index, highest priority first, then Seq.
+const (
+	pickExpired = `SELECT id FROM queue_message WHERE queue = ?4 AND state = 'leased' AND lease_expires_at <= ?5
+		ORDER BY lease_expires_at, seq LIMIT ?3`
+	pickReady = `SELECT id FROM queue_message WHERE queue = ?4 AND state = 'ready'
+		ORDER BY priority DESC, seq LIMIT ?3`
+)
+
+// leaseStatement leases the messages pick selects: ?1 the worker, ?2 the
+// lease's end, then pick's parameters.
+func leaseStatement(pick string) string {
+	return `UPDATE queue_message SET state = 'leased', attempt = attempt + 1,
+		worker = ?1, lease_expires_at = ?2 WHERE id IN (` + pick + `) RETURNING ` + queueMessageColumns
+}
+
+// QueueMessagesLease leases the first leasable messages of a queue: expired
+// leases first, then ready messages by priority and age, each through its
+// partial index. The
 // single writer serializes leasers, so they never share a message.
 func (s *Store) QueueMessagesLease(ctx context.Context, p revisit.QueueLeaseParams) ([]revisit.QueueMessage, error) {
 	if err := p.Validate(); err != nil {
@@ -68,22 +87,18 @@ func (s *Store) QueueMessagesLease(ctx context.Context, p revisit.QueueLeasePara
 	}
 	var out []revisit.QueueMessage
 	err := s.write(ctx, "lease from "+p.Queue, func(tx *sql.Tx) error {
-		// ?1 worker, ?2 new expiry, ?3 limit, then each pick's own.
 		for _, pick := range []struct {
 			sql  string
 			args []any
 		}{
-			{`SELECT id FROM queue_message WHERE queue = ?4 AND state = 'leased' AND lease_expires_at <= ?5
-				ORDER BY lease_expires_at LIMIT ?3`, []any{p.Queue, micro(p.Now)}},
-			{`SELECT id FROM queue_message WHERE queue = ?4 AND state = 'ready'
-				ORDER BY seq LIMIT ?3`, []any{p.Queue}},
+			{pickExpired, []any{p.Queue, micro(p.Now)}},
+			{pickReady, []any{p.Queue}},
 		} {
 			left := p.Max - len(out)
 			if left == 0 {
 				break
 			}
-			st, err := s.stmt(ctx, tx, `UPDATE queue_message SET state = 'leased', attempt = attempt + 1,
-				worker = ?1, lease_expires_at = ?2 WHERE id IN (`+pick.sql+`) RETURNING `+queueMessageColumns)
+			st, err := s.stmt(ctx, tx, leaseStatement(pick.sql))
 			if err != nil {
 				return err
 			}
@@ -118,7 +133,7 @@ func scanQueueMessages(rows *sql.Rows) ([]revisit.QueueMessage, error) {
 			expires, complete sql.NullInt64
 		)
 		if err := rows.Scan(&m.ID, &m.Seq, &m.Queue, &m.Task, &headers, &body, &state, &m.Attempt, &enqueued,
-			&worker, &expires, &result, &complete); err != nil {
+			&worker, &expires, &result, &complete, &m.Priority); err != nil {
 			return m, err
 		}
 		m.Headers, m.Body, m.State = []byte(headers), []byte(body), revisit.QueueState(state)
@@ -319,4 +334,127 @@ func messageIDs(msgs []revisit.QueueMessage) []string {
 		ids[i] = m.ID
 	}
 	return ids
+}
+
+// QueueMessagesPurge deletes the waiting messages of a queue and declares
+// their visits lost, in one transaction.
+func (s *Store) QueueMessagesPurge(ctx context.Context, queue string, now time.Time) (int64, int, error) {
+	if queue == "" {
+		return 0, 0, revisit.Invalidf("queue", "must not be empty")
+	}
+	var (
+		purged     []string
+		lost       int
+		visitTypes []string
+	)
+	err := s.write(ctx, "purge queue "+queue, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `DELETE FROM queue_message WHERE queue = ?1
+			AND (state = 'ready' OR (state = 'leased' AND lease_expires_at <= ?2)) RETURNING id`, queue, micro(now))
+		if err != nil {
+			return err
+		}
+		if purged, err = scanStrings(rows, nil); err != nil {
+			return err
+		}
+		lost, visitTypes, err = s.loseVisits(ctx, tx, purged, now)
+		return err
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	return int64(len(purged)), lost, s.notified(nil, visitTypes)
+}
+
+// QueueMessageDrop deletes one message that is not done and declares its
+// visit lost, in one transaction.
+func (s *Store) QueueMessageDrop(ctx context.Context, id string, now time.Time) (revisit.QueueDrop, error) {
+	var (
+		drop       revisit.QueueDrop
+		visitTypes []string
+	)
+	err := s.write(ctx, "drop message "+id, func(tx *sql.Tx) error {
+		m, err := readMessage(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if m.State == revisit.QueueDone {
+			return revisit.Errorf(revisit.CodeConflict, "message %s is done: its result is stored", id)
+		}
+		if _, err := tx.ExecContext(ctx, "DELETE FROM queue_message WHERE id = ?", id); err != nil {
+			return err
+		}
+		var lost int
+		lost, visitTypes, err = s.loseVisits(ctx, tx, []string{id}, now)
+		drop = revisit.QueueDrop{Message: m, VisitLost: lost > 0}
+		return err
+	})
+	if err != nil {
+		return revisit.QueueDrop{}, err
+	}
+	return drop, s.notified(nil, visitTypes)
+}
+
+// QueueMessageRequeue makes a leased message ready again.
+func (s *Store) QueueMessageRequeue(ctx context.Context, id string, now time.Time) (revisit.QueueMessage, error) {
+	var m revisit.QueueMessage
+	err := s.write(ctx, "requeue message "+id, func(tx *sql.Tx) error {
+		var err error
+		if m, err = readMessage(ctx, tx, id); err != nil {
+			return err
+		}
+		if err := batch.RequeueConflict(m); err != nil {
+			return err
+		}
+		rows, err := tx.QueryContext(ctx, `UPDATE queue_message SET state = 'ready', lease_expires_at = ?2
+			WHERE id = ?1 RETURNING `+queueMessageColumns, id, micro(now))
+		if err != nil {
+			return err
+		}
+		got, err := scanQueueMessages(rows)
+		if err == nil {
+			m = got[0]
+		}
+		return err
+	})
+	return m, err
+}
+
+// readMessage reads one message in tx (the single writer's: nobody
+// changes it meanwhile); ErrNotFound if it does not exist.
+func readMessage(ctx context.Context, tx *sql.Tx, id string) (revisit.QueueMessage, error) {
+	if id == "" {
+		return revisit.QueueMessage{}, revisit.Invalidf("id", "must not be empty")
+	}
+	rows, err := tx.QueryContext(ctx, "SELECT "+queueMessageColumns+" FROM queue_message WHERE id = ?", id)
+	if err != nil {
+		return revisit.QueueMessage{}, err
+	}
+	got, err := scanQueueMessages(rows)
+	if err != nil {
+		return revisit.QueueMessage{}, err
+	}
+	if len(got) == 0 {
+		return revisit.QueueMessage{}, notFound("message %s not found", id)
+	}
+	return got[0], nil
+}
+
+// loseVisits declares lost at now, in tx, the sent visits among ids (the
+// ids of messages taken out of their queue) and gives their origins their
+// eligibility back; it returns how many, and their visit types for the
+// store's subscribers.
+func (s *Store) loseVisits(ctx context.Context, tx *sql.Tx, ids []string, now time.Time) (int, []string, error) {
+	visits := jsonArray(batch.MessageIDs(ids))
+	rows, err := tx.QueryContext(ctx, `SELECT DISTINCT visit_type FROM visit_in_flight
+		WHERE id IN (SELECT value FROM json_each(?1)) AND state = 'sent'`, visits)
+	if err != nil {
+		return 0, nil, err
+	}
+	visitTypes, err := scanStrings(rows, nil)
+	if err != nil || len(visitTypes) == 0 {
+		return 0, nil, err
+	}
+	n, err := s.restoreTx(ctx, tx, `UPDATE visit_in_flight SET state = 'lost', lost_at = ?2
+		WHERE id IN (SELECT value FROM json_each(?1)) AND state = 'sent'`, visits, micro(now))
+	return n, visitTypes, err
 }

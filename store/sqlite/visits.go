@@ -177,68 +177,74 @@ func (s *Store) VisitsExpire(ctx context.Context, visitType string, before time.
 // restore runs change, a DELETE or UPDATE of visit_in_flight, and gives the
 // origins of the rows it touched their eligibility back, in one transaction.
 func (s *Store) restore(ctx context.Context, op, change string, args ...any) (int, error) {
+	var n int
+	err := s.write(ctx, op, func(tx *sql.Tx) error {
+		var err error
+		n, err = s.restoreTx(ctx, tx, change, args...)
+		return err
+	})
+	return n, err
+}
+
+// restoreTx is restore in tx.
+func (s *Store) restoreTx(ctx context.Context, tx *sql.Tx, change string, args ...any) (int, error) {
 	type gone struct {
 		url, visitType string
 		scheduled      int64
 		prev           sql.NullInt64
 	}
-	var n int
-	err := s.write(ctx, op, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, change+" RETURNING url, visit_type, scheduled_at, prev_scheduled", args...)
+	rows, err := tx.QueryContext(ctx, change+" RETURNING url, visit_type, scheduled_at, prev_scheduled", args...)
+	if err != nil {
+		return 0, err
+	}
+	var all []gone
+	for rows.Next() {
+		var g gone
+		if err := rows.Scan(&g.url, &g.visitType, &g.scheduled, &g.prev); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		all = append(all, g)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return 0, err
+	}
+	drop, err := s.stmt(ctx, tx, dropMark)
+	if err != nil {
+		return 0, err
+	}
+	known, err := s.stmt(ctx, tx, ensureStats)
+	if err != nil {
+		return 0, err
+	}
+	for _, g := range all {
+		res, err := drop.ExecContext(ctx, g.url, g.visitType, g.scheduled)
 		if err != nil {
-			return err
+			return 0, err
 		}
-		var all []gone
-		for rows.Next() {
-			var g gone
-			if err := rows.Scan(&g.url, &g.visitType, &g.scheduled, &g.prev); err != nil {
-				rows.Close()
-				return err
-			}
-			all = append(all, g)
-		}
-		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-			return err
-		}
-		drop, err := s.stmt(ctx, tx, dropMark)
+		n, err := res.RowsAffected()
 		if err != nil {
-			return err
+			return 0, err
 		}
-		known, err := s.stmt(ctx, tx, ensureStats)
+		if n == 0 {
+			continue
+		}
+		if _, err := known.ExecContext(ctx, g.url, g.visitType, g.prev); err != nil {
+			return 0, err
+		}
+	}
+	for _, q := range []string{restoreStats, restoreListed} {
+		st, err := s.stmt(ctx, tx, q)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		for _, g := range all {
-			res, err := drop.ExecContext(ctx, g.url, g.visitType, g.scheduled)
-			if err != nil {
-				return err
-			}
-			n, err := res.RowsAffected()
-			if err != nil {
-				return err
-			}
-			if n == 0 {
-				continue
-			}
-			if _, err := known.ExecContext(ctx, g.url, g.visitType, g.prev); err != nil {
-				return err
+			if _, err := st.ExecContext(ctx, g.url, g.visitType, g.scheduled, g.prev); err != nil {
+				return 0, err
 			}
 		}
-		for _, q := range []string{restoreStats, restoreListed} {
-			st, err := s.stmt(ctx, tx, q)
-			if err != nil {
-				return err
-			}
-			for _, g := range all {
-				if _, err := st.ExecContext(ctx, g.url, g.visitType, g.scheduled, g.prev); err != nil {
-					return err
-				}
-			}
-		}
-		n = len(all)
-		return nil
-	})
-	return n, err
+	}
+	return len(all), nil
 }
 
 // VisitsGet returns the visits among ids that exist.

@@ -23,6 +23,9 @@ const ACTIONS = {
   respawn_task: { text: "respawn task", target: "task" },
   run_task_now: { text: "run task now", target: "task" },
   refresh_metrics: { text: "refresh scheduler metrics", target: "lister" },
+  purge_queue: { text: "purge queue", target: "queue" },
+  drop_message: { text: "drop message", target: "message" },
+  requeue_message: { text: "requeue message", target: "message" },
 };
 
 // actionText is an action in words.
@@ -33,7 +36,7 @@ function actionText(action) {
 // targetHref is the console's page of an action's target, or null: an
 // origin's target is "URL (VISIT_TYPE)", a task's "task ID"; a visit
 // type's actions are on the overview, the scheduler metrics on the
-// listers' page.
+// listers' page, a queue's and its messages' on the queues page.
 function targetHref(action, target) {
   switch (ACTIONS[action] && ACTIONS[action].target) {
     case "origin": {
@@ -48,6 +51,10 @@ function targetHref(action, target) {
       return "/";
     case "lister":
       return "/listers";
+    case "queue":
+      return "/queues?" + new URLSearchParams({ queue: target });
+    case "message":
+      return "/queues";
   }
   return null;
 }

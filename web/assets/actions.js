@@ -171,6 +171,38 @@ export function runTaskNow(id) {
     "Run now", `/api/v1/tasks/${pathPart(id)}/run-now`, null, (t) => `Task ${t.id} due now.`);
 }
 
+// purgeQueue deletes the messages waiting in a queue (not those a worker
+// holds); with the embedded broker their visits are declared lost and
+// their origins offered again.
+export function purgeQueue(queue, broker) {
+  const visits = broker === "embedded" ? "Their visits are declared lost and their origins offered again at once."
+    : "revisit does not know which visits they carried: they stay in flight until their timeout (or a requeue of lost visits).";
+  return act(`Purge ${queue}? Every message waiting in it is deleted; those a worker holds now stay. ${visits}`, "Purge",
+    `/api/v1/queues/${pathPart(queue)}/purge`, null,
+    (p) => `${p.purged} message${p.purged === 1 ? "" : "s"} purged from ${p.queue}` +
+      (p.visits_lost === null ? "; their visits are lost at their timeout."
+        : `; ${p.visits_lost} visit${p.visits_lost === 1 ? "" : "s"} declared lost, their origins offered again.`));
+}
+
+// dropMessage deletes one message of the embedded broker, waiting or held
+// by a worker, and declares its visit lost.
+export function dropMessage(id, url) {
+  return act(`Drop message ${id}${url ? " (" + url + ")" : ""}? It is deleted from its queue; a worker holding it ` +
+    "abandons it at its next heartbeat. Its visit is declared lost and its origin offered again.", "Drop",
+    `/api/v1/messages/${pathPart(id)}/drop`, null,
+    (r) => `Message ${r.message.id} dropped from ${r.message.queue}` +
+      (r.visit_lost ? "; its visit declared lost, its origin offered again." : "."));
+}
+
+// requeueMessage takes a leased message of the embedded broker back from
+// its worker: it waits again in its place.
+export function requeueMessage(id, worker) {
+  return act(`Requeue message ${id}, leased to ${worker}? It waits again in its place and the next lease takes it; ` +
+    `${worker} can no longer extend its lease (its result still counts until then).`, "Requeue",
+    `/api/v1/messages/${pathPart(id)}/requeue`, null,
+    (r) => `Message ${r.message.id} waits again in ${r.message.queue}.`);
+}
+
 // refreshMetrics recomputes the scheduler metrics of every lister.
 export function refreshMetrics() {
   return act("Recompute the scheduler metrics of every lister now? It reads every listed origin.", "Refresh",

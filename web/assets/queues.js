@@ -1,8 +1,11 @@
 // The queues page: every queue as the broker sees it now (GET
 // /api/v1/broker/queues) and, for the queue of the page's URL, one page of
-// its messages waiting or leased (GET /api/v1/queues/{queue}/messages),
-// with the origin each visits and the worker holding it.
+// its messages waiting (in the order workers will lease them) or leased
+// (GET /api/v1/queues/{queue}/messages), with the origin each visits and
+// the worker holding it. An operator purges a queue, and drops or requeues
+// one message (actions.js).
 
+import { dropMessage, purgeQueue, requeueMessage } from "./actions.js";
 import { getJSON, setStatus } from "./api.js";
 import { el } from "./dom.js";
 import { clockSeconds, count, dateTime, when } from "./format.js";
@@ -16,8 +19,8 @@ const state = params.get("state") === "leased" ? "leased" : "waiting";
 // COLUMNS are the columns of the queues table by broker: what each
 // broker tells of a queue.
 const COLUMNS = {
-  embedded: ["queue", "task types", "visit type", "waiting (messages)", "leased (messages)"],
-  rabbitmq: ["queue", "task types", "visit type", "waiting (messages)", "consumers (workers)"],
+  embedded: ["queue", "task types", "visit type", "waiting (messages)", "leased (messages)", ""],
+  rabbitmq: ["queue", "task types", "visit type", "waiting (messages)", "consumers (workers)", ""],
   "": ["queue", "task types", "visit type", "waiting (messages)"],
 };
 
@@ -45,7 +48,16 @@ function queueRow(q, broker) {
     cell("visit_type", q.visit_type || "—"), cell("waiting", waiting)];
   if (broker === "embedded") cells.push(cell("leased", count(q.leased)));
   if (broker === "rabbitmq") cells.push(cell("consumers", count(q.consumers)));
+  if (broker) cells.push(cell("actions", q.missing ? "" : button("purge", "Purge…",
+    "Delete the messages waiting in the queue (not those a worker holds).", () => purgeQueue(q.queue, broker))));
   return el("tr", { "data-queue": q.queue }, ...cells);
+}
+
+// button returns a button of the operator's actions that runs act.
+function button(name, label, title, act) {
+  const b = el("button", { type: "button", "data-action": name, title }, label);
+  b.addEventListener("click", act);
+  return b;
 }
 
 function showQueues(d) {
@@ -55,11 +67,17 @@ function showQueues(d) {
 }
 
 function messageRow(m, now) {
+  const actions = [button("drop", "Drop…", "Delete the message and declare its visit lost.", () => dropMessage(m.id, m.url))];
+  if (state === "leased") {
+    actions.push(button("requeue", "Requeue…", "Take the message back from its worker: it waits again in its place.",
+      () => requeueMessage(m.id, m.worker)));
+  }
   return el("tr", { "data-message": m.id },
     cell("id", m.id), cell("url", originLink(m)), cell("visit_type", m.visit_type || "—"),
+    cell("priority", m.priority ? count(m.priority) : "—"),
     cell("attempt", m.attempt === 0 ? "not leased yet" : count(m.attempt)),
     cell("enqueued_at", dateTime(m.enqueued_at)), cell("worker", m.worker || "—"),
-    cell("lease_expires_at", when(m.lease_expires_at, now, "—")));
+    cell("lease_expires_at", when(m.lease_expires_at, now, "—")), cell("actions", ...actions));
 }
 
 function showMessages(d, now) {
@@ -92,3 +110,4 @@ async function load() {
 
 start(load);
 setInterval(load, REFRESH_MS);
+document.addEventListener("revisit:changed", load);

@@ -29,9 +29,10 @@ type Broker interface {
 }
 
 // HighPriority is the AMQP priority of the visits an operator asks for:
-// RabbitMQ delivers them first from a queue declared with x-max-priority
-// (Celery's task_queue_max_priority); other queues, and the embedded
-// broker's, deliver messages in the order they came.
+// the embedded broker leases them first, and RabbitMQ delivers them first
+// from a queue declared with x-max-priority (Celery's
+// task_queue_max_priority); other RabbitMQ queues deliver messages in the
+// order they came.
 const HighPriority uint8 = 9
 
 // SenderName is how revisit signs the messages it sends (the origin

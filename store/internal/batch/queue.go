@@ -21,6 +21,15 @@ func HeartbeatConflict(p revisit.QueueHeartbeatParams, state revisit.QueueState,
 	return nil
 }
 
+// RequeueConflict returns the ErrConflict of a requeue of m, which must be
+// leased, or nil.
+func RequeueConflict(m revisit.QueueMessage) error {
+	if m.State != revisit.QueueLeased {
+		return revisit.Errorf(revisit.CodeConflict, "message %s is not leased: it is %s", m.ID, m.State)
+	}
+	return nil
+}
+
 // Completable says whether a message in state, leased attempt times and
 // last to holder (or completed by holder), takes worker's result: false
 // when worker completed it already (the completion is ignored), an
@@ -39,9 +48,12 @@ func Completable(id string, state revisit.QueueState, attempt int, holder, worke
 	return true, nil
 }
 
-// SortLeased sorts leased messages in Seq (enqueue) order.
+// SortLeased sorts leased messages highest priority first, then in Seq
+// (enqueue) order.
 func SortLeased(msgs []revisit.QueueMessage) {
-	slices.SortFunc(msgs, func(a, b revisit.QueueMessage) int { return cmp.Compare(a.Seq, b.Seq) })
+	slices.SortFunc(msgs, func(a, b revisit.QueueMessage) int {
+		return cmp.Or(cmp.Compare(b.Priority, a.Priority), cmp.Compare(a.Seq, b.Seq))
+	})
 }
 
 // Missing returns the ids that are not in got, in order: the duplicates of
@@ -61,28 +73,49 @@ func Missing(ids, got []string) []string {
 }
 
 // QueuePageStart validates a listing of a queue's messages and returns
-// the Seq it starts after (0 from the beginning) and its page size.
-func QueuePageStart(f revisit.QueueMessageFilter) (afterSeq int64, limit int, err error) {
+// where it starts (the zero key at the beginning; a leased listing
+// resumes after Seq only) and its page size.
+func QueuePageStart(f revisit.QueueMessageFilter) (start pagetoken.QueueKey, limit int, err error) {
 	if err := f.Validate(); err != nil {
-		return 0, 0, err
+		return start, 0, err
 	}
-	if f.PageToken != "" {
-		if afterSeq, err = pagetoken.DecodeID(f.PageToken); err != nil {
-			return 0, 0, err
-		}
+	switch {
+	case f.PageToken == "":
+	case f.Listing == revisit.QueueListWaiting:
+		start, err = pagetoken.DecodeQueue(f.PageToken)
+	default:
+		start.Seq, err = pagetoken.DecodeID(f.PageToken)
+	}
+	if err != nil {
+		return start, 0, err
 	}
 	limit = f.Limit
 	if limit == 0 {
 		limit = revisit.QueueMessagePageSize.Def
 	}
-	return afterSeq, limit, nil
+	return start, limit, nil
 }
 
-// QueuePage turns up to limit+1 messages read in Seq order into a page
-// whose token is set exactly when a message follows.
-func QueuePage(msgs []revisit.QueueMessage, limit int) revisit.QueueMessagePage {
+// ReadyStart is where the ready messages of a waiting listing start after
+// start: at the first ready message when start is an expired lease.
+func ReadyStart(start pagetoken.QueueKey) pagetoken.QueueKey {
+	if start.Ready {
+		return start
+	}
+	return pagetoken.QueueKey{Ready: true, Priority: revisit.MaxQueuePriority + 1}
+}
+
+// QueuePage turns up to limit+1 messages of a listing, read in its order,
+// into a page whose token is set exactly when a message follows.
+func QueuePage(msgs []revisit.QueueMessage, listing revisit.QueueListing, limit int) revisit.QueueMessagePage {
 	if len(msgs) <= limit {
 		return revisit.QueueMessagePage{Messages: msgs}
 	}
-	return revisit.QueueMessagePage{Messages: msgs[:limit], NextPageToken: pagetoken.EncodeID(msgs[limit-1].Seq)}
+	last := msgs[limit-1]
+	token := pagetoken.EncodeID(last.Seq)
+	if listing == revisit.QueueListWaiting {
+		token = pagetoken.EncodeQueue(pagetoken.QueueKey{Ready: last.State == revisit.QueueReady,
+			ExpiresAt: last.LeaseExpiresAt.UnixMicro(), Priority: last.Priority, Seq: last.Seq})
+	}
+	return revisit.QueueMessagePage{Messages: msgs[:limit], NextPageToken: token}
 }

@@ -98,6 +98,64 @@ func DecodeIDPair(token string) (a, b int64, err error) {
 	return a, b, nil
 }
 
+// QueueKey is where a listing of a queue's waiting messages resumes, in
+// the order leases take them: the expired leases by expiry (ExpiresAt,
+// microseconds since the epoch) then Seq, before the ready messages by
+// Priority, highest first, then Seq. The zero key starts at the
+// beginning.
+type QueueKey struct {
+	// Ready says the row was a ready message; otherwise an expired lease.
+	Ready     bool
+	ExpiresAt int64
+	Priority  int
+	Seq       int64
+}
+
+// The tags of the two kinds of QueueKey tokens.
+const (
+	queueExpiredTag = "expired:"
+	queueReadyTag   = "ready:"
+)
+
+// EncodeQueue returns the token that resumes after k.
+func EncodeQueue(k QueueKey) string {
+	s := queueExpiredTag + strconv.FormatInt(k.ExpiresAt, 10)
+	if k.Ready {
+		s = queueReadyTag + strconv.Itoa(k.Priority)
+	}
+	return base64.RawURLEncoding.EncodeToString([]byte(s + "," + strconv.FormatInt(k.Seq, 10)))
+}
+
+// DecodeQueue parses a token made by EncodeQueue; anything else is an
+// invalid-input error naming page_token.
+func DecodeQueue(token string) (QueueKey, error) {
+	bad := revisit.Invalidf("page_token", "%q is not a page token of this listing", token)
+	raw, err := base64.RawURLEncoding.DecodeString(token)
+	if err != nil {
+		return QueueKey{}, bad
+	}
+	var k QueueKey
+	rest, expired := strings.CutPrefix(string(raw), queueExpiredTag)
+	if !expired {
+		if rest, k.Ready = strings.CutPrefix(rest, queueReadyTag); !k.Ready {
+			return QueueKey{}, bad
+		}
+	}
+	first, second, comma := strings.Cut(rest, ",")
+	key, errKey := strconv.ParseInt(first, 10, 64)
+	k.Seq, err = strconv.ParseInt(second, 10, 64)
+	if !comma || errKey != nil || err != nil || key < 0 || k.Seq < 0 ||
+		(k.Ready && key > revisit.MaxQueuePriority) {
+		return QueueKey{}, bad
+	}
+	if k.Ready {
+		k.Priority = int(key)
+	} else {
+		k.ExpiresAt = key
+	}
+	return k, nil
+}
+
 // SearchKey is where an origin search resumes: after the listed row
 // (URL, VisitType, ListerID), or after every row of URL when WholeURL.
 type SearchKey struct {

@@ -87,3 +87,19 @@ func FuzzDecodeSearch(f *testing.F) {
 		}
 	})
 }
+
+func TestQueueRoundTrip(t *testing.T) {
+	for _, k := range []QueueKey{{}, {ExpiresAt: 1709294400000000, Seq: 7}, {Ready: true, Priority: 9, Seq: 1 << 40},
+		{Ready: true, Priority: 255}} {
+		got, err := DecodeQueue(EncodeQueue(k))
+		if err != nil || got != k {
+			t.Fatalf("DecodeQueue(EncodeQueue(%+v)) = %+v, %v", k, got, err)
+		}
+	}
+	for _, bad := range []string{"", "!!", EncodeID(1), EncodeIDPair(1, 2), EncodeQueue(QueueKey{Seq: -1}),
+		EncodeQueue(QueueKey{Ready: true, Priority: 256})} {
+		if _, err := DecodeQueue(bad); err == nil {
+			t.Fatalf("DecodeQueue(%q) accepted", bad)
+		}
+	}
+}
