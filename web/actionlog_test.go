@@ -86,7 +86,6 @@ func TestActionsPage(t *testing.T) {
 			}
 			require.Equal(t, 100, rows(), "a page of 100")
 			waitText(t, bctx, `#actions tbody tr:nth-child(6) [data-field="by"]`, "cli:alice")
-			screenshot(t, bctx, "actions-"+eng.name+".png")
 
 			// The next page: the five oldest of the command line's.
 			click(t, bctx, "#next")
@@ -107,6 +106,9 @@ func TestActionsPage(t *testing.T) {
 			visit(t, bctx, s.srv.URL+"/actions?action=pause&by=anonymous")
 			waitText(t, bctx, pause+`[data-field="action"]`, "pause visit type")
 			require.Equal(t, 1, rows())
+			visit(t, bctx, s.srv.URL+"/actions?by=anonymous")
+			waitTrue(t, bctx, `document.querySelectorAll("#actions tbody tr").length === 5`)
+			screenshot(t, bctx, "actions-"+eng.name+".png")
 			visit(t, bctx, s.srv.URL+"/actions?by=nobody")
 			waitText(t, bctx, `#actions td.empty`, "No action matches.")
 			require.Empty(t, problems(), "the page logs no error")
