@@ -107,3 +107,19 @@ func SeedPlanWorld(ctx context.Context, s Seeder) (uuid.UUID, error) {
 	}
 	return l.ID, s.VisitStatsUpsert(ctx, stats)
 }
+
+// CheckingQuerier hands each statement to Check before Next runs it: a
+// store's plan tests check there that the statement reads its index in
+// order.
+type CheckingQuerier struct {
+	Next       Querier
+	Check      func(ctx context.Context, sql string, args []any)
+	Statements int
+}
+
+// BrowseRows checks the statement, then runs it.
+func (q *CheckingQuerier) BrowseRows(ctx context.Context, sql string, args []any) ([]Row, error) {
+	q.Check(ctx, sql, args)
+	q.Statements++
+	return q.Next.BrowseRows(ctx, sql, args)
+}
