@@ -305,13 +305,17 @@ type ErrorDetail struct {
 }
 
 // writeError writes err as a JSON error; an error without a code is
-// logged and shown as an internal error.
+// logged and shown as an internal error, but for the end of a request
+// whose client went away.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	var d ErrorDetail
 	var e *revisit.Error
 	switch {
 	case errors.Is(err, broker.ErrClosed):
 		d = ErrorDetail{Code: revisit.CodeUnavailable, Message: "shutting down"}
+	case r.Context().Err() != nil && errors.Is(err, r.Context().Err()):
+		s.log.Debug("api: request cancelled", "method", r.Method, "path", r.URL.Path, "err", err)
+		d = ErrorDetail{Code: revisit.CodeUnavailable, Message: "request cancelled"}
 	case errors.As(err, &e) && e.Code != revisit.CodeInternal:
 		d = ErrorDetail{Code: e.Code, Message: e.Message, Field: e.Field}
 	default:
