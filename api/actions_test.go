@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -315,4 +317,18 @@ func TestActionsWithoutTokensAreAnonymous(t *testing.T) {
 	ps, err := h.st.VisitTypePauseList(context.Background())
 	require.NoError(t, err)
 	require.Equal(t, "anonymous", ps[0].By)
+}
+
+// A request whose client went away ends without an internal error: its
+// cancelled read is logged at DEBUG, not ERROR.
+func TestCancelledRequestIsNoInternalError(t *testing.T) {
+	t.Parallel()
+	h := newActionHarness(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	rec := httptest.NewRecorder()
+	h.api.ServeHTTP(rec, httptest.NewRequestWithContext(ctx, http.MethodGet, "/api/v1/listed-origins", nil))
+	require.Equal(t, http.StatusServiceUnavailable, rec.Code, rec.Body.String())
+	require.Contains(t, rec.Body.String(), "the request was cancelled")
+	require.Empty(t, h.log.lines("level=ERROR"))
 }

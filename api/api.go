@@ -305,7 +305,8 @@ type ErrorDetail struct {
 }
 
 // writeError writes err as a JSON error; an error without a code is
-// logged and shown as an internal error.
+// logged and shown as an internal error, but for the end of a request
+// whose client went away.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	var d ErrorDetail
 	var e *revisit.Error

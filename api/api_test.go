@@ -1,11 +1,9 @@
 package api_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -22,7 +20,6 @@ import (
 	"github.com/revisit-sched/revisit/broker"
 	"github.com/revisit-sched/revisit/broker/embedded"
 	"github.com/revisit-sched/revisit/celery"
-	"github.com/revisit-sched/revisit/internal/testkit/teststore"
 	"github.com/revisit-sched/revisit/store"
 	"github.com/revisit-sched/revisit/store/sqlite"
 )
@@ -213,20 +210,4 @@ func TestStatus(t *testing.T) {
 	require.Equal(t, http.StatusServiceUnavailable, api.Status("unavailable"))
 	require.Equal(t, http.StatusInternalServerError, api.Status("internal"))
 	require.Equal(t, http.StatusConflict, api.Status("stale_data"))
-}
-
-// A request cancelled while the store works (its client left, or the
-// server is stopping) is answered 503 and logged at DEBUG, not as an
-// internal error.
-func TestCancelledRequestIsNoInternalError(t *testing.T) {
-	var log bytes.Buffer
-	srv := api.New(api.Config{Store: teststore.SQLite(t), Logger: slog.New(slog.NewTextHandler(&log, nil))})
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	req := httptest.NewRequestWithContext(ctx, "GET", "/api/v1/task-types", nil)
-	rec := httptest.NewRecorder()
-	srv.ServeHTTP(rec, req)
-	require.Equal(t, http.StatusServiceUnavailable, rec.Code, rec.Body.String())
-	require.Contains(t, rec.Body.String(), "the request was cancelled")
-	require.NotContains(t, log.String(), "level=ERROR")
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -98,8 +97,6 @@ func TestBrokerEvents(t *testing.T) {
 		}()
 	}
 	follow()
-	event := fmt.Sprintf(`{"type": "task-failed", "uuid": %q, "hostname": "w@h", "timestamp": 1700000000.5,
-		"exception": "ExceptionWithTraceback()", "traceback": "Traceback:\n  ...\nValueError: boom\n"}`, id)
 	// The observer's queue is bound a moment after the command starts:
 	// send the event until the command has seen one.
 	tick := time.NewTicker(200 * time.Millisecond)
@@ -123,11 +120,20 @@ func TestBrokerEvents(t *testing.T) {
 			require.Equal(t, "ValueError: boom", rows[0]["detail"])
 			return
 		case <-tick.C:
-			err := ch.PublishWithContext(context.Background(), "celeryev", "task.failed", false, false,
-				amqp091.Publishing{ContentType: "application/json", Body: []byte(strings.ReplaceAll(event, "\n\t\t", " "))})
-			require.NoError(t, err)
+			publishTaskFailed(t, ch, id)
 		case <-deadline:
 			t.Fatal("broker events did not print the event")
 		}
 	}
+}
+
+// publishTaskFailed publishes a Celery worker's task-failed event of task
+// id, whose exception is "ValueError: boom", to the events exchange.
+func publishTaskFailed(t *testing.T, ch *amqp091.Channel, id string) {
+	t.Helper()
+	event := fmt.Sprintf(`{"type": "task-failed", "uuid": %q, "hostname": "w@h", "timestamp": 1700000000.5, `+
+		`"exception": "ExceptionWithTraceback()", "traceback": "Traceback:\n  ...\nValueError: boom\n"}`, id)
+	err := ch.PublishWithContext(context.Background(), "celeryev", "task.failed", false, false,
+		amqp091.Publishing{ContentType: "application/json", Body: []byte(event)})
+	require.NoError(t, err)
 }

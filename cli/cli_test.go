@@ -22,18 +22,21 @@ import (
 
 var testNow = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 
-// harness runs the command line in-process against one SQLite store.
+// harness runs the command line in-process against one SQLite store
+// (--store url, unless url is empty), at clock (nil: the real time).
 type harness struct {
 	t       *testing.T
 	dir     string
 	url     string
 	environ []string
+	clock   revisit.Clock
 }
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
 	dir := t.TempDir()
-	return &harness{t: t, dir: dir, url: "sqlite://" + filepath.Join(dir, "revisit.db")}
+	return &harness{t: t, dir: dir, url: "sqlite://" + filepath.Join(dir, "revisit.db"),
+		clock: func() time.Time { return testNow }}
 }
 
 type result struct {
@@ -41,13 +44,15 @@ type result struct {
 	code           int
 }
 
-// run runs revisit with args (and --store) and standard input stdin.
+// runIn runs revisit with args (and --store) and standard input stdin.
 func (h *harness) runIn(stdin string, args ...string) result {
 	h.t.Helper()
 	var out, errb bytes.Buffer
-	env := Env{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb, Environ: h.environ,
-		Clock: func() time.Time { return testNow }}
-	code := Run(context.Background(), env, append([]string{"--store", h.url}, args...))
+	env := Env{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb, Environ: h.environ, Clock: h.clock}
+	if h.url != "" {
+		args = append([]string{"--store", h.url}, args...)
+	}
+	code := Run(context.Background(), env, args)
 	return result{out.String(), errb.String(), code}
 }
 
@@ -520,25 +525,6 @@ func TestEmbeddedStoreNotice(t *testing.T) {
 	require.Equal(t, 0, Run(context.Background(), env, []string{"task-type", "add", "load-git", "--backend-name", "g"}),
 		errb.String())
 	require.Empty(t, errb.String(), "no notice for a configured store")
-}
-
-// TestExamples runs the README's examples on the files of examples/.
-func TestExamples(t *testing.T) {
-	t.Parallel()
-	h := newHarness(t)
-	example := func(name string) string { return filepath.Join("..", "examples", name) }
-	require.Contains(t, h.ok("task-type", "register", example("task-types.yaml")), "created 3")
-	require.Contains(t, h.ok("origin", "record", example("origins.jsonl")), "inserted 40")
-	require.Contains(t, h.ok("visit-status", "ingest", example("results.jsonl")),
-		"processed 10 status(es): 6 stats changed, 1 ignored (not final, late or duplicate), 1 origin(s) disabled, 0 visit(s) in flight closed")
-	stats := h.jsonObject("visit-stats", "show", "https://github.com/org0/repo1", "git")
-	require.Equal(t, "9a3c2e1f0b8d7c6a5e4f3d2c1b0a998877665544", stats["last_snapshot"])
-
-	h.ok("task-type", "add", "list-gitlab", "--backend-name", "swh.lister.gitlab.tasks.IncrementalGitLabLister",
-		"--default-interval", "1d")
-	h.ok("task", "add", "list-gitlab", "url=https://gitlab.com", "--policy", "recurring")
-	require.Contains(t, h.ok("task", "schedule", example("tasks.csv")), "scheduled 3 line(s) as 3 task(s)")
-	require.Len(t, h.jsonList("task", "list"), 4)
 }
 
 func TestUnknownCommands(t *testing.T) {

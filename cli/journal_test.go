@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -84,10 +83,7 @@ func TestServeJournalRole(t *testing.T) {
 	require.Equal(t, journaltest.Topic, j["topic"])
 	require.NotEmpty(t, j["lag"])
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	gone := ln.Addr().String()
-	require.NoError(t, ln.Close())
+	gone := freeAddr(t)
 	dir = t.TempDir()
 	base = startServe(t, bin, dir, "serve", "--roles", "journal", "--config", journalConfig(t, dir, []string{gone}, ""))
 	code, ready = getJSON(t, base+"/readyz")

@@ -46,6 +46,16 @@ func cleanEnviron() []string {
 	return env
 }
 
+// freeAddr returns a loopback address where nothing listens.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	return addr
+}
+
 // listenLine is the line revisit serve prints once it listens: the
 // dashboard's, or, without the api role, the health's.
 var listenLine = regexp.MustCompile(`revisit: (?:dashboard|health and metrics) at (http://[^/\s]+)/`)
@@ -273,10 +283,7 @@ func TestScheduleRecurrentServesHealth(t *testing.T) {
 	h := newHarness(t)
 	h.url = "sqlite://" + filepath.Join(dir, "revisit.db")
 	h.ok("task-type", "add", "load-git", "--backend-name", "swh.loader.git.tasks.UpdateGitRepository")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
+	addr := freeAddr(t)
 	cmd := exec.Command(bin, "--store", h.url, "schedule-recurrent", "--metrics-listen", addr)
 	cmd.Dir, cmd.Env = dir, cleanEnviron()
 	require.NoError(t, cmd.Start())
