@@ -19,6 +19,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/bench"
 	"github.com/revisit-sched/revisit/internal/testkit/journaltest"
 	"github.com/revisit-sched/revisit/journal"
@@ -410,6 +411,37 @@ var readmeSteps = []readmeStep{
 		b := s.start(upAt("http://"+addr+"/readyz"), withFlags(s.t, args, "--metrics-listen", addr)...)
 		b.stop(s.t)
 		s.environ = slices.DeleteFunc(s.environ, func(kv string) bool { return strings.HasPrefix(kv, "REVISIT_CONFIG=") })
+	}},
+
+	// The queue actions act on the queues schedule-recurrent filled: git's
+	// holds only the visit the worker's lines below take.
+	{"revisit broker purge swh.loader.git.tasks.UpdateGitRepository", func(s *readmeScenario, args []string) {
+		const hg = "swh.loader.mercurial.tasks.LoadMercurial"
+		depth := s.jsonObject("broker", "depth", hg)["depth"].(float64)
+		require.Positive(s.t, depth)
+		require.Equal(s.t, fmt.Sprintf("purged %d message(s) from %s; %d visit(s) declared lost, their origins are offered again\n",
+			int(depth), hg, int(depth)), s.ok(withWord(s.t, args, gitQueue, hg)...))
+		require.EqualValues(s.t, 0, s.jsonObject("broker", "depth", hg)["depth"])
+	}},
+	{"revisit broker drop 0b6e…", func(s *readmeScenario, args []string) {
+		const pypi = "swh.loader.package.pypi.tasks.LoadPyPI"
+		st, err := sqlite.Open(context.Background(), filepath.Join(s.dir, "revisit.db"), store.Options{})
+		require.NoError(s.t, err)
+		page, err := st.QueueMessagesList(context.Background(), revisit.QueueMessageFilter{Queue: pypi, Listing: revisit.QueueListWaiting, Now: time.Now()})
+		require.NoError(s.t, st.Close())
+		require.NoError(s.t, err)
+		require.NotEmpty(s.t, page.Messages)
+		id := page.Messages[0].ID
+		require.Equal(s.t, "dropped "+id+" from "+pypi+"; its visit was declared lost, its origin is offered again\n",
+			s.ok(withWord(s.t, args, "0b6e…", id)...))
+	}},
+	// The pause above was by the CLI, as "cli" without $USER.
+	{"revisit history --actions --action pause --by ops", func(s *readmeScenario, args []string) {
+		rows := tableRows(s.ok(withFlags(s.t, args, "--by", "cli")...))
+		require.Len(s.t, rows, 1+1, "%s", rows)
+		require.Contains(s.t, rows[1], "pause")
+		require.Contains(s.t, rows[1], "git")
+		require.Empty(s.t, tableRows(s.ok(args...))[1:], "nobody named ops paused anything")
 	}},
 
 	{"revisit task-type add list-gitlab --backend-name swh.lister.gitlab.tasks.IncrementalGitLabLister --default-interval 1d",
