@@ -59,6 +59,7 @@ func (a *app) benchAPICommand() *cobra.Command {
 		clients  int
 		duration time.Duration
 		console  bool
+		only     []string
 	)
 	cmd := &cobra.Command{
 		Use:   "api --server URL [--console]",
@@ -67,8 +68,10 @@ func (a *app) benchAPICommand() *cobra.Command {
 ` + strings.Join(bench.APIGroups()[0].Paths, ", ") + ` (P8, 200 clients,
 p99 ≤ 50 ms); with --console, what the console's pages ask (P11, 20
 clients): the overview's summary and history (p99 ≤ 100 ms), origins'
-pages (p99 ≤ 100 ms), and searches by URL prefix and substring (p99 ≤ 200
-ms), on the first 1,000 origins the server lists. Reports the latency
+pages (p99 ≤ 100 ms), searches by URL prefix and substring (p99 ≤ 200
+ms), on the first 1,000 origins the server lists, and the origins page's
+views of their visit type, first and second pages (p99 ≤ 100 ms). --only
+keeps some groups of reads, to see what they cost alone. Reports the latency
 percentiles of each group, and the errors (any answer but 200). Run it
 against a server with data (for example after revisit bench store on the
 same store), from another machine or on a quiet one: the clients share the
@@ -79,14 +82,17 @@ CPU with the server.`,
 				return usagef("--server URL is required")
 			}
 			groups := bench.APIGroups()
+			var err error
 			if console {
-				var err error
 				if groups, err = bench.ConsoleGroups(cmd.Context(), a.server, a.token, 1000); err != nil {
 					return fmt.Errorf("bench api: %w", err)
 				}
 				if !cmd.Flags().Changed("clients") {
 					clients = bench.ConsoleClients
 				}
+			}
+			if groups, err = onlyGroups(groups, only); err != nil {
+				return err
 			}
 			rep, err := bench.RunAPI(cmd.Context(), bench.APIConfig{Server: a.server, Token: a.token,
 				Clients: clients, Duration: duration, Groups: groups})
@@ -108,7 +114,29 @@ CPU with the server.`,
 	cmd.Flags().IntVar(&clients, "clients", bench.APIClients, "concurrent clients (default 200, 20 with --console)")
 	cmd.Flags().DurationVar(&duration, "duration", 10*time.Second, "how long the clients read")
 	cmd.Flags().BoolVar(&console, "console", false, "time the console's pages (P11) instead of P8's reads")
+	cmd.Flags().StringSliceVar(&only, "only", nil, `only these groups of reads, by name ("origins browse", …): to see what one costs alone`)
 	return cmd
+}
+
+// onlyGroups returns the groups named in only, all of them when only is
+// empty; a name that is not a group's is a usage error listing them.
+func onlyGroups(groups []bench.APIGroup, only []string) ([]bench.APIGroup, error) {
+	if len(only) == 0 {
+		return groups, nil
+	}
+	var out []bench.APIGroup
+	for _, name := range only {
+		i := slices.IndexFunc(groups, func(g bench.APIGroup) bool { return g.Name == name })
+		if i < 0 {
+			names := make([]string, len(groups))
+			for j, g := range groups {
+				names[j] = strconv.Quote(g.Name)
+			}
+			return nil, usagef("--only: no group of reads %q (%s)", name, strings.Join(names, ", "))
+		}
+		out = append(out, groups[i])
+	}
+	return out, nil
 }
 
 func (a *app) benchRPCCommand() *cobra.Command {
