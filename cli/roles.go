@@ -89,40 +89,11 @@ func metricsRole(addr string, reg *prometheus.Registry, st store.Store) (role, e
 	}}, nil
 }
 
-// orchestratorConfig turns the configuration's orchestrator section into
-// the orchestrator's.
+// orchestratorConfig returns the orchestrator's configuration of the
+// configuration's orchestrator section, for the configured store.
 func orchestratorConfig(c config.Config) orchestrator.Config {
-	o := c.Orchestrator
-	cfg := orchestrator.Config{
-		MaxPerRound: o.MaxPerRound, MinFreeRatio: o.MinFreeRatio,
-		QueueFullBackoff: time.Duration(o.QueueFullBackoff), QueuePollInterval: time.Duration(o.QueuePollInterval),
-		NoOriginsBackoff: time.Duration(o.NoOriginsBackoff),
-		RoundJitter:      time.Duration(o.RoundJitter), VisitTimeout: time.Duration(o.VisitTimeout),
-		LostRetention: time.Duration(o.LostRetention),
-		LeaseTTL:      time.Duration(o.LeaseTTL), GracePeriod: time.Duration(o.GracePeriod),
-		SingleProcess: strings.HasPrefix(c.Store, "sqlite:"),
-	}
-	if len(o.VisitTimeouts) > 0 {
-		cfg.VisitTimeouts = map[string]time.Duration{}
-		for vt, d := range o.VisitTimeouts {
-			cfg.VisitTimeouts[vt] = time.Duration(d)
-		}
-	}
-	if len(o.SchedulingPolicy) > 0 {
-		cfg.Shares = map[string][]orchestrator.Share{}
-		for vt, uses := range o.SchedulingPolicy {
-			for _, u := range uses {
-				s := orchestrator.Share{Policy: revisit.Policy(u.Policy), Weight: *u.Weight}
-				s.Grab.ListerName, s.Grab.ListerInstanceName = u.ListerName()
-				s.Grab.Sample = u.Sample
-				if u.Cooldowns != nil {
-					c := u.Cooldowns.Resolve()
-					s.Grab.Cooldowns = &c
-				}
-				cfg.Shares[vt] = append(cfg.Shares[vt], s)
-			}
-		}
-	}
+	cfg := c.Orchestrator.Config()
+	cfg.SingleProcess = strings.HasPrefix(c.Store, "sqlite:")
 	return cfg
 }
 

@@ -6,13 +6,14 @@ import (
 	"time"
 
 	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/orchestrator"
 )
 
 // Orchestrator configures revisit schedule-recurrent (semantics.md §4):
 //
 //	orchestrator:
 //	  max_per_round: 10000        # free slots filled per round, at most (1 to 100000)
-//	  min_free_ratio: 0.05        # publish only when this much of the queue is free
+//	  min_free_ratio: 0.05        # publish only when this much of the queue is free (0: one slot)
 //	  queue_full_backoff: 60s     # the longest wait for a full queue to drain
 //	  queue_poll_interval: 1s     # how often a full queue is measured while it drains
 //	  no_origins_backoff: 20m
@@ -96,61 +97,77 @@ func NewCooldowns(c revisit.Cooldowns) *Cooldowns {
 	return &Cooldowns{Absolute: d(c.Absolute), Scheduled: d(c.Scheduled), Failed: d(c.Failed), NotFound: d(c.NotFound)}
 }
 
-// defaultOrchestrator returns the defaults of semantics.md §4.
+// defaultOrchestrator returns the section with orchestrator.DefaultConfig's
+// settings.
 func defaultOrchestrator() Orchestrator {
-	return Orchestrator{MaxPerRound: 10_000, MinFreeRatio: 0.05,
-		QueueFullBackoff: Duration(time.Minute), QueuePollInterval: Duration(time.Second), NoOriginsBackoff: Duration(20 * time.Minute),
-		RoundJitter: Duration(5 * time.Second), VisitTimeout: Duration(24 * time.Hour),
-		LostRetention: Duration(7 * 24 * time.Hour),
-		LeaseTTL:      Duration(15 * time.Second), GracePeriod: Duration(30 * time.Second)}
+	d := orchestrator.DefaultConfig()
+	return Orchestrator{MaxPerRound: d.MaxPerRound, MinFreeRatio: d.MinFreeRatio,
+		QueueFullBackoff: Duration(d.QueueFullBackoff), QueuePollInterval: Duration(d.QueuePollInterval),
+		NoOriginsBackoff: Duration(d.NoOriginsBackoff), RoundJitter: Duration(d.RoundJitter),
+		VisitTimeout: Duration(d.VisitTimeout), LostRetention: Duration(d.LostRetention),
+		LeaseTTL: Duration(d.LeaseTTL), GracePeriod: Duration(d.GracePeriod)}
 }
 
-// validate checks the section; errors name the key.
-func (o Orchestrator) validate() error {
-	if err := revisit.GrabCount.Check(o.MaxPerRound); err != nil {
-		return fmt.Errorf("orchestrator.max_per_round: %s", err.(*revisit.Error).Message)
+// Config returns the orchestrator's configuration of the section's
+// settings. A min_free_ratio of 0 is orchestrator.AnyFreeSlot: a round
+// runs as soon as one slot is free. Other zero settings stay zero, which
+// orchestrator.Config.Validate refuses.
+func (o Orchestrator) Config() orchestrator.Config {
+	cfg := orchestrator.Config{
+		MaxPerRound: o.MaxPerRound, MinFreeRatio: o.MinFreeRatio,
+		QueueFullBackoff: time.Duration(o.QueueFullBackoff), QueuePollInterval: time.Duration(o.QueuePollInterval),
+		NoOriginsBackoff: time.Duration(o.NoOriginsBackoff), RoundJitter: time.Duration(o.RoundJitter),
+		VisitTimeout: time.Duration(o.VisitTimeout), LostRetention: time.Duration(o.LostRetention),
+		LeaseTTL: time.Duration(o.LeaseTTL), GracePeriod: time.Duration(o.GracePeriod),
 	}
-	if o.MinFreeRatio < 0 || o.MinFreeRatio > 1 {
-		return fmt.Errorf("orchestrator.min_free_ratio: %g is not between 0 and 1", o.MinFreeRatio)
+	if o.MinFreeRatio == 0 {
+		cfg.MinFreeRatio = orchestrator.AnyFreeSlot
 	}
-	for key, d := range map[string]Duration{"queue_full_backoff": o.QueueFullBackoff,
-		"queue_poll_interval": o.QueuePollInterval,
-		"no_origins_backoff":  o.NoOriginsBackoff, "round_jitter": o.RoundJitter,
-		"visit_timeout": o.VisitTimeout, "lost_retention": o.LostRetention, "lease_ttl": o.LeaseTTL,
-		"grace_period": o.GracePeriod} {
-		if d <= 0 {
-			return fmt.Errorf("orchestrator.%s: %s is not positive", key, d)
+	if len(o.VisitTimeouts) > 0 {
+		cfg.VisitTimeouts = map[string]time.Duration{}
+		for vt, d := range o.VisitTimeouts {
+			cfg.VisitTimeouts[vt] = time.Duration(d)
 		}
 	}
-	for vt, d := range o.VisitTimeouts {
-		if d <= 0 {
-			return fmt.Errorf("orchestrator.visit_timeouts.%s: %s is not positive", vt, d)
-		}
-	}
-	for vt, uses := range o.SchedulingPolicy {
-		if vt != "default" {
-			if err := revisit.ValidateVisitType(vt); err != nil {
-				return fmt.Errorf("orchestrator.scheduling_policy.%s: not a visit type: %w", vt, err)
+	if len(o.SchedulingPolicy) > 0 {
+		cfg.Shares = map[string][]orchestrator.Share{}
+		for vt, uses := range o.SchedulingPolicy {
+			for _, u := range uses {
+				s := orchestrator.Share{Policy: revisit.Policy(u.Policy)}
+				if u.Weight != nil {
+					s.Weight = *u.Weight
+				}
+				s.Grab.ListerName, s.Grab.ListerInstanceName = u.ListerName()
+				s.Grab.Sample = u.Sample
+				if u.Cooldowns != nil {
+					c := u.Cooldowns.Resolve()
+					s.Grab.Cooldowns = &c
+				}
+				cfg.Shares[vt] = append(cfg.Shares[vt], s)
 			}
 		}
+	}
+	return cfg
+}
+
+// validate checks the section: what only the file can get wrong (a
+// weight left out, a lister not name or name/instance), then the
+// orchestrator's own checks (orchestrator.Config.Validate). Errors name
+// the key.
+func (o Orchestrator) validate() error {
+	for vt, uses := range o.SchedulingPolicy {
 		for i, u := range uses {
 			key := fmt.Sprintf("orchestrator.scheduling_policy.%s[%d]", vt, i)
-			if _, err := revisit.ParsePolicy(u.Policy); err != nil {
-				return fmt.Errorf("%s.policy: %w", key, err)
-			}
 			if u.Weight == nil {
 				return fmt.Errorf("%s.weight: missing", key)
-			}
-			if *u.Weight < 0 {
-				return fmt.Errorf("%s.weight: %d is negative", key, *u.Weight)
-			}
-			if u.Sample < 0 || u.Sample >= 1 {
-				return fmt.Errorf("%s.sample: %g is not in [0, 1)", key, u.Sample)
 			}
 			if u.Lister != "" && strings.Count(u.Lister, "/") > 1 {
 				return fmt.Errorf("%s.lister: %q is not name or name/instance", key, u.Lister)
 			}
 		}
+	}
+	if err := o.Config().Validate(); err != nil {
+		return fmt.Errorf("orchestrator.%w", err)
 	}
 	return nil
 }

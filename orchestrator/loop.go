@@ -186,11 +186,10 @@ func (l *loop) hasRoom(ctx context.Context) bool {
 // the messages of a publication in progress counted in.
 func (l *loop) roomIn(ctx context.Context, q queueOf) bool {
 	depth, err := l.o.broker.Depth(ctx, q.name)
-	open := int64(q.maxLen) - depth
 	if p := l.publishing; p != nil && !p.over() {
-		open -= int64(p.count)
+		depth += int64(p.count)
 	}
-	return err == nil && l.roomFor(open, q.maxLen)
+	return err == nil && l.slots(q.maxLen, depth) > 0
 }
 
 // queueOf is a visit type's load task type and its queue.
@@ -210,10 +209,11 @@ func (l *loop) queue(ctx context.Context) (queueOf, error) {
 	return queueOf{taskType: tt, name: tt.BackendName, maxLen: tt.MaxQueueLengthOrDefault()}, nil
 }
 
-// roomFor reports whether open free slots of a queue of maxLen are enough
-// for a round: at least MinFreeRatio of the queue, and one.
-func (l *loop) roomFor(open int64, maxLen int) bool {
-	return open > 0 && float64(open) >= float64(maxLen)*l.o.cfg.MinFreeRatio
+// slots returns how many visits a round sends into a queue of maxLen
+// that holds depth: revisit.SlotRule with MinFreeRatio, MaxPerRound at
+// most; none when the queue has no room for a round.
+func (l *loop) slots(maxLen int, depth int64) int {
+	return revisit.SlotRule{MinFreeRatio: l.o.cfg.MinFreeRatio, PerSend: l.o.cfg.MaxPerRound}.Slots(maxLen, depth)
 }
 
 // settle waits for the previous round's publication, logs that round and
@@ -287,12 +287,12 @@ func (l *loop) round(ctx context.Context) (leased.Rest, error) {
 	// only bounds how much of it one round fills. The previous round's
 	// messages still publishing count as taken; if that makes the queue
 	// look full, the round waits for them and measures again.
-	open := int64(maxLen) - depth
+	publishing := int64(0)
 	if l.publishing != nil {
-		open -= int64(l.publishing.count)
+		publishing = int64(l.publishing.count)
 	}
-	free := min(open, int64(cfg.MaxPerRound))
-	if !l.roomFor(open, maxLen) {
+	free := l.slots(maxLen, depth+publishing)
+	if free == 0 {
 		if l.publishing != nil {
 			if err := l.settle(); err != nil {
 				return leased.Rest{}, err
@@ -304,7 +304,7 @@ func (l *loop) round(ctx context.Context) (leased.Rest, error) {
 	}
 
 	shares := l.o.Shares(l.visitType)
-	visits, fetched, dry, err := l.dispatch(ctx, int(free), shares)
+	visits, fetched, dry, err := l.dispatch(ctx, free, shares)
 	if err != nil {
 		l.release(visits, "dispatch failed")
 		return leased.Rest{}, err

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"os"
 	"sync"
@@ -29,52 +30,56 @@ import (
 // ErrAllLoopsDown is returned by Run when every loop failed repeatedly.
 var ErrAllLoopsDown = supervise.ErrAllDown
 
-// Config configures an Orchestrator; zero fields take the defaults of
-// semantics.md §4.
+// Config configures an Orchestrator. Its settings are the orchestrator
+// section of the configuration file, named there in snake case
+// (max_per_round); their defaults are DefaultConfig's, which New gives the
+// fields left zero.
 type Config struct {
 	// VisitTypes are the visit types to drive; empty: the visit type of
 	// every load-* task type at start.
 	VisitTypes []string
-	// Shares are the weighted policies by visit type; a visit type absent
-	// takes DefaultShares.
+	// Shares are the weighted policies by visit type, or "default" for
+	// the visit types not named; a visit type absent takes DefaultShares.
 	Shares map[string][]Share
-	// MaxPerRound caps the free slots filled in one round (10,000).
+	// MaxPerRound caps the free slots filled in one round (1 to
+	// revisit.MaxGrabCount).
 	MaxPerRound int
 	// MinFreeRatio: a round publishes only when at least this fraction of
-	// the queue is free (0.05).
+	// the queue is free (revisit.SlotRule); AnyFreeSlot: as soon as one
+	// slot is.
 	MinFreeRatio float64
-	// QueueFullBackoff is the wait when the queue is full (60 s); it also
-	// caps the backoff while a dependency is unavailable.
+	// QueueFullBackoff is the wait when the queue is full; it also caps
+	// the backoff while a dependency is unavailable.
 	QueueFullBackoff time.Duration
 	// QueuePollInterval is how often the depth of a full queue is
-	// measured while the loop waits for it to drain (1 s): the loop runs a
+	// measured while the loop waits for it to drain: the loop runs a
 	// round as soon as the queue has room again.
 	QueuePollInterval time.Duration
-	// NoOriginsBackoff is the wait when no origin was eligible (20 min),
-	// cut short when the store tells of origins that may have become
-	// eligible (store.Notifier).
+	// NoOriginsBackoff is the wait when no origin was eligible, cut short
+	// when the store tells of origins that may have become eligible
+	// (store.Notifier).
 	NoOriginsBackoff time.Duration
-	// RoundJitter bounds the random wait added to every wait (5 s).
+	// RoundJitter bounds the random wait added to every wait.
 	RoundJitter time.Duration
 	// VisitTimeout is how long a sent visit may go without result before it
-	// is marked lost (24 h); VisitTimeouts overrides it by visit type.
+	// is marked lost; VisitTimeouts overrides it by visit type.
 	VisitTimeout  time.Duration
 	VisitTimeouts map[string]time.Duration
 	// LostRetention is how long lost visits are kept after their timeout,
-	// so that a late result still finds its visit (7 days); then their
-	// records are deleted.
+	// so that a late result still finds its visit; then their records are
+	// deleted.
 	LostRetention time.Duration
-	// LeaseTTL is how long a visit type's lease lasts unless renewed
-	// (15 s); a dead owner's visit types are taken over within it.
+	// LeaseTTL is how long a visit type's lease lasts unless renewed; a
+	// dead owner's visit types are taken over within it.
 	LeaseTTL time.Duration
 	// GracePeriod bounds how long Run takes to finish the rounds in flight
-	// once its context is done (30 s).
+	// once its context is done.
 	GracePeriod time.Duration
 	// RestartMin and RestartMax bound the exponential backoff between
-	// restarts of a failed loop (1 s, 5 min).
+	// restarts of a failed loop.
 	RestartMin, RestartMax time.Duration
 	// UnhealthyAfter is how many consecutive failures make a loop
-	// unhealthy (5).
+	// unhealthy.
 	UnhealthyAfter int
 	// Owner names this process in leases and in-flight records; default
 	// host:pid:random.
@@ -99,37 +104,50 @@ type Config struct {
 	Rand *rand.Rand
 }
 
+// AnyFreeSlot is the MinFreeRatio of an orchestrator that publishes as
+// soon as one slot of the queue is free (min_free_ratio: 0 in the
+// configuration file): the least positive ratio, since a zero
+// MinFreeRatio takes the default.
+const AnyFreeSlot = math.SmallestNonzeroFloat64
+
+// DefaultConfig returns the default of every setting (semantics.md §4):
+// the values of the fields New finds zero, and of the configuration
+// file's orchestrator section.
+func DefaultConfig() Config {
+	return Config{
+		MaxPerRound:       10_000,
+		MinFreeRatio:      0.05,
+		QueueFullBackoff:  time.Minute,
+		QueuePollInterval: time.Second,
+		NoOriginsBackoff:  20 * time.Minute,
+		RoundJitter:       5 * time.Second,
+		VisitTimeout:      24 * time.Hour,
+		LostRetention:     7 * 24 * time.Hour,
+		LeaseTTL:          15 * time.Second,
+		GracePeriod:       30 * time.Second,
+		RestartMin:        time.Second,
+		RestartMax:        5 * time.Minute,
+		UnhealthyAfter:    5,
+	}
+}
+
 // withDefaults returns c with zero fields set to their defaults.
 func (c Config) withDefaults() Config {
-	host, _ := os.Hostname()
-	set := func(d *time.Duration, v time.Duration) {
-		if *d == 0 {
-			*d = v
-		}
+	d := DefaultConfig()
+	orDefault(&c.MaxPerRound, d.MaxPerRound)
+	orDefault(&c.MinFreeRatio, d.MinFreeRatio)
+	orDefault(&c.UnhealthyAfter, d.UnhealthyAfter)
+	defaults := d.durations()
+	for i, f := range c.durations() {
+		orDefault(f.d, *defaults[i].d)
 	}
-	if c.MaxPerRound == 0 {
-		c.MaxPerRound = 10_000
-	}
-	if c.MinFreeRatio == 0 {
-		c.MinFreeRatio = 0.05
-	}
-	set(&c.QueueFullBackoff, time.Minute)
-	set(&c.QueuePollInterval, time.Second)
-	set(&c.NoOriginsBackoff, 20*time.Minute)
-	set(&c.RoundJitter, 5*time.Second)
-	set(&c.VisitTimeout, 24*time.Hour)
-	set(&c.LostRetention, 7*24*time.Hour)
-	set(&c.LeaseTTL, 15*time.Second)
-	set(&c.GracePeriod, 30*time.Second)
-	set(&c.RestartMin, time.Second)
-	set(&c.RestartMax, 5*time.Minute)
-	if c.UnhealthyAfter == 0 {
-		c.UnhealthyAfter = 5
-	}
+	orDefault(&c.RestartMin, d.RestartMin)
+	orDefault(&c.RestartMax, d.RestartMax)
 	if c.Owner == "" {
 		c.Owner = holder.New()
 	}
 	if c.Origin == "" {
+		host, _ := os.Hostname()
 		c.Origin = "revisit@" + host
 	}
 	if c.Logger == nil {
@@ -141,7 +159,35 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// Validate checks the configuration.
+// orDefault sets *v to d when it is zero.
+func orDefault[T comparable](v *T, d T) {
+	var zero T
+	if *v == zero {
+		*v = d
+	}
+}
+
+// duration is one duration setting of a Config, by its key in the
+// configuration file.
+type duration struct {
+	key string
+	d   *time.Duration
+}
+
+// durations returns the duration settings of c that the configuration
+// file sets, which must be positive.
+func (c *Config) durations() []duration {
+	return []duration{{"queue_full_backoff", &c.QueueFullBackoff}, {"queue_poll_interval", &c.QueuePollInterval},
+		{"no_origins_backoff", &c.NoOriginsBackoff}, {"round_jitter", &c.RoundJitter},
+		{"visit_timeout", &c.VisitTimeout}, {"lost_retention", &c.LostRetention},
+		{"lease_ttl", &c.LeaseTTL}, {"grace_period", &c.GracePeriod}}
+}
+
+// Validate checks the settings of the configuration file as they are,
+// zero refused (New gives zero fields their defaults first); RestartMin,
+// RestartMax and UnhealthyAfter, which the file does not set, may be zero.
+// Errors name the setting as the
+// configuration file spells it (max_per_round, scheduling_policy.git[0].weight).
 func (c Config) Validate() error {
 	for _, vt := range c.VisitTypes {
 		if err := revisit.ValidateVisitType(vt); err != nil {
@@ -149,31 +195,37 @@ func (c Config) Validate() error {
 		}
 	}
 	for vt, shares := range c.Shares {
-		if err := ValidateShares(shares); err != nil {
-			return fmt.Errorf("scheduling policy of %s: %w", vt, err)
+		key := "scheduling_policy." + vt
+		if vt != "default" {
+			if err := revisit.ValidateVisitType(vt); err != nil {
+				return fmt.Errorf("%s: not a visit type: %w", key, err)
+			}
+		}
+		if err := ValidateShares(key, shares); err != nil {
+			return err
 		}
 	}
-	switch {
-	case c.MaxPerRound < 0:
-		return fmt.Errorf("max per round %d is negative", c.MaxPerRound)
-	case c.MinFreeRatio < 0 || c.MinFreeRatio > 1:
-		return fmt.Errorf("min free ratio %g is not in [0, 1]", c.MinFreeRatio)
-	case c.RestartMax < c.RestartMin:
-		return fmt.Errorf("restart backoff: max %s < min %s", c.RestartMax, c.RestartMin)
+	if err := revisit.GrabCount.Check(c.MaxPerRound); err != nil {
+		return fmt.Errorf("max_per_round: %s", err.(*revisit.Error).Message)
 	}
-	for name, d := range map[string]time.Duration{"queue full backoff": c.QueueFullBackoff,
-		"queue poll interval": c.QueuePollInterval,
-		"no origins backoff":  c.NoOriginsBackoff, "round jitter": c.RoundJitter, "visit timeout": c.VisitTimeout,
-		"lost retention": c.LostRetention,
-		"lease ttl":      c.LeaseTTL, "grace period": c.GracePeriod} {
-		if d < 0 {
-			return fmt.Errorf("%s %s is negative", name, d)
+	if !(c.MinFreeRatio >= 0 && c.MinFreeRatio <= 1) {
+		return fmt.Errorf("min_free_ratio: %g is not between 0 and 1", c.MinFreeRatio)
+	}
+	for _, f := range c.durations() {
+		if *f.d <= 0 {
+			return fmt.Errorf("%s: %s is not positive", f.key, *f.d)
 		}
 	}
 	for vt, d := range c.VisitTimeouts {
 		if d <= 0 {
-			return fmt.Errorf("visit timeout of %s: %s is not positive", vt, d)
+			return fmt.Errorf("visit_timeouts.%s: %s is not positive", vt, d)
 		}
+	}
+	switch {
+	case c.RestartMin < 0 || c.RestartMax < c.RestartMin:
+		return fmt.Errorf("restart backoff: min %s, max %s: not 0 <= min <= max", c.RestartMin, c.RestartMax)
+	case c.UnhealthyAfter < 0:
+		return fmt.Errorf("unhealthy after %d failures: negative", c.UnhealthyAfter)
 	}
 	return nil
 }
@@ -236,10 +288,10 @@ type Health = supervise.Health
 // New returns an orchestrator publishing through b the visits it grabs
 // from st.
 func New(st Store, b broker.Broker, cfg Config) (*Orchestrator, error) {
+	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	cfg = cfg.withDefaults()
 	m := cfg.Metrics
 	sup := supervise.New(supervise.Config{GracePeriod: cfg.GracePeriod, RestartMin: cfg.RestartMin,
 		RestartMax: cfg.RestartMax, UnhealthyAfter: cfg.UnhealthyAfter, Logger: cfg.Logger,

@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"fmt"
+	"math"
 	"sync"
 	"testing"
 	"time"
@@ -363,17 +364,71 @@ func TestNoVisitTypeIsAClearError(t *testing.T) {
 	require.ErrorContains(t, o.Run(context.Background()), "no visit type to drive")
 }
 
-func TestConfigValidation(t *testing.T) {
-	for _, c := range []Config{
-		{VisitTypes: []string{"Bad Type"}},
-		{Shares: map[string][]Share{"git": {{Policy: revisit.StopAfterSuccess, Weight: 0}}}},
-		{MinFreeRatio: 2},
-		{LeaseTTL: -time.Second},
-		{VisitTimeouts: map[string]time.Duration{"git": 0}},
+func TestConfigValidationNamesTheSetting(t *testing.T) {
+	for _, c := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{VisitTypes: []string{"Bad Type"}}, `visit type "Bad Type"`},
+		{Config{Shares: map[string][]Share{"git": {{Policy: revisit.StopAfterSuccess, Weight: 0}}}},
+			"scheduling_policy.git: no policy has a positive weight"},
+		{Config{Shares: map[string][]Share{"Git Hub": {{Policy: revisit.StopAfterSuccess, Weight: 1}}}},
+			"scheduling_policy.Git Hub: not a visit type"},
+		{Config{MaxPerRound: -1}, "max_per_round: must be between 1 and 100000, not -1"},
+		{Config{MaxPerRound: revisit.MaxGrabCount + 1}, "max_per_round: must be between 1 and 100000, not 100001"},
+		{Config{MinFreeRatio: 2}, "min_free_ratio: 2 is not between 0 and 1"},
+		{Config{MinFreeRatio: -0.5}, "min_free_ratio: -0.5 is not between 0 and 1"},
+		{Config{MinFreeRatio: math.NaN()}, "min_free_ratio: NaN is not between 0 and 1"},
+		{Config{LeaseTTL: -time.Second}, "lease_ttl: -1s is not positive"},
+		{Config{RoundJitter: -time.Second}, "round_jitter: -1s is not positive"},
+		{Config{VisitTimeouts: map[string]time.Duration{"git": 0}}, "visit_timeouts.git: 0s is not positive"},
 	} {
-		_, err := New(nil, nil, c)
-		require.Error(t, err, "%+v", c)
+		_, err := New(nil, nil, c.cfg)
+		require.ErrorContains(t, err, c.want, "%+v", c.cfg)
 	}
+}
+
+func TestZeroFieldsTakeDefaultConfig(t *testing.T) {
+	o, err := New(nil, nil, Config{})
+	require.NoError(t, err)
+	got := o.cfg
+	got.Owner, got.Origin, got.Logger, got.Metrics = "", "", nil, nil
+	require.Equal(t, DefaultConfig(), got)
+	require.NoError(t, DefaultConfig().Validate(), "the defaults are valid")
+
+	o, err = New(nil, nil, Config{MinFreeRatio: AnyFreeSlot, MaxPerRound: 7})
+	require.NoError(t, err)
+	require.Equal(t, AnyFreeSlot, o.cfg.MinFreeRatio, "AnyFreeSlot is kept, not defaulted")
+	require.Equal(t, 7, o.cfg.MaxPerRound, "a setting given is kept")
+}
+
+func TestAnyFreeSlotPublishesIntoOneFreeSlot(t *testing.T) {
+	st := teststore.SQLite(t)
+	w := newWorld(t, st, 100)
+	w.add(neverVisited, 200)
+	b := newFakeBroker()
+	cfg := testConfig("a")
+	cfg.MinFreeRatio = AnyFreeSlot
+	start(t, st, b, cfg)
+	require.Eventually(t, func() bool { return len(b.published()) == 100 }, waitFor, tick)
+	b.take(gitTask, 1) // one slot of 100 free: below the default 5 %, a round with AnyFreeSlot
+	require.Eventually(t, func() bool { return len(b.published()) == 101 }, waitFor, tick)
+	time.Sleep(50 * time.Millisecond)
+	require.Len(t, b.published(), 101, "the queue is full again")
+}
+
+func TestDefaultFreeRatioWaitsForFivePercent(t *testing.T) {
+	st := teststore.SQLite(t)
+	w := newWorld(t, st, 100)
+	w.add(neverVisited, 200)
+	b := newFakeBroker()
+	start(t, st, b, testConfig("a"))
+	require.Eventually(t, func() bool { return len(b.published()) == 100 }, waitFor, tick)
+	b.take(gitTask, 4)
+	time.Sleep(200 * time.Millisecond)
+	require.Len(t, b.published(), 100, "4 free slots of 100: below 5 %, no round")
+	b.take(gitTask, 1)
+	require.Eventually(t, func() bool { return len(b.published()) == 105 }, waitFor, tick)
 }
 
 func TestPerRoundCapBelowTheFreeThresholdStillFills(t *testing.T) {

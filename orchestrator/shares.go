@@ -39,25 +39,31 @@ func DefaultShares(visitType string) []Share {
 	}
 }
 
-// ValidateShares checks a visit type's shares: known policies, no negative
-// weight, at least one positive weight, no policy twice with the same
-// options.
-func ValidateShares(shares []Share) error {
+// ValidateShares checks the shares of a visit type, which the
+// configuration file names key (scheduling_policy.git): known policies,
+// no negative weight, at least one positive weight, a sample in [0, 1),
+// a lister for first_visits_after_listing. Errors name the share's
+// field as the file does (scheduling_policy.git[0].weight).
+func ValidateShares(key string, shares []Share) error {
 	total := 0
 	for i, s := range shares {
+		at := fmt.Sprintf("%s[%d]", key, i)
 		if _, err := revisit.ParsePolicy(string(s.Policy)); err != nil {
-			return fmt.Errorf("policy %d: %w", i+1, err)
+			return fmt.Errorf("%s.policy: %w", at, err)
 		}
 		if s.Weight < 0 {
-			return fmt.Errorf("policy %d (%s): weight %d is negative", i+1, s.Policy, s.Weight)
+			return fmt.Errorf("%s.weight: %d is negative", at, s.Weight)
+		}
+		if s.Grab.Sample < 0 || s.Grab.Sample >= 1 {
+			return fmt.Errorf("%s.sample: %g is not in [0, 1)", at, s.Grab.Sample)
 		}
 		if s.Policy == revisit.FirstVisitsAfterListing && s.Grab.ListerID == nil && s.Grab.ListerName == "" {
-			return fmt.Errorf("policy %d (%s): needs a lister", i+1, s.Policy)
+			return fmt.Errorf("%s.lister: %s needs a lister", at, s.Policy)
 		}
 		total += s.Weight
 	}
 	if total == 0 {
-		return fmt.Errorf("no policy has a positive weight")
+		return fmt.Errorf("%s: no policy has a positive weight", key)
 	}
 	return nil
 }

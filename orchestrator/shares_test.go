@@ -69,9 +69,18 @@ func TestFillFewSlots(t *testing.T) {
 }
 
 func TestValidateShares(t *testing.T) {
-	require.NoError(t, ValidateShares(DefaultShares("git")))
-	require.ErrorContains(t, ValidateShares(shares(0, 0)), "no policy has a positive weight")
-	require.ErrorContains(t, ValidateShares(shares(1, -1)), "negative")
-	require.ErrorContains(t, ValidateShares([]Share{{Policy: "nope", Weight: 1}}), "policy 1")
-	require.ErrorContains(t, ValidateShares([]Share{{Policy: revisit.FirstVisitsAfterListing, Weight: 1}}), "needs a lister")
+	const key = "scheduling_policy.git"
+	require.NoError(t, ValidateShares(key, DefaultShares("git")))
+	for _, c := range []struct {
+		shares []Share
+		want   string
+	}{
+		{shares(0, 0), "scheduling_policy.git: no policy has a positive weight"},
+		{shares(1, -1), "scheduling_policy.git[1].weight: -1 is negative"},
+		{[]Share{{Policy: "nope", Weight: 1}}, "scheduling_policy.git[0].policy: "},
+		{[]Share{{Policy: revisit.FirstVisitsAfterListing, Weight: 1}}, "scheduling_policy.git[0].lister: first_visits_after_listing needs a lister"},
+		{[]Share{{Policy: revisit.StopAfterSuccess, Weight: 1, Grab: revisit.GrabParams{Sample: 1}}}, "scheduling_policy.git[0].sample: 1 is not in [0, 1)"},
+	} {
+		require.ErrorContains(t, ValidateShares(key, c.shares), c.want)
+	}
 }
