@@ -155,8 +155,8 @@ func (a *app) sendThrottled(ctx context.Context, b broker.Broker, task, queue st
 		if err != nil {
 			return c, queueError(queue, err)
 		}
-		room := int64(threshold) - depth
-		if room <= 0 {
+		room := revisit.SlotRule{PerSend: sendFileBatch}.Slots(threshold, depth)
+		if room == 0 {
 			if !waiting {
 				a.log.Info("waiting for the queue to drain", "queue", queue, "depth", depth, "threshold", threshold,
 					"sent", c.sent, "left", len(urls))
@@ -170,7 +170,7 @@ func (a *app) sendThrottled(ctx context.Context, b broker.Broker, task, queue st
 			continue
 		}
 		waiting = false
-		n := int(min(room, int64(len(urls)), sendFileBatch))
+		n := min(room, len(urls))
 		msgs := make([]celery.Message, n)
 		for i, u := range urls[:n] {
 			if msgs[i], err = celery.NewMessage(celery.Task{Name: task, ID: uuid.NewString(),

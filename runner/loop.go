@@ -104,9 +104,9 @@ func (l *loop) priorityRound(ctx context.Context, tt revisit.TaskType) (bool, er
 	return n == limit, err
 }
 
-// normalRound dispatches due tasks without priority when more than a fifth
-// of the queue is free (of the per-round cap, if lower), up to the free
-// slots, and reports whether the batch was full.
+// normalRound dispatches due tasks without priority when at least
+// MinFreeRatio of the queue is free, up to the free slots
+// (revisit.SlotRule), and reports whether the batch was full.
 func (l *loop) normalRound(ctx context.Context, tt revisit.TaskType) (bool, error) {
 	queue := tt.BackendName
 	depth, err := l.r.broker.Depth(ctx, queue)
@@ -114,13 +114,12 @@ func (l *loop) normalRound(ctx context.Context, tt revisit.TaskType) (bool, erro
 		return false, fmt.Errorf("depth of queue %s: %w", queue, err)
 	}
 	l.r.metrics.depth.WithLabelValues(tt.Type).Set(float64(depth))
-	maxLen := int64(tt.MaxQueueLengthOrDefault())
-	free := maxLen - depth
-	if free*5 <= min(maxLen, int64(l.r.cfg.MaxPerRound)) {
+	maxLen := tt.MaxQueueLengthOrDefault()
+	limit := revisit.SlotRule{MinFreeRatio: MinFreeRatio, PerSend: l.r.cfg.MaxPerRound}.Slots(maxLen, depth)
+	if limit == 0 {
 		l.log.Debug("queue full", "queue", queue, "depth", depth, "max_queue_length", maxLen)
 		return false, nil
 	}
-	limit := int(min(free, int64(l.r.cfg.MaxPerRound)))
 	n, err := l.dispatch(ctx, tt, queue, limit, false)
 	return n == limit, err
 }

@@ -40,6 +40,10 @@ type Store interface {
 	LeaseRelease(ctx context.Context, name, owner string) error
 }
 
+// MinFreeRatio is the least fraction of a queue free before the runner
+// sends it tasks without priority (revisit.SlotRule): a fifth.
+const MinFreeRatio = 0.2
+
 // Config configures a Runner; zero fields take their defaults.
 type Config struct {
 	// TaskTypes are the task types to dispatch; empty: every task type at

@@ -64,7 +64,7 @@ func statuses(t *testing.T, st store.Store) map[revisit.TaskStatus]int {
 	return n
 }
 
-func TestRoundDispatchesWhenMoreThanAFifthIsFree(t *testing.T) {
+func TestRoundDispatchesWhenAFifthIsFree(t *testing.T) {
 	teststore.Engines(t, func(t *testing.T, st store.Store) {
 		addType(t, st, 10)
 		ts := addTasks(t, st, 5, revisit.TaskRecurring, revisit.PriorityNone)
@@ -73,8 +73,8 @@ func TestRoundDispatchesWhenMoreThanAFifthIsFree(t *testing.T) {
 		cfg.Metrics = NewMetrics(prometheus.NewRegistry())
 		r := newRunner(t, st, b, cfg)
 
-		// Two of ten free: a fifth, not more. Nothing moves.
-		b.fill(listerBackend, 8)
+		// One of ten free: less than a fifth. Nothing moves.
+		b.fill(listerBackend, 9)
 		wait, err := round(t, r)
 		require.NoError(t, err)
 		require.GreaterOrEqual(t, wait, cfg.PollInterval)
@@ -115,6 +115,33 @@ func TestRoundDispatchesWhenMoreThanAFifthIsFree(t *testing.T) {
 			require.Equal(t, tk.Arguments.Kwargs["url"], kwargs["url"])
 		}
 	})
+}
+
+func TestRoundFreeSlotsAreTheSlotRules(t *testing.T) {
+	for _, c := range []struct {
+		name                  string
+		maxLen, perRound, len int
+		want                  int
+	}{
+		{"a fifth free is enough", 10, 0, 8, 2},
+		{"the cap of a round", 10, 3, 0, 3},
+		{"a fifth of the queue, not of the round's cap", 100, 10, 95, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			st := teststore.SQLite(t)
+			addType(t, st, c.maxLen)
+			addTasks(t, st, 5, revisit.TaskRecurring, revisit.PriorityNone)
+			b := newFakeBroker()
+			cfg := testConfig()
+			cfg.MaxPerRound = c.perRound
+			r := newRunner(t, st, b, cfg)
+			b.fill(listerBackend, c.len)
+			_, err := round(t, r)
+			require.NoError(t, err)
+			require.Len(t, b.queue(listerBackend), c.len+c.want)
+			require.Equal(t, c.want, revisit.SlotRule{MinFreeRatio: MinFreeRatio, PerSend: c.perRound}.Slots(c.maxLen, int64(c.len)))
+		})
+	}
 }
 
 func TestRoundSendsPriorityTasksAlways(t *testing.T) {

@@ -159,7 +159,7 @@ func (l *Live) measure(ctx context.Context) ([]Queue, error) {
 			q.DepthError = err.Error()
 		} else {
 			q.Depth = &d
-			free := max(int64(tt.MaxQueueLengthOrDefault())-d-q.Publishing, 0)
+			free := revisit.FreeSlots(tt.MaxQueueLengthOrDefault(), d+q.Publishing)
 			q.FreeSlots = &free
 		}
 		qs = append(qs, q)

@@ -73,14 +73,15 @@ func NewSender(st Store, b Broker, cfg Config) *Sender {
 // what would be sent without sending it.
 func (s *Sender) Messages() *Messages { return s.msgs }
 
-// FreeSlots returns how many messages queue takes before it holds maxLen:
-// none when it is full or beyond, at most revisit.MaxGrabCount.
+// FreeSlots measures queue and returns how many visits may be sent into
+// it before it holds maxLen (revisit.SlotRule without threshold): none
+// when it is full or beyond, at most revisit.MaxGrabCount.
 func (s *Sender) FreeSlots(ctx context.Context, queue string, maxLen int) (int, error) {
 	depth, err := s.b.Depth(ctx, queue)
 	if err != nil {
 		return 0, fmt.Errorf("depth of queue %s: %w", queue, err)
 	}
-	return int(min(max(int64(maxLen)-depth, 0), revisit.MaxGrabCount)), nil
+	return revisit.SlotRule{}.Slots(maxLen, depth), nil
 }
 
 // Request is one grab sent to a queue.
