@@ -24,8 +24,8 @@ func (a *app) runnerCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "runner [--task-type TYPE]...",
 		Short: "Dispatch the due generic tasks to the workers, until interrupted",
-		Long: `runner keeps the queue of each task type fed with its due tasks: when more
-than a fifth of the type's max_queue_length is free it records a run for each
+		Long: `runner keeps the queue of each task type fed with its due tasks: when at
+least a fifth of the type's max_queue_length is free it records a run for each
 due task and publishes its message to the queue named after the type's
 backend_name; tasks with a priority go at once to the queue
 "<priority prefix><backend_name>". It also ends as lost the runs without

@@ -9,7 +9,10 @@ import (
 	"github.com/revisit-sched/revisit/orchestrator"
 )
 
-// Orchestrator configures revisit schedule-recurrent (semantics.md §4):
+// Orchestrator configures revisit schedule-recurrent (semantics.md §4).
+// Its settings are orchestrator.Config's, their defaults
+// orchestrator.DefaultConfig's (the values below), their checks
+// orchestrator.Config.Validate's:
 //
 //	orchestrator:
 //	  max_per_round: 10000        # free slots filled per round, at most (1 to 100000)
