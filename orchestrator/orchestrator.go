@@ -183,11 +183,11 @@ func (c *Config) durations() []duration {
 		{"lease_ttl", &c.LeaseTTL}, {"grace_period", &c.GracePeriod}}
 }
 
-// Validate checks the settings of the configuration file as they are,
-// zero refused (New gives zero fields their defaults first); RestartMin,
-// RestartMax and UnhealthyAfter, which the file does not set, may be zero.
-// Errors name the setting as the
-// configuration file spells it (max_per_round, scheduling_policy.git[0].weight).
+// Validate checks the settings as they are: a zero max_per_round or
+// duration is refused. New validates once it has given zero fields their
+// defaults; the configuration file's settings are validated as written,
+// so that a 0 there is refused, not replaced. Errors name the setting as
+// the file spells it (max_per_round, scheduling_policy.git[0].weight).
 func (c Config) Validate() error {
 	for _, vt := range c.VisitTypes {
 		if err := revisit.ValidateVisitType(vt); err != nil {
