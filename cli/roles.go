@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -100,7 +99,6 @@ func orchestratorConfig(c config.Config) orchestrator.Config {
 		RoundJitter:      time.Duration(o.RoundJitter), VisitTimeout: time.Duration(o.VisitTimeout),
 		LostRetention: time.Duration(o.LostRetention),
 		LeaseTTL:      time.Duration(o.LeaseTTL), GracePeriod: time.Duration(o.GracePeriod),
-		SingleProcess: strings.HasPrefix(c.Store, "sqlite:"),
 	}
 	if len(o.VisitTimeouts) > 0 {
 		cfg.VisitTimeouts = map[string]time.Duration{}
@@ -132,6 +130,7 @@ func (a *app) newOrchestrator(c config.Config, st store.Store, b broker.Broker, 
 	reg prometheus.Registerer) (*orchestrator.Orchestrator, error) {
 	cfg := orchestratorConfig(c)
 	cfg.VisitTypes, cfg.Logger, cfg.Metrics = visitTypes, a.log.With("role", "orchestrator"), orchestrator.NewMetrics(reg)
+	cfg.SingleProcess = st.Capabilities().SingleProcess
 	return orchestrator.New(st, b, cfg)
 }
 
