@@ -313,9 +313,10 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
 	case errors.Is(err, broker.ErrClosed):
 		d = ErrorDetail{Code: revisit.CodeUnavailable, Message: "shutting down"}
-	case r.Context().Err() != nil && errors.Is(err, r.Context().Err()):
-		// The caller left, or the server is stopping: nothing went wrong
-		// here.
+	case r.Context().Err() != nil:
+		// The caller left, or the server is stopping: what failed failed
+		// for that (a context's error, or a transaction it rolled back),
+		// and nothing went wrong here.
 		s.log.Debug("api: request cancelled", "method", r.Method, "path", r.URL.Path, "err", err)
 		d = ErrorDetail{Code: revisit.CodeUnavailable, Message: "the request was cancelled: its client left or the server is stopping"}
 	case errors.As(err, &e) && e.Code != revisit.CodeInternal:

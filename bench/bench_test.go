@@ -53,8 +53,8 @@ func TestDatasetIsDeterministicAndShaped(t *testing.T) {
 
 func TestRunStoreOnSQLite(t *testing.T) {
 	ctx := context.Background()
-	url := "sqlite://" + filepath.Join(t.TempDir(), "bench.db")
-	cfg := bench.StoreConfig{URL: url, Origins: 3000, Grabs: 2, Count: 50, RecordBatches: 2}
+	path := filepath.Join(t.TempDir(), "bench.db")
+	cfg := bench.StoreConfig{URL: "sqlite://" + path, Origins: 3000, Grabs: 2, Count: 50, RecordBatches: 2}
 	rep, err := bench.RunStore(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +70,7 @@ func TestRunStoreOnSQLite(t *testing.T) {
 	}
 	// The back-to-back picks got their results: no case leaves origins in
 	// flight for the next one to step over.
-	db, err := sql.Open("sqlite", strings.TrimPrefix(url, "sqlite://"))
+	db, err := sql.Open("sqlite", path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,6 +197,22 @@ func TestRunOrchestratorEmbedded(t *testing.T) {
 	}
 }
 
+// TestGrabTargetFor checks that a store's capabilities choose its target:
+// P6 for the embedded single-process store, P1 for a database server.
+func TestGrabTargetFor(t *testing.T) {
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "bench.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if got := bench.GrabTargetFor(st.Capabilities()); got.Name != "P6" || got.P99 != 0 {
+		t.Fatalf("SQLite: target %+v, want P6 on p50 only", got)
+	}
+	if got := bench.GrabTargetFor(store.Capabilities{}); got.Name != "P1" {
+		t.Fatalf("a server's store: target %+v, want P1", got)
+	}
+}
+
 func TestGrabTargetNeedsFullGrabs(t *testing.T) {
 	target := bench.GrabTarget{Name: "P6", P50: 20 * time.Millisecond}
 	full := bench.Latency{Count: 1000, Returned: 1000, P50: 12 * time.Millisecond}
@@ -227,8 +243,8 @@ func TestRunListener(t *testing.T) {
 	} else {
 		b.Close()
 	}
-	url := "sqlite://" + filepath.Join(t.TempDir(), "bench.db")
-	cfg := bench.ListenerConfig{URL: url, Origins: 3000, BrokerURL: brokerURL, Visits: 400}
+	path := filepath.Join(t.TempDir(), "bench.db")
+	cfg := bench.ListenerConfig{URL: "sqlite://" + path, Origins: 3000, BrokerURL: brokerURL, Visits: 400}
 	rep, err := bench.RunListener(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -237,7 +253,7 @@ func TestRunListener(t *testing.T) {
 		t.Fatalf("report: %+v", rep)
 	}
 	// The run waited for every visit to be closed by its result.
-	st, err := sqlite.Open(ctx, strings.TrimPrefix(url, "sqlite://"), store.Options{})
+	st, err := sqlite.Open(ctx, path, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

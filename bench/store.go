@@ -7,7 +7,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -442,9 +441,11 @@ type GrabTarget struct {
 	P50, P99 time.Duration
 }
 
-// GrabTargetFor returns the target that applies to the store at url.
-func GrabTargetFor(url string) GrabTarget {
-	if strings.HasPrefix(url, "sqlite:") {
+// GrabTargetFor returns the target that applies to a store of those
+// capabilities: P6 to the embedded single-process store (SQLite), P1 to a
+// database server's.
+func GrabTargetFor(c store.Capabilities) GrabTarget {
+	if c.SingleProcess {
 		return GrabTarget{Name: "P6", P50: 20 * time.Millisecond}
 	}
 	return GrabTarget{Name: "P1", P50: 10 * time.Millisecond, P99: 50 * time.Millisecond}

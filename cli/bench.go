@@ -17,6 +17,7 @@ import (
 	"github.com/revisit-sched/revisit/bench"
 	"github.com/revisit-sched/revisit/feedback"
 	"github.com/revisit-sched/revisit/journal"
+	"github.com/revisit-sched/revisit/store"
 )
 
 func (a *app) benchCommand() *cobra.Command {
@@ -528,7 +529,11 @@ Cases that ran short of eligible origins in either run are left out.`,
 			if err != nil {
 				return fmt.Errorf("bench store: %w", err)
 			}
-			target := bench.GrabTargetFor(url)
+			caps, err := store.CapabilitiesOf(url)
+			if err != nil {
+				return err
+			}
+			target := bench.GrabTargetFor(caps)
 			rw := a.rows(cols("measure", "calls", "returned", "p50_ms", "p99_ms", "max_ms", "target", "met"))
 			for _, l := range rep.Grabs {
 				// The target is for select and mark in the steady state.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -89,20 +88,13 @@ func metricsRole(addr string, reg *prometheus.Registry, st store.Store) (role, e
 	}}, nil
 }
 
-// orchestratorConfig returns the orchestrator's configuration of the
-// configuration's orchestrator section, for the configured store.
-func orchestratorConfig(c config.Config) orchestrator.Config {
-	cfg := c.Orchestrator.Config()
-	cfg.SingleProcess = strings.HasPrefix(c.Store, "sqlite:")
-	return cfg
-}
-
 // newOrchestrator builds the orchestrator of the configured visit types
 // (none: every load-* task type).
 func (a *app) newOrchestrator(c config.Config, st store.Store, b broker.Broker, visitTypes []string,
 	reg prometheus.Registerer) (*orchestrator.Orchestrator, error) {
-	cfg := orchestratorConfig(c)
+	cfg := c.Orchestrator.Config()
 	cfg.VisitTypes, cfg.Logger, cfg.Metrics = visitTypes, a.log.With("role", "orchestrator"), orchestrator.NewMetrics(reg)
+	cfg.SingleProcess = st.Capabilities().SingleProcess
 	return orchestrator.New(st, b, cfg)
 }
 

@@ -343,9 +343,9 @@ func (a *app) resolveStoreURL(cmd *cobra.Command) (string, error) {
 	}
 	if cfg.IsDefault("store") && !a.storeNoticed {
 		a.storeNoticed = true
-		p, err := filepath.Abs(config.SQLitePath(cfg.Store))
+		p, err := filepath.Abs(config.DefaultStoreFile)
 		if err != nil {
-			return "", fmt.Errorf("store %s: %w", cfg.Store, err)
+			return "", fmt.Errorf("store %s: %w", store.Redact(cfg.Store), err)
 		}
 		fmt.Fprintf(a.env.Stderr, "revisit: using the embedded SQLite store at %s (set --store or REVISIT_STORE to change)\n", p)
 	}

@@ -175,7 +175,7 @@ func (a *app) scenarios(cmd *cobra.Command, policy string, compare []string) ([]
 	if err != nil {
 		return nil, err
 	}
-	base := simulate.Scenario{Name: "built-in weights", Orchestrator: orchestratorConfig(c)}
+	base := simulate.Scenario{Name: "built-in weights", Orchestrator: c.Orchestrator.Config()}
 	if a.configFile != "" {
 		base.Name = fileName(a.configFile)
 	}
@@ -193,7 +193,7 @@ func (a *app) scenarios(cmd *cobra.Command, policy string, compare []string) ([]
 		if err != nil {
 			return nil, fmt.Errorf("--compare %s: %w", file, err)
 		}
-		scenarios = append(scenarios, simulate.Scenario{Name: fileName(file), Orchestrator: orchestratorConfig(c)})
+		scenarios = append(scenarios, simulate.Scenario{Name: fileName(file), Orchestrator: c.Orchestrator.Config()})
 	}
 	return scenarios, nil
 }

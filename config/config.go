@@ -47,15 +47,21 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+
+	"github.com/revisit-sched/revisit/store"
 )
 
 // BrokerEmbedded is the broker setting of the embedded broker, the
 // default.
 const BrokerEmbedded = "embedded"
 
-// DefaultStore is the store used when none is configured: an SQLite file in
-// the current directory.
-const DefaultStore = "sqlite://revisit.db"
+// DefaultStore is the store used when none is configured: the SQLite file
+// DefaultStoreFile in the current directory.
+const DefaultStore = "sqlite://" + DefaultStoreFile
+
+// DefaultStoreFile is the file of DefaultStore, relative to the current
+// directory.
+const DefaultStoreFile = "revisit.db"
 
 // EnvPrefix starts the name of every environment variable revisit reads.
 const EnvPrefix = "REVISIT_"
@@ -65,8 +71,8 @@ const EnvConfigFile = EnvPrefix + "CONFIG"
 
 // Config is the whole configuration of revisit.
 type Config struct {
-	// Store is the URL of the store: postgres://…, postgresql://… or
-	// sqlite://path.
+	// Store is the URL of the store, which a registered store driver takes
+	// (store.ValidateURL): postgres://…, postgresql://… or sqlite://path.
 	Store string `yaml:"store"`
 	// Broker is the message broker the workers read from: "embedded"
 	// (the default: queues in the store, workers lease over HTTP from
@@ -275,14 +281,10 @@ func envKeys() map[string]string {
 // value came from when not a default.
 func (c Config) Validate() error {
 	bad := func(key, format string, args ...any) error {
-		msg := fmt.Sprintf("%s: %s", key, fmt.Sprintf(format, args...))
-		if src := c.Source(key); src != "default" {
-			msg += " (set by " + src + ")"
-		}
-		return errors.New(msg)
+		return c.sourced(key, fmt.Errorf("%s: %s", key, fmt.Sprintf(format, args...)))
 	}
-	if err := checkStoreURL(c.Store); err != nil {
-		return bad("store", "%v", err)
+	if err := store.ValidateURL(c.Store); err != nil {
+		return c.sourced("store", err)
 	}
 	if err := checkBrokerURL(c.Broker); err != nil {
 		return bad("broker", "%v", err)
@@ -308,24 +310,13 @@ func (c Config) Validate() error {
 	return nil
 }
 
-func checkStoreURL(s string) error {
-	if s == "" {
-		return errors.New("missing")
+// sourced adds to the error of a setting where its value came from, when
+// not a default.
+func (c Config) sourced(key string, err error) error {
+	if src := c.Source(key); src != "default" {
+		return fmt.Errorf("%w (set by %s)", err, src)
 	}
-	u, err := url.Parse(s)
-	if err != nil {
-		return fmt.Errorf("%q is not a URL", s)
-	}
-	switch u.Scheme {
-	case "postgres", "postgresql":
-		return nil
-	case "sqlite":
-		if SQLitePath(s) == "" {
-			return fmt.Errorf("%q names no file (sqlite:///abs/path.db or sqlite://relative/path.db)", s)
-		}
-		return nil
-	}
-	return fmt.Errorf("%q is not a postgres://, postgresql:// or sqlite:// URL", s)
+	return err
 }
 
 func checkBrokerURL(s string) error {
@@ -334,38 +325,9 @@ func checkBrokerURL(s string) error {
 	}
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "amqp" && u.Scheme != "amqps") || u.Host == "" {
-		return fmt.Errorf("%q is neither %s nor an amqp://user:pass@host:port/vhost (or amqps://) URL", redact(s), BrokerEmbedded)
+		return fmt.Errorf("%q is neither %s nor an amqp://user:pass@host:port/vhost (or amqps://) URL", store.Redact(s), BrokerEmbedded)
 	}
 	return nil
-}
-
-// redact hides the credentials of a URL for error messages, also when the
-// URL is malformed: whatever stands before an @ is masked.
-func redact(s string) string {
-	if u, err := url.Parse(s); err == nil && u.User != nil {
-		return u.Redacted()
-	}
-	at := strings.LastIndex(s, "@")
-	if at < 0 {
-		return s
-	}
-	start := 0
-	if i := strings.Index(s, "://"); i >= 0 && i < at {
-		start = i + len("://")
-	}
-	return s[:start] + "xxxxx" + s[at:]
-}
-
-// SQLitePath returns the file an sqlite:// store URL names, as written
-// (relative paths are relative to the current directory), or "" when s is
-// not an sqlite URL. Query parameters are not part of the path.
-func SQLitePath(s string) string {
-	rest, ok := strings.CutPrefix(s, "sqlite://")
-	if !ok {
-		return ""
-	}
-	rest, _, _ = strings.Cut(rest, "?")
-	return rest
 }
 
 // SlogLevel returns the slog level of l.Level (info if unknown).

@@ -87,7 +87,7 @@ func TestFileErrors(t *testing.T) {
 		{"log:\n  level: [debug]\n", `log.level: want a string, got a list`},
 		{"log:\n  level: verbose\n", `log.level: "verbose" is not one of debug, info, warn, error (set by config file`},
 		{"log:\n  format: xml\n", `log.format: "xml" is not one of text, json`},
-		{"store: mysql://x\n", `store: "mysql://x" is not a postgres://, postgresql:// or sqlite:// URL`},
+		{"store: mysql://x\n", `store: unknown store scheme "mysql" in "mysql://x" (`},
 		{"store: 'a: b\n", `not valid YAML`},
 		{"- store\n", `(document): want a mapping, got a list`},
 	} {
@@ -144,15 +144,6 @@ func TestKeysAndEnvVars(t *testing.T) {
 		require.NotContains(t, seen, v, "keys %s and %s", seen[v], k)
 		seen[v] = k
 	}
-}
-
-func TestSQLitePath(t *testing.T) {
-	t.Parallel()
-	require.Equal(t, "revisit.db", SQLitePath("sqlite://revisit.db"))
-	require.Equal(t, "/abs/x.db", SQLitePath("sqlite:///abs/x.db?mode=rw"))
-	require.Equal(t, "", SQLitePath("postgres://x"))
-	_, err := Load(Sources{Flags: map[string]string{"store": "sqlite://"}})
-	require.ErrorContains(t, err, "names no file")
 }
 
 func TestLogger(t *testing.T) {

@@ -23,6 +23,10 @@ type Store interface {
 	QueueStore
 	OperatorActionStore
 
+	// Capabilities tells what the store's engine can do: those its driver
+	// registered.
+	Capabilities() Capabilities
+
 	// TaskTypeCreate stores a new task type; ErrConflict if it exists.
 	TaskTypeCreate(ctx context.Context, t revisit.TaskType) error
 	// TaskTypeUpdate replaces an existing task type; ErrNotFound if absent.

@@ -106,9 +106,8 @@ func newStack(t *testing.T, ctx context.Context, st store.Store, journal api.Jou
 	t.Helper()
 	b := embedded.New(st, embedded.Config{PollInterval: 50 * time.Millisecond})
 	reg := prometheus.NewRegistry()
-	_, single := st.(*sqlite.Store)
 	o, err := orchestrator.New(st, b, orchestrator.Config{NoOriginsBackoff: time.Second, QueueFullBackoff: time.Second,
-		RoundJitter: 50 * time.Millisecond, SingleProcess: single, GracePeriod: time.Second,
+		RoundJitter: 50 * time.Millisecond, SingleProcess: st.Capabilities().SingleProcess, GracePeriod: time.Second,
 		Metrics: orchestrator.NewMetrics(reg)})
 	require.NoError(t, err)
 	lis := listener.New(st, b, listener.Config{Metrics: listener.NewMetrics(reg)})

@@ -28,13 +28,13 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
-	"net/url"
 	"sync"
 	"time"
 
 	amqp091 "github.com/rabbitmq/amqp091-go"
 
 	"github.com/revisit-sched/revisit/broker"
+	"github.com/revisit-sched/revisit/store"
 )
 
 // Defaults of Config.
@@ -170,7 +170,7 @@ func Open(ctx context.Context, cfg Config) (*Broker, error) {
 	b := &Broker{
 		cfg:      cfg,
 		log:      cfg.Logger,
-		redacted: redactURL(cfg.URL),
+		redacted: store.Redact(cfg.URL),
 		vhost:    uri.Vhost,
 		ready:    make(chan struct{}),
 		closing:  make(chan struct{}),
@@ -402,15 +402,6 @@ func (b *Broker) sleep(ctx context.Context, d time.Duration) bool {
 	case <-b.closing:
 		return false
 	}
-}
-
-// redactURL hides the password of an AMQP or HTTP URL.
-func redactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		return "(unparsable url)"
-	}
-	return u.Redacted()
 }
 
 // amqpCode returns the AMQP reply code of err, or 0.

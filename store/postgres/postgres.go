@@ -56,9 +56,9 @@ var (
 // Open connects to the database the URL names (postgres://…). It does not
 // migrate: call Migrate, or check SchemaVersion first.
 func Open(ctx context.Context, url string, opts store.Options) (*Store, error) {
-	cfg, err := pgxpool.ParseConfig(url)
+	cfg, err := parseConfig(url)
 	if err != nil {
-		return nil, revisit.Invalidf("store", "bad PostgreSQL URL: %v", err)
+		return nil, err
 	}
 	// Plan each grab for its actual parameters: a generic plan cannot know
 	// which partial index a LIMIT and the cooldown bounds make best.
