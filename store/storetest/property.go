@@ -17,7 +17,9 @@ import (
 	"github.com/revisit-sched/revisit/store"
 )
 
-func init() { register("Property/GrabMatchesNaiveSort", propertyGrab) }
+func exerciseProperty(t *testing.T, newStore NewStore) {
+	parallel(t, "Property/GrabMatchesNaiveSort", func(t *testing.T) { propertyGrab(t, newStore) })
+}
 
 // propertyGrab builds random small worlds (one visit type each: random
 // clocks on a coarse grid that lands on cooldown boundaries, stats, listers,
