@@ -79,10 +79,10 @@ func startServeDemo(t *testing.T, ctx context.Context, args ...string) servedDem
 // who leaves it open would: in each of the minutes from the eighth to the
 // tenth, visits are scheduled and results come in, of every visit type
 // over those minutes. It takes ten minutes: scripts/test runs it beside
-// the other tests, with REVISIT_LONG_TESTS=1.
+// the other tests, with TEST_LONG=1.
 func TestDemoStaysAlive(t *testing.T) {
-	if os.Getenv("REVISIT_LONG_TESTS") == "" {
-		t.Skip("ten minutes long: scripts/test runs it beside the other tests (REVISIT_LONG_TESTS=1)")
+	if os.Getenv("TEST_LONG") == "" {
+		t.Skip("ten minutes long: scripts/test runs it beside the other tests (TEST_LONG=1)")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -34,21 +34,21 @@ func TestMain(m *testing.M) {
 }
 
 // loaderModule is a Celery app with one loader task, named by
-// $REVISIT_TEST_TASK, that records each visit and answers by URL: /fail-…
+// $TEST_TASK, that records each visit and answers by URL: /fail-…
 // raises, /gone-… is not found, anything else is eventful with a snapshot
 // id derived from the URL.
 const loaderModule = `
 import hashlib, json, os
 from celery import Celery
 
-app = Celery('revisit_test', broker=os.environ['REVISIT_TEST_BROKER'])
+app = Celery('revisit_test', broker=os.environ['TEST_CELERY_BROKER'])
 app.conf.update(worker_send_task_events=True, task_serializer='json', accept_content=['json'],
                 worker_hijack_root_logger=False, broker_connection_retry_on_startup=True,
                 worker_prefetch_multiplier=1)
 
-@app.task(name=os.environ['REVISIT_TEST_TASK'], bind=True)
+@app.task(name=os.environ['TEST_TASK'], bind=True)
 def load(self, url, **kwargs):
-    with open(os.environ['REVISIT_TEST_OUT'], 'a') as f:
+    with open(os.environ['TEST_OUT'], 'a') as f:
         f.write(json.dumps({'id': self.request.id, 'url': url, 'kwargs': kwargs}) + '\n')
     if '/fail-' in url:
         raise RuntimeError('cannot reach ' + url)

@@ -19,10 +19,10 @@ import (
 // publishes, then starts it again: the loop waits, reports, and carries on
 // by itself; every origin is published, duplicates within one round. It
 // restarts the shared server, so it runs only with
-// REVISIT_DISRUPTIVE_TESTS=1 (scripts/test runs it alone, after the rest).
+// TEST_DISRUPTIVE=1 (scripts/test runs it alone, after the rest).
 func TestBrokerRestart(t *testing.T) {
-	if os.Getenv("REVISIT_DISRUPTIVE_TESTS") != "1" {
-		t.Skip("restarts RabbitMQ: set REVISIT_DISRUPTIVE_TESTS=1 (scripts/test does, running it alone)")
+	if os.Getenv("TEST_DISRUPTIVE") != "1" {
+		t.Skip("restarts RabbitMQ: set TEST_DISRUPTIVE=1 (scripts/test does, running it alone)")
 	}
 	st, _ := teststore.Postgres(t)
 	queue := celerytest.Queue(t)

@@ -39,7 +39,7 @@ func TestVisitsEndToEnd(t *testing.T) {
 	run(t, "listener", l.Run)
 	celerytest.WaitQueue(t, eventsQueue, 30*time.Second)
 	worker := celerytest.StartWorker(t, celerytest.WorkerOptions{Module: loaderModule, Queues: []string{queue},
-		Pool: "prefork", Concurrency: 2, Env: []string{"REVISIT_TEST_TASK=" + queue}})
+		Pool: "prefork", Concurrency: 2, Env: []string{"TEST_TASK=" + queue}})
 	celerytest.WaitQueue(t, queue, 60*time.Second)
 
 	// Failed and not-found origins come back once their result is in, so

@@ -25,7 +25,7 @@ const workerTasks = `
 import os, time
 from celery import Celery
 
-app = Celery('revisit_test', broker=os.environ['REVISIT_TEST_BROKER'])
+app = Celery('revisit_test', broker=os.environ['TEST_CELERY_BROKER'])
 app.conf.update(worker_send_task_events=True, task_serializer='json', accept_content=['json'],
                 worker_hijack_root_logger=False, broker_connection_retry_on_startup=True)
 

@@ -43,10 +43,10 @@ func TestMain(m *testing.M) {
 
 const queue = "swh.loader.git.tasks.UpdateGitRepository"
 
-// artifactDir is where screenshots go: $REVISIT_SCREENSHOTS, else a
+// artifactDir is where screenshots go: $TEST_SCREENSHOTS, else a
 // temporary directory of the test.
 func artifactDir(t *testing.T) string {
-	if d := os.Getenv("REVISIT_SCREENSHOTS"); d != "" {
+	if d := os.Getenv("TEST_SCREENSHOTS"); d != "" {
 		require.NoError(t, os.MkdirAll(d, 0o755))
 		return d
 	}

@@ -19,13 +19,13 @@ import (
 )
 
 // workerModule is a Celery app with tasks named like Software Heritage
-// loaders; each appends what it received to $REVISIT_TEST_OUT as a JSON
+// loaders; each appends what it received to $TEST_OUT as a JSON
 // line.
 const workerModule = `
 import json, os
 from celery import Celery
 
-app = Celery('revisit_test', broker=os.environ['REVISIT_TEST_BROKER'])
+app = Celery('revisit_test', broker=os.environ['TEST_CELERY_BROKER'])
 app.conf.update(
     worker_send_task_events=True,
     task_serializer='json',
@@ -35,7 +35,7 @@ app.conf.update(
 )
 
 def record(task, args, kwargs):
-    with open(os.environ['REVISIT_TEST_OUT'], 'a') as f:
+    with open(os.environ['TEST_OUT'], 'a') as f:
         f.write(json.dumps({'task': task.name, 'id': task.request.id, 'args': list(args), 'kwargs': kwargs}) + '\n')
 
 @app.task(name='swh.loader.git.tasks.UpdateGitRepository', bind=True)

@@ -34,11 +34,11 @@ func rabbitmqctl(ctx context.Context, args ...string) error {
 //
 // It restarts the shared RabbitMQ, which would cut the connections of the
 // tests of other packages that go test runs at the same time: it runs only
-// with REVISIT_DISRUPTIVE_TESTS=1, which scripts/test sets in a step of its
+// with TEST_DISRUPTIVE=1, which scripts/test sets in a step of its
 // own, after every other test. It is not parallel either.
 func TestRestartUnderLoad(t *testing.T) {
-	if os.Getenv("REVISIT_DISRUPTIVE_TESTS") != "1" {
-		t.Skip("restarts RabbitMQ: runs alone, with REVISIT_DISRUPTIVE_TESTS=1 (scripts/test does it)")
+	if os.Getenv("TEST_DISRUPTIVE") != "1" {
+		t.Skip("restarts RabbitMQ: runs alone, with TEST_DISRUPTIVE=1 (scripts/test does it)")
 	}
 	if _, err := exec.LookPath("rabbitmqctl"); err != nil {
 		celerytest.Unavailable(t, "rabbitmqctl not found: %v", err)

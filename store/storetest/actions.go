@@ -40,8 +40,8 @@ func actionTargets(as []revisit.OperatorAction) []string {
 	return out
 }
 
-func init() {
-	register("Actions/RecordAndListNewestFirst", func(t *testing.T, newStore NewStore) {
+func exerciseActions(t *testing.T, newStore NewStore) {
+	parallel(t, "Actions/RecordAndListNewestFirst", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		page := f.listActions(revisit.OperatorActionFilter{})
 		require.Equal(t, revisit.OperatorActionPage{Actions: []revisit.OperatorAction{}}, page, "none yet")
@@ -63,7 +63,7 @@ func init() {
 		require.Equal(t, "https://example.org/a (b) (git)", disabled.Target)
 	})
 
-	register("Actions/PagesAndFilters", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Actions/PagesAndFilters", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		for i, by := range []string{"ops", "anonymous", "ops", "ops", "cli:bob"} {
 			action := map[bool]string{true: "pause", false: "resume"}[i%2 == 0]
@@ -99,7 +99,7 @@ func init() {
 		require.Empty(t, f.listActions(revisit.OperatorActionFilter{By: "nobody"}).Actions)
 	})
 
-	register("Actions/RecordingDeletesTheOnesPastRetention", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Actions/RecordingDeletesTheOnesPastRetention", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		old := f.recordAction("ops", "pause", "git", "")
 		f.clock.Advance(time.Hour)
@@ -114,7 +114,7 @@ func init() {
 			"older than the retention: deleted")
 	})
 
-	register("Actions/RefusesBadInput", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Actions/RefusesBadInput", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		good := revisit.OperatorAction{At: at(0), By: "ops", Action: "pause", Target: "git"}
 		for field, bad := range map[string]func(a *revisit.OperatorAction){

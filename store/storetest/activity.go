@@ -25,8 +25,8 @@ func minuteCount(visitType string, kind revisit.ActivityKind, label string, d ti
 	return revisit.MinuteCount{VisitType: visitType, Kind: kind, Label: label, Minute: at(d), Count: n}
 }
 
-func init() {
-	register("Activity/ByMinuteFromVisitsAndStats", func(t *testing.T, newStore NewStore) {
+func exerciseActivity(t *testing.T, newStore NewStore) {
+	parallel(t, "Activity/ByMinuteFromVisitsAndStats", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		f.gitOrigins(4)
 		f.clock.Set(at(70 * time.Second))
@@ -81,13 +81,12 @@ func init() {
 		require.Empty(t, f.activity(at(3*time.Hour), at(3*time.Hour)), "an empty window")
 
 		_, err = f.s.ActivityByMinute(f.ctx, at(time.Hour), base)
-		requireCode(t, err, revisit.ErrInvalid)
-		require.Equal(t, "until", err.(*revisit.Error).Field)
+		requireInvalid(t, err, "until")
 	})
 }
 
-func init() {
-	register("Activity/ResultsKeptWithTheStats", func(t *testing.T, newStore NewStore) {
+func exerciseActivityResults(t *testing.T, newStore NewStore) {
+	parallel(t, "Activity/ResultsKeptWithTheStats", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		// Three results of one origin in the window, one before it; a
 		// second origin whose stats were written without their results

@@ -68,8 +68,8 @@ type browseWorld struct {
 	status    *revisit.VisitStatus
 }
 
-func init() {
-	register("OriginsBrowse/ViewsFiltersAndPagingBothWays", func(t *testing.T, newStore NewStore) {
+func exerciseBrowse(t *testing.T, newStore NewStore) {
+	parallel(t, "OriginsBrowse/ViewsFiltersAndPagingBothWays", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		ls := []revisit.Lister{f.lister("gitlab", "a"), f.lister("gitlab", "b")}
 		statuses := []*revisit.VisitStatus{nil, stp(revisit.VisitSuccessful), stp(revisit.VisitFailed), stp(revisit.VisitNotFound)}
@@ -193,7 +193,7 @@ func init() {
 		require.NotContains(t, left, picked[0].URL[len(url("")):])
 	})
 
-	register("OriginsBrowse/BoundedRead", func(t *testing.T, newStore NewStore) {
+	parallel(t, "OriginsBrowse/BoundedRead", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		l := f.lister("gitlab", "")
 		// More never-visited origins than a page reads, then one that failed.
@@ -224,11 +224,11 @@ func init() {
 
 		b.Descending = true
 		_, err := f.s.OriginsBrowse(f.ctx, b)
-		requireCode(t, err, revisit.ErrInvalid, "a token of another order")
+		requireInvalid(t, err, "page_token", "a token of another order")
 		require.Contains(t, err.Error(), "another view or order")
 	})
 
-	register("OriginsBrowse/BadInput", func(t *testing.T, newStore NewStore) {
+	parallel(t, "OriginsBrowse/BadInput", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		cases := []struct {
 			b     revisit.OriginBrowse
@@ -244,10 +244,7 @@ func init() {
 		}
 		for _, c := range cases {
 			_, err := f.s.OriginsBrowse(f.ctx, c.b)
-			requireCode(t, err, revisit.ErrInvalid, "%+v", c.b)
-			var e *revisit.Error
-			require.ErrorAs(t, err, &e)
-			require.Equal(t, c.field, e.Field, "%+v: %v", c.b, err)
+			requireInvalid(t, err, c.field, "%+v", c.b)
 		}
 	})
 }

@@ -22,8 +22,8 @@ func (f *fixture) closeByOrigin(results ...revisit.OriginResult) []revisit.Visit
 	return closed
 }
 
-func init() {
-	register("Visits/CloseByOriginClosesSentAndLost", func(t *testing.T, newStore NewStore) {
+func exerciseCloseByOrigin(t *testing.T, newStore NewStore) {
+	parallel(t, "Visits/CloseByOriginClosesSentAndLost", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		l := f.gitOrigins(3)
 		vs := f.dispatch(3, nil)
@@ -70,7 +70,7 @@ func init() {
 		require.Equal(t, []string{again[0].ID}, visitIDs(closed), "closing by id after closing by origin finds the rest")
 	})
 
-	register("Visits/CloseByOriginLeavesPendingVisits", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Visits/CloseByOriginLeavesPendingVisits", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		f.gitOrigins(2)
 		vs := f.dispatch(2, nil)
@@ -83,7 +83,7 @@ func init() {
 		require.Equal(t, revisit.VisitCounts{VisitType: "git", Pending: 1}, f.counts()["git"])
 	})
 
-	register("Visits/CloseByOriginValidates", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Visits/CloseByOriginValidates", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		f.gitOrigins(1)
 		vs := f.dispatch(1, nil)
@@ -103,17 +103,14 @@ func init() {
 			{revisit.OriginResult{Key: revisit.OriginKey{URL: url("o0"), VisitType: "git"}}, "results[1].date"},
 		} {
 			_, err := f.s.VisitsCloseByOrigin(f.ctx, []revisit.OriginResult{good, c.bad})
-			requireCode(t, err, revisit.ErrInvalid, c.field)
-			var e *revisit.Error
-			require.ErrorAs(t, err, &e)
-			require.Equal(t, c.field, e.Field)
+			requireInvalid(t, err, c.field)
 		}
 		many := make([]revisit.OriginResult, revisit.MaxOriginResults+1)
 		for i := range many {
 			many[i] = good
 		}
 		_, err = f.s.VisitsCloseByOrigin(f.ctx, many)
-		requireCode(t, err, revisit.ErrInvalid)
+		requireInvalid(t, err, "results")
 		require.ErrorContains(t, err, "at most 10000 origins a call, not 10001")
 		require.Equal(t, revisit.VisitCounts{VisitType: "git", Sent: 1}, f.counts()["git"], "nothing closed")
 

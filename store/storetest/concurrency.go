@@ -10,8 +10,8 @@ import (
 	"github.com/revisit-sched/revisit"
 )
 
-func init() {
-	register("Grab/ConcurrentDisjoint", func(t *testing.T, newStore NewStore) {
+func exerciseGrabConcurrency(t *testing.T, newStore NewStore) {
+	parallel(t, "Grab/ConcurrentDisjoint", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		l := f.lister("gitlab", "gitlab.com")
 		const total, workers, count = 150, 8, 25
@@ -70,12 +70,12 @@ func init() {
 	})
 }
 
-func init() {
+func exerciseRecordConcurrency(t *testing.T, newStore NewStore) {
 	// Two listers that list the same new origins at the same moment, in
 	// concurrent batches (one recording as ListedOriginsRecord does, the
 	// other as ListedOriginsRecordReturning): each grab must still take
 	// every lister's row of an origin, so that no origin is offered twice.
-	register("Record/ConcurrentListersOfOneOrigin", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Record/ConcurrentListersOfOneOrigin", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		listers := []revisit.Lister{f.lister("github", ""), f.lister("swh-save", "")}
 		const rounds, size = 5, 400

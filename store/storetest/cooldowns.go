@@ -99,7 +99,7 @@ next:
 	return out
 }
 
-func init() {
+func exerciseCooldowns(t *testing.T, newStore NewStore) {
 	for _, kind := range []cooldownKind{cdAbsolute, cdScheduled, cdFailed, cdNotFound} {
 		check := func(t *testing.T, f *fixture, rows []cooldownRow, what string, c *revisit.Cooldowns) {
 			t.Helper()
@@ -120,7 +120,7 @@ func init() {
 			f.load([]revisit.Lister{f.lister("gitlab", "gitlab.com")}, false, rs...)
 			return rows
 		}
-		register("Cooldowns/"+kind.String()+"/DefaultDuration", func(t *testing.T, newStore NewStore) {
+		parallel(t, "Cooldowns/"+kind.String()+"/DefaultDuration", func(t *testing.T) {
 			f := newFixture(t, newStore)
 			def := revisit.DefaultCooldowns()
 			rows := load(f, kind.get(def))
@@ -134,7 +134,7 @@ func init() {
 			kind.set(&only, kind.get(def))
 			check(t, f, rows, "alone", &only)
 		})
-		register("Cooldowns/"+kind.String()+"/CustomDuration", func(t *testing.T, newStore NewStore) {
+		parallel(t, "Cooldowns/"+kind.String()+"/CustomDuration", func(t *testing.T) {
 			f := newFixture(t, newStore)
 			rows := load(f, kind.custom())
 			only := revisit.Cooldowns{}

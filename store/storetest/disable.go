@@ -8,8 +8,8 @@ import (
 	"github.com/revisit-sched/revisit"
 )
 
-func init() {
-	register("ListedOrigins/DisableExactKeyThenRelistEnables", func(t *testing.T, newStore NewStore) {
+func exerciseDisable(t *testing.T, newStore NewStore) {
+	parallel(t, "ListedOrigins/DisableExactKeyThenRelistEnables", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		a := f.lister("gitlab", "gitlab.com")
 		b := f.lister("gitlab", "framagit.org")

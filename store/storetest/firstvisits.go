@@ -16,8 +16,8 @@ import (
 // A lister's first visits (its queue prefix and when they were all
 // scheduled), and the optimistic token of ListerUpdate, at microsecond
 // precision as the Software Heritage RPC carries it.
-func init() {
-	register("Lister/GetOrCreateForFirstVisits", func(t *testing.T, newStore NewStore) {
+func exerciseFirstVisits(t *testing.T, newStore NewStore) {
+	parallel(t, "Lister/GetOrCreateForFirstVisits", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		f.clock.Set(base.Add(1500 * time.Nanosecond))
 		l, err := f.s.ListerGetOrCreateForFirstVisits(f.ctx, "gitlab", "gitlab.com", "high")
@@ -57,19 +57,19 @@ func init() {
 		require.Equal(t, sp(longest), l2.FirstVisitsQueuePrefix, "a prefix as long as allowed is kept whole")
 	})
 
-	register("Lister/GetOrCreateForFirstVisitsInvalid", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Lister/GetOrCreateForFirstVisitsInvalid", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		for _, prefix := range []string{"", strings.Repeat("p", revisit.MaxQueuePrefixLength+1), "high\xff"} {
 			_, err := f.s.ListerGetOrCreateForFirstVisits(f.ctx, "gitlab", "gitlab.com", prefix)
-			requireField(t, err, revisit.ErrInvalid, "first_visits_queue_prefix")
+			requireInvalid(t, err, "first_visits_queue_prefix")
 		}
 		_, err := f.s.ListerGet(f.ctx, "gitlab", "gitlab.com")
-		requireCode(t, err, revisit.ErrNotFound, "no lister was created")
+		requireCode(t, err, revisit.ErrNotFound, "", "no lister was created")
 		_, err = f.s.ListerGetOrCreateForFirstVisits(f.ctx, "", "gitlab.com", "high")
-		requireCode(t, err, revisit.ErrInvalid, "a lister needs a name")
+		requireInvalid(t, err, "name", "a lister needs a name")
 	})
 
-	register("Lister/GetOrCreateForFirstVisitsConcurrent", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Lister/GetOrCreateForFirstVisitsConcurrent", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		const n = 8
 		got := make([]revisit.Lister, n)
@@ -96,7 +96,7 @@ func init() {
 		}
 	})
 
-	register("Lister/UpdateFirstVisits", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Lister/UpdateFirstVisits", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		l := f.lister("gitlab", "gitlab.com")
 		f.clock.Advance(time.Minute)
@@ -117,10 +117,10 @@ func init() {
 		bad.FirstVisitsQueuePrefix = sp("")
 		bad.CurrentState = json.RawMessage(`{"page": 3}`)
 		_, err = f.s.ListerUpdate(f.ctx, bad)
-		requireField(t, err, revisit.ErrInvalid, "first_visits_queue_prefix")
+		requireInvalid(t, err, "first_visits_queue_prefix")
 		bad.FirstVisitsQueuePrefix = sp(strings.Repeat("p", revisit.MaxQueuePrefixLength+1))
 		_, err = f.s.ListerUpdate(f.ctx, bad)
-		requireField(t, err, revisit.ErrInvalid, "first_visits_queue_prefix")
+		requireInvalid(t, err, "first_visits_queue_prefix")
 		after, err := f.s.ListerGet(f.ctx, "gitlab", "gitlab.com")
 		require.NoError(t, err)
 		require.Equal(t, got, after, "a refused update writes nothing")
@@ -140,7 +140,7 @@ func init() {
 		f.clock.Advance(time.Minute)
 		upd.FirstVisitsQueuePrefix = sp("stale")
 		_, err = f.s.ListerUpdate(f.ctx, upd)
-		requireCode(t, err, revisit.ErrStaleData)
+		requireCode(t, err, revisit.ErrStaleData, "")
 		got, err = f.s.ListerGet(f.ctx, "gitlab", "gitlab.com")
 		require.NoError(t, err)
 		require.Nil(t, got.FirstVisitsQueuePrefix)
@@ -149,7 +149,7 @@ func init() {
 	// The Software Heritage client sends back the updated it read, as a
 	// time at the microsecond: it must match the stored one exactly, and
 	// one microsecond off must not.
-	register("Lister/UpdatedRoundTripsToTheMicrosecond", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Lister/UpdatedRoundTripsToTheMicrosecond", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		f.clock.Set(base.Add(1500 * time.Nanosecond))
 		created, err := f.s.ListerGetOrCreateForFirstVisits(f.ctx, "gitlab", "gitlab.com", "high")
@@ -182,7 +182,7 @@ func init() {
 				wrong.Updated = got.Updated.Add(off)
 				wrong.CurrentState = json.RawMessage(`{"wrong": true}`)
 				_, err := f.s.ListerUpdate(f.ctx, wrong)
-				requireCode(t, err, revisit.ErrStaleData, "%s, updated %+v", name, off)
+				requireCode(t, err, revisit.ErrStaleData, "", "%s, updated %+v", name, off)
 			}
 			f.clock.Advance(time.Second + 700*time.Nanosecond)
 			got.CurrentState = json.RawMessage(`{"by": "` + name + `"}`)

@@ -153,9 +153,9 @@ var policyCases = []policyCase{
 	},
 }
 
-func init() {
+func exerciseGrab(t *testing.T, newStore NewStore) {
 	for _, pc := range policyCases {
-		registerBothStatsOrders("Grab/Policy/"+string(pc.policy), func(t *testing.T, f *fixture, statsFirst bool) {
+		bothStatsOrders(t, newStore, "Grab/Policy/"+string(pc.policy), func(t *testing.T, f *fixture, statsFirst bool) {
 			ls := []revisit.Lister{f.lister("gitlab", "gitlab.com"), f.lister("gitlab", "framagit.org")}
 			f.load(ls, statsFirst, pc.rows...)
 			if pc.before != nil {
@@ -209,7 +209,7 @@ func init() {
 		})
 	}
 
-	register("Grab/FirstVisitsAfterListing/ListerByName", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Grab/FirstVisitsAfterListing/ListerByName", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		pc := policyCases[len(policyCases)-1]
 		ls := []revisit.Lister{f.lister("gitlab", "gitlab.com"), f.lister("gitlab", "framagit.org")}
@@ -223,17 +223,17 @@ func init() {
 		require.Equal(t, []string{"other-lister"}, f.grabNames(p))
 	})
 
-	register("Grab/FirstVisitsAfterListing/NeedsLister", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Grab/FirstVisitsAfterListing/NeedsLister", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		l := f.lister("gitlab", "gitlab.com")
 		f.record(origin(l.ID, "a", "git"))
 		_, err := f.s.GrabNextVisits(f.ctx, revisit.GrabParams{VisitType: "git", Count: 10,
 			Policy: revisit.FirstVisitsAfterListing, Now: base})
-		requireCode(t, err, revisit.ErrInvalid)
+		requireInvalid(t, err, "lister")
 		require.Nil(t, f.stats("a", "git"), "nothing marked")
 	})
 
-	register("Grab/Marking", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Grab/Marking", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		ls := []revisit.Lister{f.lister("gitlab", "gitlab.com")}
 		f.load(ls, false, row{name: "a"}, row{name: "b"}, row{name: "c"}, row{name: "a", vt: "hg"})
@@ -261,7 +261,7 @@ func init() {
 		requireTimePtr(t, tp(f.clock.Now()), f.stats("a", "git").LastScheduled, "marked at the store's clock")
 	})
 
-	register("Grab/MarkingNeverGoesBackwards", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Grab/MarkingNeverGoesBackwards", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		ls := []revisit.Lister{f.lister("gitlab", "gitlab.com")}
 		future := at(time.Hour)
@@ -279,7 +279,7 @@ func init() {
 		require.Equal(t, []string{"a"}, f.grabNames(p))
 	})
 
-	register("Grab/DryRunMarksNothing", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Grab/DryRunMarksNothing", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		ls := []revisit.Lister{f.lister("gitlab", "gitlab.com")}
 		f.load(ls, false, row{name: "a"}, row{name: "b", visit: atp(-day), status: revisit.VisitSuccessful})
@@ -295,7 +295,7 @@ func init() {
 		require.Empty(t, f.grabNames(p))
 	})
 
-	register("Grab/QueuePositionNeverLowered", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Grab/QueuePositionNeverLowered", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		ls := []revisit.Lister{f.lister("gitlab", "gitlab.com")}
 		f.load(ls, true, row{name: "p10", qpos: ip(10)}, row{name: "p20", qpos: ip(20)}, row{name: "p300", qpos: ip(300)},
@@ -320,7 +320,7 @@ func init() {
 		require.Equal(t, int64(70), qp("hg"), "no selected position: unchanged")
 	})
 
-	register("Grab/ListerFilter", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Grab/ListerFilter", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		ls := []revisit.Lister{f.lister("gitlab", "gitlab.com"), f.lister("gitlab", "framagit.org")}
 		f.load(ls, false,
@@ -350,8 +350,11 @@ func init() {
 		for _, p := range bad {
 			p.VisitType, p.Count, p.Policy, p.Now = "git", 10, revisit.OldestScheduledFirst, base
 			_, err := f.s.GrabNextVisits(f.ctx, p)
-			requireCode(t, err, revisit.ErrNotFound, "lister %+v", p)
+			requireCode(t, err, revisit.ErrNotFound, "", "lister %+v", p)
 		}
+		_, err := f.s.GrabNextVisits(f.ctx, revisit.GrabParams{VisitType: "git", Count: 10,
+			Policy: revisit.OldestScheduledFirst, Now: base, ListerInstanceName: "gitlab.com"})
+		requireInvalid(t, err, "lister_name", "an instance name without a lister name")
 		require.Nil(t, f.stats("a", "git"), "failed grabs mark nothing")
 		// Grabbing one lister marks only its origins.
 		f.grab(revisit.GrabParams{VisitType: "git", Count: 10, Policy: revisit.OldestScheduledFirst, Now: base, ListerID: &ls[1].ID})
@@ -359,7 +362,7 @@ func init() {
 			Policy: revisit.OldestScheduledFirst, Now: base}))
 	})
 
-	register("Grab/Disabled", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Grab/Disabled", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		ls := []revisit.Lister{f.lister("gitlab", "gitlab.com")}
 		f.load(ls, false, row{name: "a"}, row{name: "b", disabled: true}, row{name: "c", disabled: true}, row{name: "d"})
@@ -375,7 +378,7 @@ func init() {
 		require.Empty(t, f.grabNames(p))
 	})
 
-	register("Grab/CountTop", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Grab/CountTop", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		ls := []revisit.Lister{f.lister("gitlab", "gitlab.com")}
 		var rows []row
@@ -390,7 +393,7 @@ func init() {
 		require.Empty(t, f.grabNames(p))
 	})
 
-	register("Grab/Sample", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Grab/Sample", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		ls := []revisit.Lister{f.lister("gitlab", "gitlab.com")}
 		var rows []row
@@ -413,29 +416,29 @@ func init() {
 		require.True(t, strict, "six samples at 0.5 of 24 origins all returned everything")
 	})
 
-	register("Grab/InvalidParams", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Grab/InvalidParams", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		l := f.lister("gitlab", "gitlab.com")
 		f.record(origin(l.ID, "a", "git"))
 		for _, pol := range []revisit.Policy{"nope", "", "OLDEST_SCHEDULED_FIRST"} {
 			_, err := f.s.GrabNextVisits(f.ctx, revisit.GrabParams{VisitType: "git", Count: 10, Policy: pol, Now: base})
-			requireCode(t, err, revisit.ErrUnknownPolicy, "policy %q", pol)
+			requireCode(t, err, revisit.ErrUnknownPolicy, "policy", "policy %q", pol)
 		}
 		for _, n := range []int{0, -1} {
 			_, err := f.s.GrabNextVisits(f.ctx, revisit.GrabParams{VisitType: "git", Count: n,
 				Policy: revisit.OldestScheduledFirst, Now: base})
-			requireCode(t, err, revisit.ErrInvalid, "count %d", n)
+			requireInvalid(t, err, "count", "count %d", n)
 		}
 		_, err := f.s.GrabNextVisits(f.ctx, revisit.GrabParams{VisitType: "Git!", Count: 10,
 			Policy: revisit.OldestScheduledFirst, Now: base})
-		requireCode(t, err, revisit.ErrInvalid, "visit type")
+		requireInvalid(t, err, "visit_type")
 		_, err = f.s.GrabNextVisits(f.ctx, revisit.GrabParams{VisitType: "git", Count: 10,
 			Policy: revisit.OldestScheduledFirst, Now: base, Cooldowns: &revisit.Cooldowns{Absolute: -time.Hour}})
-		requireCode(t, err, revisit.ErrInvalid, "negative cooldown")
+		requireInvalid(t, err, "cooldowns", "negative cooldown")
 		require.Nil(t, f.stats("a", "git"), "nothing marked")
 	})
 
-	register("Grab/ReturnsListedFields", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Grab/ReturnsListedFields", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		l := f.lister("gitlab", "gitlab.com")
 		o := origin(l.ID, "a", "git")
@@ -461,7 +464,7 @@ func init() {
 		require.Equal(t, want.ForkedFromURL, g.ForkedFromURL)
 	})
 
-	register("Grab/SeveralListersOneResult", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Grab/SeveralListersOneResult", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		ls := []revisit.Lister{f.lister("gitlab", "gitlab.com"), f.lister("gitlab", "framagit.org")}
 		// shared is listed by lister 1 first, then by lister 0 with an older

@@ -3,6 +3,7 @@ package storetest
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"sort"
 	"sync"
 	"testing"
@@ -174,11 +175,33 @@ func names(os []revisit.ListedOrigin) []string {
 	return out
 }
 
-// requireCode requires err to be a *revisit.Error matching sentinel.
-func requireCode(t *testing.T, err error, sentinel error, msgAndArgs ...any) {
+// requireCode requires err to be a *revisit.Error matching sentinel whose
+// field is field ("" for an error about no field in particular).
+func requireCode(t *testing.T, err error, sentinel error, field string, msgAndArgs ...any) {
 	t.Helper()
 	require.Error(t, err, msgAndArgs...)
 	require.ErrorIs(t, err, sentinel, msgAndArgs...)
+	var e *revisit.Error
+	require.ErrorAs(t, err, &e, msgAndArgs...)
+	require.Equal(t, field, e.Field, "field of %q%s", err, described(msgAndArgs))
+}
+
+// described formats the message and arguments of a require call, after a
+// comma, or returns "" when there are none.
+func described(msgAndArgs []any) string {
+	if len(msgAndArgs) == 0 {
+		return ""
+	}
+	if format, ok := msgAndArgs[0].(string); ok {
+		return ", " + fmt.Sprintf(format, msgAndArgs[1:]...)
+	}
+	return ", " + fmt.Sprint(msgAndArgs...)
+}
+
+// requireInvalid requires err to be an invalid-input error naming field.
+func requireInvalid(t *testing.T, err error, field string, msgAndArgs ...any) {
+	t.Helper()
+	requireCode(t, err, revisit.ErrInvalid, field, msgAndArgs...)
 }
 
 // requireTime requires got to be want at microsecond precision.
@@ -270,13 +293,14 @@ func (f *fixture) load(listers []revisit.Lister, statsFirst bool, rows ...row) {
 	}
 }
 
-// statsOrders runs body once with stats written before the origins and once
-// after, each on its own store, as two registered cases.
-func registerBothStatsOrders(name string, body func(t *testing.T, f *fixture, statsFirst bool)) {
-	register(name+"/StatsBeforeOrigins", func(t *testing.T, newStore NewStore) {
+// bothStatsOrders runs body as two parallel subtests of t, each on its own
+// store: one with stats written before the origins, one after.
+func bothStatsOrders(t *testing.T, newStore NewStore, name string, body func(t *testing.T, f *fixture, statsFirst bool)) {
+	t.Helper()
+	parallel(t, name+"/StatsBeforeOrigins", func(t *testing.T) {
 		body(t, newFixture(t, newStore), true)
 	})
-	register(name+"/StatsAfterOrigins", func(t *testing.T, newStore NewStore) {
+	parallel(t, name+"/StatsAfterOrigins", func(t *testing.T) {
 		body(t, newFixture(t, newStore), false)
 	})
 }

@@ -14,8 +14,8 @@ import (
 // The writes of an import from another scheduler's database: rows kept as
 // they are, ids and times included.
 
-func init() {
-	register("Import/Listers", func(t *testing.T, newStore NewStore) {
+func exerciseImports(t *testing.T, newStore NewStore) {
+	parallel(t, "Import/Listers", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		created, updated := at(-48*time.Hour+time.Microsecond), at(-time.Hour+7*time.Microsecond)
 		a := revisit.Lister{ID: uuid.New(), Name: "gitlab", InstanceName: "gitlab.com", Created: created, Updated: updated,
@@ -55,17 +55,17 @@ func init() {
 		other := b
 		other.ID = uuid.New()
 		err = f.s.ListersImport(f.ctx, []revisit.Lister{a, other})
-		requireField(t, err, revisit.ErrConflict, "listers[1]")
+		requireCode(t, err, revisit.ErrConflict, "listers[1]")
 		require.ErrorContains(t, err, "cgit/ exists with another id")
 		bad := b
 		bad.CurrentState = json.RawMessage(`[1]`)
-		requireField(t, f.s.ListersImport(f.ctx, []revisit.Lister{a, bad}), revisit.ErrInvalid, "listers[1].current_state")
+		requireInvalid(t, f.s.ListersImport(f.ctx, []revisit.Lister{a, bad}), "listers[1].current_state")
 		bad = b
 		bad.ID = uuid.Nil
-		requireField(t, f.s.ListersImport(f.ctx, []revisit.Lister{bad}), revisit.ErrInvalid, "listers[0].id")
+		requireInvalid(t, f.s.ListersImport(f.ctx, []revisit.Lister{bad}), "listers[0].id")
 	})
 
-	register("Import/ListedOriginsKeepTheirDates", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Import/ListedOriginsKeepTheirDates", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		l := f.lister("github", "")
 		m := f.lister("mirror", "")
@@ -98,7 +98,7 @@ func init() {
 		require.Len(t, f.grab(p), 1, "one origin")
 	})
 
-	register("Import/TasksAndRunsKeepTheirIDs", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Import/TasksAndRunsKeepTheirIDs", func(t *testing.T) {
 		f := withTaskType(t, newStore)
 		args := revisit.TaskArguments{Args: []any{}, Kwargs: map[string]any{"url": url("a")}}
 		ts := []revisit.Task{
@@ -147,13 +147,13 @@ func init() {
 
 		require.NoError(t, f.s.TasksImport(f.ctx, ts[1:]), "importing again replaces")
 		require.NoError(t, f.s.TaskRunsImport(f.ctx, runs[1:]))
-		requireField(t, f.s.TasksImport(f.ctx, []revisit.Task{{ID: 9, Type: "load-nothing", NextRun: base,
+		requireCode(t, f.s.TasksImport(f.ctx, []revisit.Task{{ID: 9, Type: "load-nothing", NextRun: base,
 			Status: revisit.TaskDisabled, Policy: revisit.TaskOneshot}}), revisit.ErrNotFound, "tasks[0].type")
-		requireField(t, f.s.TasksImport(f.ctx, []revisit.Task{{ID: 9, Type: "load-git", NextRun: base,
-			Status: "paused", Policy: revisit.TaskOneshot}}), revisit.ErrInvalid, "tasks[0].status")
-		requireField(t, f.s.TaskRunsImport(f.ctx, []revisit.TaskRun{{ID: 60, TaskID: 99999, BackendID: "x",
+		requireInvalid(t, f.s.TasksImport(f.ctx, []revisit.Task{{ID: 9, Type: "load-git", NextRun: base,
+			Status: "paused", Policy: revisit.TaskOneshot}}), "tasks[0].status")
+		requireCode(t, f.s.TaskRunsImport(f.ctx, []revisit.TaskRun{{ID: 60, TaskID: 99999, BackendID: "x",
 			Status: revisit.RunLost}}), revisit.ErrNotFound, "runs[0].task_id")
-		requireField(t, f.s.TaskRunsImport(f.ctx, []revisit.TaskRun{{ID: 60, TaskID: 7, BackendID: "celery-2",
+		requireCode(t, f.s.TaskRunsImport(f.ctx, []revisit.TaskRun{{ID: 60, TaskID: 7, BackendID: "celery-2",
 			Status: revisit.RunLost}}), revisit.ErrConflict, "runs[0].backend_id")
 	})
 }

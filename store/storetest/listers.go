@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,8 +15,8 @@ import (
 	"github.com/revisit-sched/revisit"
 )
 
-func init() {
-	register("Lister/GetOrCreateIdempotent", func(t *testing.T, newStore NewStore) {
+func exerciseListers(t *testing.T, newStore NewStore) {
+	parallel(t, "Lister/GetOrCreateIdempotent", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		f.clock.Set(base.Add(1500 * time.Nanosecond))
 		a := f.lister("gitlab", "gitlab.com")
@@ -39,7 +40,7 @@ func init() {
 		require.Equal(t, noInstance.ID, f.lister("gitlab", "").ID)
 	})
 
-	register("Lister/GetOrCreateConcurrent", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Lister/GetOrCreateConcurrent", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		const n = 8
 		ids := make([]uuid.UUID, n)
@@ -67,19 +68,38 @@ func init() {
 		require.Len(t, list, 1)
 	})
 
-	register("Lister/GetMissingNotFound", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Lister/GetOrCreateInvalid", func(t *testing.T) {
+		f := newFixture(t, newStore)
+		for _, c := range []struct {
+			name, instance, field string
+		}{
+			{"", "gitlab.com", "name"},
+			{" gitlab", "gitlab.com", "name"},
+			{strings.Repeat("n", revisit.MaxNameLength+1), "", "name"},
+			{"gitlab", "gitlab.com\n", "instance_name"},
+			{"gitlab", "\xff", "instance_name"},
+		} {
+			_, err := f.s.ListerGetOrCreate(f.ctx, c.name, c.instance)
+			requireInvalid(t, err, c.field, "%q %q", c.name, c.instance)
+		}
+		list, err := f.s.ListerList(f.ctx)
+		require.NoError(t, err)
+		require.Empty(t, list, "no lister was created")
+	})
+
+	parallel(t, "Lister/GetMissingNotFound", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		f.lister("gitlab", "gitlab.com")
 		_, err := f.s.ListerGet(f.ctx, "gitlab", "framagit.org")
-		requireCode(t, err, revisit.ErrNotFound)
+		requireCode(t, err, revisit.ErrNotFound, "")
 		_, err = f.s.ListerGet(f.ctx, "github", "gitlab.com")
-		requireCode(t, err, revisit.ErrNotFound)
+		requireCode(t, err, revisit.ErrNotFound, "")
 		got, err := f.s.ListerGet(f.ctx, "gitlab", "gitlab.com")
 		require.NoError(t, err)
 		require.Equal(t, "gitlab.com", got.InstanceName)
 	})
 
-	register("Lister/UpdateOptimistic", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Lister/UpdateOptimistic", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		// A clock below the microsecond: the token must still round-trip.
 		f.clock.Set(base.Add(1500 * time.Nanosecond))
@@ -110,7 +130,7 @@ func init() {
 		stale := old
 		stale.CurrentState = json.RawMessage(`{"page": 1}`)
 		_, err = f.s.ListerUpdate(f.ctx, stale)
-		requireCode(t, err, revisit.ErrStaleData)
+		requireCode(t, err, revisit.ErrStaleData, "")
 		got, err = f.s.ListerGet(f.ctx, "gitlab", "gitlab.com")
 		require.NoError(t, err)
 		require.JSONEq(t, `{"page": 7, "cursor": "abc"}`, string(got.CurrentState), "a stale update writes nothing")
@@ -133,10 +153,10 @@ func init() {
 		_, err = f.s.ListerUpdate(f.ctx, got)
 		require.NoError(t, err)
 		_, err = f.s.ListerUpdate(f.ctx, got)
-		requireCode(t, err, revisit.ErrStaleData, "the same token twice")
+		requireCode(t, err, revisit.ErrStaleData, "", "the same token twice")
 	})
 
-	register("Lister/ListOrder", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Lister/ListOrder", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		for _, n := range [][2]string{{"gitlab", "gitlab.com"}, {"cgit", "git.kernel.org"},
 			{"gitlab", "framagit.org"}, {"pypi", ""}, {"cgit", "git.savannah.gnu.org"}} {
@@ -152,7 +172,7 @@ func init() {
 			{"gitlab", "framagit.org"}, {"gitlab", "gitlab.com"}, {"pypi", ""}}, got)
 	})
 
-	register("Lister/GetByIDs", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Lister/GetByIDs", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		a := f.lister("gitlab", "gitlab.com")
 		b := f.lister("github", "github.com")

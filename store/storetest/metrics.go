@@ -41,8 +41,8 @@ func sortFigures(fs ...metricFigures) []metricFigures {
 	return out
 }
 
-func init() {
-	register("Metrics/UpdateAndGet", func(t *testing.T, newStore NewStore) {
+func exerciseMetrics(t *testing.T, newStore NewStore) {
+	parallel(t, "Metrics/UpdateAndGet", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		a := f.lister("gitlab", "gitlab.com")
 		b := f.lister("gitlab", "framagit.org")
@@ -97,7 +97,7 @@ func init() {
 		require.Empty(t, none)
 	})
 
-	register("Metrics/UpdateOneListerLeavesOthers", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Metrics/UpdateOneListerLeavesOthers", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		a := f.lister("gitlab", "gitlab.com")
 		b := f.lister("gitlab", "framagit.org")

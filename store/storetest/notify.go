@@ -13,8 +13,8 @@ import (
 // wakeWithin is how long a change may take to wake up a subscriber.
 const wakeWithin = 5 * time.Second
 
-func init() {
-	register("Notify/EligibleWakesTheVisitType", func(t *testing.T, newStore NewStore) {
+func exerciseNotify(t *testing.T, newStore NewStore) {
+	parallel(t, "Notify/EligibleWakesTheVisitType", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		n, ok := f.s.(store.Notifier)
 		if !ok {

@@ -36,8 +36,8 @@ func (f *fixture) setEnabled(name string, listerID *uuid.UUID, enabled bool) int
 	return n
 }
 
-func init() {
-	register("Operator/DispatchOriginMarksItAndRecordsItsVisit", func(t *testing.T, newStore NewStore) {
+func exerciseOperator(t *testing.T, newStore NewStore) {
+	parallel(t, "Operator/DispatchOriginMarksItAndRecordsItsVisit", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		l := f.gitOrigins(3)
 		before := at(-10 * day)
@@ -59,13 +59,13 @@ func init() {
 		require.Equal(t, revisit.VisitCounts{VisitType: "git", Pending: 1}, f.counts()["git"])
 
 		_, err = f.dispatchOrigin("o1", nil, false)
-		requireCode(t, err, revisit.ErrConflict)
+		requireCode(t, err, revisit.ErrConflict, "")
 		require.ErrorContains(t, err, "pending since 2024-03-01T12:00:00Z")
 		f.clock.Advance(sentAfter)
 		_, err = f.s.VisitsSent(f.ctx, []string{v.ID}, f.clock.Now())
 		require.NoError(t, err)
 		_, err = f.dispatchOrigin("o1", nil, false)
-		requireCode(t, err, revisit.ErrConflict)
+		requireCode(t, err, revisit.ErrConflict, "")
 		require.ErrorContains(t, err, "sent since 2024-03-01T12:00:03Z")
 
 		again, err := f.dispatchOrigin("o1", nil, true)
@@ -95,7 +95,7 @@ func init() {
 		require.Equal(t, []string{"o0", "o2", "o1"}, f.dryGrab())
 	})
 
-	register("Operator/DispatchOriginChoosesTheListedRow", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Operator/DispatchOriginChoosesTheListedRow", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		a := f.lister("gitlab", "gitlab.com")
 		b := f.lister("gitlab", "framagit.org")
@@ -114,10 +114,10 @@ func init() {
 		require.False(t, v.Origin.Enabled)
 
 		_, err = f.dispatchOrigin("nope", nil, false)
-		requireCode(t, err, revisit.ErrNotFound)
+		requireCode(t, err, revisit.ErrNotFound, "")
 		c := f.lister("cgit", "")
 		_, err = f.dispatchOrigin("x", &c.ID, false)
-		requireCode(t, err, revisit.ErrNotFound)
+		requireCode(t, err, revisit.ErrNotFound, "")
 		require.ErrorContains(t, err, "lister "+c.ID.String())
 		_, err = f.s.VisitsDispatchOrigin(f.ctx, revisit.OriginDispatchParams{
 			Key: revisit.OriginKey{URL: "", VisitType: "git"}, Owner: "operator"})
@@ -126,7 +126,7 @@ func init() {
 		requireInvalid(t, err, "owner")
 	})
 
-	register("Operator/DispatchOriginOfAGrabbedOrigin", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Operator/DispatchOriginOfAGrabbedOrigin", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		f.gitOrigins(2)
 		require.Equal(t, []string{"o0"}, f.grabNames(revisit.GrabParams{VisitType: "git", Count: 1,
@@ -143,7 +143,7 @@ func init() {
 		require.Equal(t, []string{"o0", "o1"}, f.dryGrab())
 	})
 
-	register("Operator/SetEnabledOfOneListerOrAll", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Operator/SetEnabledOfOneListerOrAll", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		a := f.lister("gitlab", "gitlab.com")
 		b := f.lister("gitlab", "framagit.org")
@@ -171,14 +171,14 @@ func init() {
 		require.True(t, f.get(a.ID, "x", "git").Enabled)
 
 		_, err := f.s.ListedOriginsSetEnabled(f.ctx, revisit.OriginKey{URL: url("nope"), VisitType: "git"}, nil, false)
-		requireCode(t, err, revisit.ErrNotFound)
+		requireCode(t, err, revisit.ErrNotFound, "")
 		_, err = f.s.ListedOriginsSetEnabled(f.ctx, revisit.OriginKey{URL: url("y"), VisitType: "git"}, &b.ID, false)
-		requireCode(t, err, revisit.ErrNotFound, "b does not list y")
+		requireCode(t, err, revisit.ErrNotFound, "", "b does not list y")
 		_, err = f.s.ListedOriginsSetEnabled(f.ctx, revisit.OriginKey{URL: url("y"), VisitType: "Git!"}, nil, false)
 		requireInvalid(t, err, "visit_type")
 	})
 
-	register("Operator/PauseAndResumeVisitTypes", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Operator/PauseAndResumeVisitTypes", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		list := func() []revisit.Pause {
 			t.Helper()

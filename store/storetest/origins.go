@@ -13,8 +13,8 @@ import (
 	"github.com/revisit-sched/revisit"
 )
 
-func init() {
-	register("ListedOrigins/InsertThenRerecord", func(t *testing.T, newStore NewStore) {
+func exerciseOrigins(t *testing.T, newStore NewStore) {
+	parallel(t, "ListedOrigins/InsertThenRerecord", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		l := f.lister("gitlab", "gitlab.com")
 		t1 := base.Add(1500 * time.Nanosecond)
@@ -80,7 +80,7 @@ func init() {
 	// Each row of a page, and of a grab, has fields of its own: a store
 	// reading nullable columns through one holder must not hand every row
 	// the same value.
-	register("ListedOrigins/RowsOfAPageKeepTheirOwnFields", func(t *testing.T, newStore NewStore) {
+	parallel(t, "ListedOrigins/RowsOfAPageKeepTheirOwnFields", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		l := f.lister("gitlab", "gitlab.com")
 		f.clock.Set(at(-2 * day))
@@ -108,7 +108,7 @@ func init() {
 		}
 	})
 
-	register("ListedOrigins/DuplicatesInBatchLastWins", func(t *testing.T, newStore NewStore) {
+	parallel(t, "ListedOrigins/DuplicatesInBatchLastWins", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		l := f.lister("gitlab", "gitlab.com")
 		first := origin(l.ID, "a", "git")
@@ -134,7 +134,7 @@ func init() {
 		require.Len(t, f.all(revisit.ListedOriginFilter{Enabled: revisit.AnyEnabled}), 3)
 	})
 
-	register("ListedOrigins/RecordCounts", func(t *testing.T, newStore NewStore) {
+	parallel(t, "ListedOrigins/RecordCounts", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		l := f.lister("gitlab", "gitlab.com")
 		r := f.record(origin(l.ID, "a", "git"), origin(l.ID, "b", "git"))
@@ -149,7 +149,7 @@ func init() {
 		require.Equal(t, revisit.RecordResult{}, r)
 	})
 
-	register("ListedOrigins/DistinctRows", func(t *testing.T, newStore NewStore) {
+	parallel(t, "ListedOrigins/DistinctRows", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		a := f.lister("gitlab", "gitlab.com")
 		b := f.lister("gitlab", "framagit.org")
@@ -168,43 +168,47 @@ func init() {
 		require.True(t, f.get(a.ID, "x", "git").Enabled, "rows of other listers are independent")
 	})
 
-	register("ListedOrigins/InvalidBatchWritesNothing", func(t *testing.T, newStore NewStore) {
+	parallel(t, "ListedOrigins/InvalidBatchWritesNothing", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		l := f.lister("gitlab", "gitlab.com")
 		f.record(origin(l.ID, "existing", "git"))
 		before := f.get(l.ID, "existing", "git")
 
-		bad := map[string]func(o *revisit.ListedOrigin){
-			"url with NUL":        func(o *revisit.ListedOrigin) { o.URL = "a\x00b" },
-			"url empty":           func(o *revisit.ListedOrigin) { o.URL = "" },
-			"url too long":        func(o *revisit.ListedOrigin) { o.URL = url(strings.Repeat("x", revisit.MaxURLLength)) },
-			"visit type":          func(o *revisit.ListedOrigin) { o.VisitType = "Git!" },
-			"visit type empty":    func(o *revisit.ListedOrigin) { o.VisitType = "" },
-			"unknown lister":      func(o *revisit.ListedOrigin) { o.ListerID = uuid.New() },
-			"nil lister":          func(o *revisit.ListedOrigin) { o.ListerID = uuid.Nil },
-			"forked_from_url bad": func(o *revisit.ListedOrigin) { o.ForkedFromURL = sp("") },
-			"url invalid UTF-8":   func(o *revisit.ListedOrigin) { o.URL = "https://e.org/\xff\xfe" },
-			"forked_from_url invalid UTF-8": func(o *revisit.ListedOrigin) {
+		// Each spoiled field, by what spoils it.
+		bad := map[string]struct {
+			field string
+			spoil func(o *revisit.ListedOrigin)
+		}{
+			"url with NUL":        {"url", func(o *revisit.ListedOrigin) { o.URL = "a\x00b" }},
+			"url empty":           {"url", func(o *revisit.ListedOrigin) { o.URL = "" }},
+			"url too long":        {"url", func(o *revisit.ListedOrigin) { o.URL = url(strings.Repeat("x", revisit.MaxURLLength)) }},
+			"visit type":          {"visit_type", func(o *revisit.ListedOrigin) { o.VisitType = "Git!" }},
+			"visit type empty":    {"visit_type", func(o *revisit.ListedOrigin) { o.VisitType = "" }},
+			"unknown lister":      {"lister_id", func(o *revisit.ListedOrigin) { o.ListerID = uuid.New() }},
+			"nil lister":          {"lister_id", func(o *revisit.ListedOrigin) { o.ListerID = uuid.Nil }},
+			"forked_from_url bad": {"forked_from_url", func(o *revisit.ListedOrigin) { o.ForkedFromURL = sp("") }},
+			"url invalid UTF-8":   {"url", func(o *revisit.ListedOrigin) { o.URL = "https://e.org/\xff\xfe" }},
+			"forked_from_url invalid UTF-8": {"forked_from_url", func(o *revisit.ListedOrigin) {
 				o.ForkedFromURL = sp("https://e.org/\xff\xfe")
-			},
-			"extra arguments too deep": func(o *revisit.ListedOrigin) {
+			}},
+			"extra arguments too deep": {"extra_loader_arguments" + strings.Repeat(".a", revisit.MaxExtraLoaderArgumentsDepth), func(o *revisit.ListedOrigin) {
 				o.ExtraLoaderArguments = nested(revisit.MaxExtraLoaderArgumentsDepth + 1)
-			},
-			"extra arguments too large": func(o *revisit.ListedOrigin) {
+			}},
+			"extra arguments too large": {"extra_loader_arguments", func(o *revisit.ListedOrigin) {
 				o.ExtraLoaderArguments = map[string]any{"a": strings.Repeat("x", revisit.MaxExtraLoaderArgumentsBytes)}
-			},
-			"extra arguments invalid UTF-8": func(o *revisit.ListedOrigin) {
+			}},
+			"extra arguments invalid UTF-8": {"extra_loader_arguments.a[1]", func(o *revisit.ListedOrigin) {
 				o.ExtraLoaderArguments = map[string]any{"a": []any{"ok", "\xff"}}
-			},
+			}},
 		}
 		f.clock.Advance(time.Hour)
-		for what, spoil := range bad {
+		for what, c := range bad {
 			for pos := range 3 {
 				batch := []revisit.ListedOrigin{origin(l.ID, "new1", "git"), origin(l.ID, "existing", "git"), origin(l.ID, "new2", "git")}
 				batch[1].Enabled = false
-				spoil(&batch[pos])
+				c.spoil(&batch[pos])
 				_, err := f.s.ListedOriginsRecord(f.ctx, batch)
-				requireCode(t, err, revisit.ErrInvalid, "%s at %d", what, pos)
+				requireInvalid(t, err, fmt.Sprintf("origins[%d].%s", pos, c.field), "%s at %d", what, pos)
 			}
 		}
 		all := f.all(revisit.ListedOriginFilter{Enabled: revisit.AnyEnabled})
@@ -220,7 +224,7 @@ func init() {
 			"extra loader arguments as deep as allowed are kept whole")
 	})
 
-	register("ListedOrigins/Pagination", func(t *testing.T, newStore NewStore) {
+	parallel(t, "ListedOrigins/Pagination", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		want := paginationFixture(f)
 		for _, size := range []int{1, 2, 3, 5, 7, 10, 11} {
@@ -253,7 +257,7 @@ func init() {
 		})
 	})
 
-	register("ListedOrigins/Filters", func(t *testing.T, newStore NewStore) {
+	parallel(t, "ListedOrigins/Filters", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		want := paginationFixture(f)
 		lo := want[0].ListerID
@@ -302,7 +306,7 @@ func init() {
 
 	// The Software Heritage RPC's page token, [lister_id, url], resumes
 	// after every row of that lister and URL, whatever their visit types.
-	register("ListedOrigins/AfterListerURL", func(t *testing.T, newStore NewStore) {
+	parallel(t, "ListedOrigins/AfterListerURL", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		want := paginationFixture(f)
 		after := func(from revisit.ListerURL, o revisit.ListedOrigin) bool {
@@ -350,22 +354,22 @@ func init() {
 		require.NoError(t, err)
 		_, err = f.s.ListedOriginsGet(f.ctx, revisit.ListedOriginFilter{Enabled: revisit.AnyEnabled,
 			PageToken: first.NextPageToken, AfterListerURL: &revisit.ListerURL{ListerID: want[0].ListerID, URL: want[0].URL}})
-		requireField(t, err, revisit.ErrInvalid, "page_token")
+		requireInvalid(t, err, "page_token")
 		_, err = f.s.ListedOriginsGet(f.ctx, revisit.ListedOriginFilter{
 			AfterListerURL: &revisit.ListerURL{ListerID: want[0].ListerID, URL: "https://e.org/\xff"}})
-		requireField(t, err, revisit.ErrInvalid, "page_token")
+		requireInvalid(t, err, "page_token")
 	})
 
-	register("ListedOrigins/GarbagePageToken", func(t *testing.T, newStore NewStore) {
+	parallel(t, "ListedOrigins/GarbagePageToken", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		paginationFixture(f)
 		for _, tok := range []string{"garbage", "%%%", "eyJmb28iOiAiYmFyIn0", "AAAA"} {
 			_, err := f.s.ListedOriginsGet(f.ctx, revisit.ListedOriginFilter{PageToken: tok, Enabled: revisit.AnyEnabled})
-			requireCode(t, err, revisit.ErrInvalid, "token %q", tok)
+			requireInvalid(t, err, "page_token", "token %q", tok)
 		}
 	})
 
-	register("ListedOrigins/ListerVisitTypes", func(t *testing.T, newStore NewStore) {
+	parallel(t, "ListedOrigins/ListerVisitTypes", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		want := paginationFixture(f)
 		lo := want[0].ListerID

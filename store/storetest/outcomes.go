@@ -13,8 +13,8 @@ import (
 // ListerVisitOutcomes counts a lister's enabled origins by the status of
 // their last visit, wherever their rows sit (waiting for a visit or not)
 // and whenever their stats were written.
-func init() {
-	register("ListedOrigins/ListerVisitOutcomes", func(t *testing.T, newStore NewStore) {
+func exerciseOutcomes(t *testing.T, newStore NewStore) {
+	parallel(t, "ListedOrigins/ListerVisitOutcomes", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		a := f.lister("gitlab", "a")
 		b := f.lister("gitlab", "b")

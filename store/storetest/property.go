@@ -17,24 +17,26 @@ import (
 	"github.com/revisit-sched/revisit/store"
 )
 
-func init() { register("Property/GrabMatchesNaiveSort", propertyGrab) }
+func exerciseProperty(t *testing.T, newStore NewStore) {
+	parallel(t, "Property/GrabMatchesNaiveSort", func(t *testing.T) { propertyGrab(t, newStore) })
+}
 
 // propertyGrab builds random small worlds (one visit type each: random
 // clocks on a coarse grid that lands on cooldown boundaries, stats, listers,
 // disabled origins, origins listed twice) and checks that every grab returns
 // exactly the keys the oracle's full sort returns, marks what it returns, and
-// moves the queue position like the oracle. REVISIT_PROPERTY_SEED replays a
-// run; REVISIT_PROPERTY_WORLDS makes it longer.
+// moves the queue position like the oracle. TEST_PROPERTY_SEED replays a
+// run; TEST_PROPERTY_WORLDS makes it longer.
 func propertyGrab(t *testing.T, newStore NewStore) {
 	seed := uint64(time.Now().UnixNano())
-	if s, err := strconv.ParseUint(os.Getenv("REVISIT_PROPERTY_SEED"), 10, 64); err == nil {
+	if s, err := strconv.ParseUint(os.Getenv("TEST_PROPERTY_SEED"), 10, 64); err == nil {
 		seed = s
 	}
 	worlds := 8
-	if n, err := strconv.Atoi(os.Getenv("REVISIT_PROPERTY_WORLDS")); err == nil && n > 0 {
+	if n, err := strconv.Atoi(os.Getenv("TEST_PROPERTY_WORLDS")); err == nil && n > 0 {
 		worlds = n
 	}
-	t.Logf("REVISIT_PROPERTY_SEED=%d", seed)
+	t.Logf("TEST_PROPERTY_SEED=%d", seed)
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	clock := NewClock(time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC))
 	s := newStore(t, clock.Now)

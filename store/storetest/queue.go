@@ -1,7 +1,6 @@
 package storetest
 
 import (
-	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -97,19 +96,10 @@ func resultIDs(rs []revisit.QueueResult) []string {
 	return out
 }
 
-// requireInvalid requires err to be an ErrInvalid naming field.
-func requireInvalid(t *testing.T, err error, field string) {
-	t.Helper()
-	requireCode(t, err, revisit.ErrInvalid)
-	var e *revisit.Error
-	require.True(t, errors.As(err, &e))
-	require.Equal(t, field, e.Field, "field of %v", err)
-}
-
-func init() {
+func exerciseQueue(t *testing.T, newStore NewStore) {
 	const q, minute = "swh.loader.git.tasks.UpdateGitRepository", time.Minute
 
-	register("Queue/EnqueueLeaseOrder", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Queue/EnqueueLeaseOrder", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		f.enqueue(q, at(0), qmsg(2), qmsg(0), qmsg(1))
 		f.enqueue("other", at(0), qmsg(9))
@@ -137,7 +127,7 @@ func init() {
 		require.Equal(t, []string{qid(9)}, ids(f.lease("other", "w2", 10, minute, at(3*time.Second))), "queues are separate")
 	})
 
-	register("Queue/ExpiryRedelivery", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Queue/ExpiryRedelivery", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		f.enqueue(q, at(0), qmsgs(0, 2)...)
 		require.Len(t, f.lease(q, "w1", 10, minute, at(0)), 2)
@@ -154,11 +144,11 @@ func init() {
 		}
 		_, err := f.s.QueueMessageHeartbeat(f.ctx, revisit.QueueHeartbeatParams{ID: qid(0), Worker: "w1",
 			LeaseFor: minute, Now: at(minute)})
-		requireCode(t, err, revisit.ErrConflict, "the lease went to w2")
+		requireCode(t, err, revisit.ErrConflict, "", "the lease went to w2")
 		require.ErrorContains(t, err, qid(0))
 	})
 
-	register("Queue/HeartbeatExtends", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Queue/HeartbeatExtends", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		f.enqueue(q, at(0), qmsg(0))
 		f.lease(q, "w1", 1, minute, at(0))
@@ -172,18 +162,18 @@ func init() {
 
 		_, err = f.s.QueueMessageHeartbeat(f.ctx, revisit.QueueHeartbeatParams{ID: qid(7), Worker: "w1",
 			LeaseFor: minute, Now: at(0)})
-		requireCode(t, err, revisit.ErrNotFound)
+		requireCode(t, err, revisit.ErrNotFound, "")
 		require.True(t, f.complete(qid(0), "w2", `{"status": "failed"}`, at(2*minute)))
 		_, err = f.s.QueueMessageHeartbeat(f.ctx, revisit.QueueHeartbeatParams{ID: qid(0), Worker: "w2",
 			LeaseFor: minute, Now: at(2 * minute)})
-		requireCode(t, err, revisit.ErrConflict, "done")
+		requireCode(t, err, revisit.ErrConflict, "", "done")
 		f.enqueue(q, at(0), qmsg(1))
 		_, err = f.s.QueueMessageHeartbeat(f.ctx, revisit.QueueHeartbeatParams{ID: qid(1), Worker: "w2",
 			LeaseFor: minute, Now: at(2 * minute)})
-		requireCode(t, err, revisit.ErrConflict, "never leased")
+		requireCode(t, err, revisit.ErrConflict, "", "never leased")
 	})
 
-	register("Queue/CompleteResultsOnce", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Queue/CompleteResultsOnce", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		f.enqueue(q, at(0), qmsgs(0, 3)...)
 		f.lease(q, "w1", 3, minute, at(0))
@@ -222,24 +212,24 @@ func init() {
 		require.Equal(t, []string{qid(2)}, ids(f.lease(q, "w2", 10, minute, at(time.Hour))))
 	})
 
-	register("Queue/CompleteOnlyByLeaseHolder", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Queue/CompleteOnlyByLeaseHolder", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		f.enqueue(q, at(0), qmsg(0), qmsg(1))
 		f.lease(q, "w1", 2, minute, at(0))
 		f.lease(q, "w2", 1, minute, at(minute))
 		_, err := f.s.QueueMessageComplete(f.ctx, revisit.QueueCompleteParams{ID: qid(0), Worker: "w1",
 			Result: []byte(`{"status": "eventful"}`), Now: at(minute + time.Second)})
-		requireCode(t, err, revisit.ErrConflict, "not leased to worker")
+		requireCode(t, err, revisit.ErrConflict, "", "not leased to worker")
 		_, err = f.s.QueueMessageComplete(f.ctx, revisit.QueueCompleteParams{ID: qid(1), Worker: "intruder",
 			Result: []byte(`{"status": "eventful"}`), Now: at(minute + time.Second)})
-		requireCode(t, err, revisit.ErrConflict, "not leased to worker")
+		requireCode(t, err, revisit.ErrConflict, "", "not leased to worker")
 		require.True(t, f.complete(qid(1), "w1", `{"status": "uneventful"}`, at(minute+2*time.Second)),
 			"a worker whose lease expired posts its result while nobody leased the message since")
 		require.True(t, f.complete(qid(0), "w2", `{"status": "eventful"}`, at(minute+3*time.Second)))
 		require.False(t, f.complete(qid(0), "w2", `{"status": "failed"}`, at(minute+4*time.Second)))
 		_, err = f.s.QueueMessageComplete(f.ctx, revisit.QueueCompleteParams{ID: qid(0), Worker: "w1",
 			Result: []byte(`{"status": "failed"}`), Now: at(minute + 5*time.Second)})
-		requireCode(t, err, revisit.ErrConflict, "not leased to worker")
+		requireCode(t, err, revisit.ErrConflict, "", "not leased to worker")
 		got := f.results(10)
 		require.Len(t, got, 2)
 		require.Equal(t, []string{"w1", "w2"}, []string{got[0].Worker, got[1].Worker})
@@ -248,15 +238,15 @@ func init() {
 
 		_, err = f.s.QueueMessageComplete(f.ctx, revisit.QueueCompleteParams{ID: qid(8), Worker: "w1",
 			Result: []byte(`{}`), Now: at(0)})
-		requireCode(t, err, revisit.ErrNotFound)
+		requireCode(t, err, revisit.ErrNotFound, "")
 		require.ErrorContains(t, err, qid(8))
 		f.enqueue(q, at(0), qmsg(2))
 		_, err = f.s.QueueMessageComplete(f.ctx, revisit.QueueCompleteParams{ID: qid(2), Worker: "w1",
 			Result: []byte(`{}`), Now: at(0)})
-		requireCode(t, err, revisit.ErrConflict, "never leased")
+		requireCode(t, err, revisit.ErrConflict, "", "never leased")
 	})
 
-	register("Queue/Names", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Queue/Names", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		names := func() []string {
 			t.Helper()
@@ -277,7 +267,7 @@ func init() {
 		require.Equal(t, []string{q}, names(), "deleting a queue removes it")
 	})
 
-	register("Queue/Depth", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Queue/Depth", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		require.Zero(t, f.depth("nowhere", at(0)), "an unknown queue is empty")
 		f.enqueue(q, at(0), qmsgs(0, 3)...)
@@ -288,7 +278,7 @@ func init() {
 		require.EqualValues(t, 2, f.depth(q, at(2*minute)), "done messages are not counted")
 	})
 
-	register("Queue/DeleteQueue", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Queue/DeleteQueue", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		f.enqueue(q, at(0), qmsgs(0, 3)...)
 		f.enqueue("other", at(0), qmsg(3))
@@ -305,17 +295,17 @@ func init() {
 		requireInvalid(t, err, "queue")
 	})
 
-	register("Queue/EnqueueDuplicate", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Queue/EnqueueDuplicate", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		f.enqueue(q, at(0), qmsg(0))
 		dups, err := f.s.QueueMessagesEnqueue(f.ctx, q, []revisit.QueueMessage{qmsg(1), qmsg(0)}, at(0))
-		requireCode(t, err, revisit.ErrConflict)
+		requireCode(t, err, revisit.ErrConflict, "")
 		require.ErrorContains(t, err, qid(0))
 		require.Equal(t, []string{qid(0)}, dups)
 		require.EqualValues(t, 1, f.depth(q, at(0)), "nothing written")
 
 		dups, err = f.s.QueueMessagesEnqueue(f.ctx, "other", []revisit.QueueMessage{qmsg(2), qmsg(2)}, at(0))
-		requireCode(t, err, revisit.ErrConflict, "repeated in the batch")
+		requireCode(t, err, revisit.ErrConflict, "", "repeated in the batch")
 		require.Equal(t, []string{qid(2)}, dups)
 		require.Zero(t, f.depth("other", at(0)))
 		dups, err = f.s.QueueMessagesEnqueue(f.ctx, q, nil, at(0))
@@ -323,7 +313,7 @@ func init() {
 		require.Empty(t, dups)
 	})
 
-	register("Queue/EnqueueMarksItsVisitsSent", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Queue/EnqueueMarksItsVisitsSent", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		f.gitOrigins(3)
 		vs := f.dispatch(3, nil)
@@ -337,7 +327,7 @@ func init() {
 		}
 
 		_, err = f.s.QueueMessagesEnqueue(f.ctx, q, []revisit.QueueMessage{visitMessage(vs[2]), qmsg(0)}, at(time.Hour))
-		requireCode(t, err, revisit.ErrConflict)
+		requireCode(t, err, revisit.ErrConflict, "")
 		require.Equal(t, revisit.VisitCounts{VisitType: "git", Pending: 1, Sent: 2}, f.counts()["git"],
 			"a refused batch marks nothing")
 
@@ -354,7 +344,7 @@ func init() {
 		require.EqualValues(t, 3, f.depth(q, at(time.Hour)))
 	})
 
-	register("Queue/ConcurrentLeasers", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Queue/ConcurrentLeasers", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		const n, leasers = 200, 8
 		f.enqueue(q, at(0), qmsgs(0, n)...)
@@ -392,7 +382,7 @@ func init() {
 		require.Len(t, seen, n, "every message leased exactly once")
 	})
 
-	register("Queue/BadInput", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Queue/BadInput", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		lease := func(p revisit.QueueLeaseParams) error {
 			_, err := f.s.QueueMessagesLease(f.ctx, p)

@@ -23,11 +23,11 @@ func (f *fixture) heartbeat(id, worker string, now time.Time) error {
 	return err
 }
 
-func init() {
+func exerciseQueueActions(t *testing.T, newStore NewStore) {
 	const q, minute = "swh.loader.git.tasks.UpdateGitRepository", time.Minute
 	waiting := revisit.QueueListWaiting
 
-	register("Queue/PriorityLeasedFirst", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Queue/PriorityLeasedFirst", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		f.enqueue(q, at(0), qmsgs(0, 300)...)
 		f.enqueue(q, at(time.Second), prioritized(300, 9))
@@ -63,7 +63,7 @@ func init() {
 		requireInvalid(t, err, "page_token")
 	})
 
-	register("Queue/PurgeWaitingLosesTheirVisits", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Queue/PurgeWaitingLosesTheirVisits", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		f.gitOrigins(3)
 		vs := f.dispatch(3, nil)
@@ -99,7 +99,7 @@ func init() {
 		require.Equal(t, 2, eligible, "the origins of the lost visits are eligible again")
 		require.EqualValues(t, 1, f.depth("other", at(2*time.Minute)), "other queues are untouched")
 		require.NoError(t, f.heartbeat(vs[0].ID, "w1", at(100*time.Second)), "the held lease goes on")
-		requireCode(t, f.heartbeat(vs[1].ID, "w2", at(100*time.Second)), revisit.ErrNotFound)
+		requireCode(t, f.heartbeat(vs[1].ID, "w2", at(100*time.Second)), revisit.ErrNotFound, "")
 
 		purged, lost, err = f.s.QueueMessagesPurge(f.ctx, "nowhere", at(0))
 		require.NoError(t, err)
@@ -109,7 +109,7 @@ func init() {
 		requireInvalid(t, err, "queue")
 	})
 
-	register("Queue/DropAndRequeueOneMessage", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Queue/DropAndRequeueOneMessage", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		f.gitOrigins(2)
 		vs := f.dispatch(2, nil)
@@ -123,18 +123,18 @@ func init() {
 		require.Equal(t, revisit.QueueLeased, drop.Message.State, "as it was")
 		require.Equal(t, "w1", drop.Message.Worker)
 		require.Equal(t, revisit.VisitCounts{VisitType: "git", Sent: 1, Lost: 1}, f.counts()["git"])
-		requireCode(t, f.heartbeat(vs[0].ID, "w1", at(100*time.Second)), revisit.ErrNotFound,
+		requireCode(t, f.heartbeat(vs[0].ID, "w1", at(100*time.Second)), revisit.ErrNotFound, "",
 			"its worker's heartbeat")
 		_, err = f.s.QueueMessageComplete(f.ctx, revisit.QueueCompleteParams{ID: vs[0].ID, Worker: "w1",
 			Result: []byte(`{"status": "eventful"}`), Now: at(100 * time.Second)})
-		requireCode(t, err, revisit.ErrNotFound, "its worker's result")
+		requireCode(t, err, revisit.ErrNotFound, "", "its worker's result")
 
 		drop, err = f.s.QueueMessageDrop(f.ctx, qid(1), at(90*time.Second))
 		require.NoError(t, err)
 		require.False(t, drop.VisitLost, "a message without a visit in flight")
 		require.Equal(t, revisit.QueueReady, drop.Message.State)
 		_, err = f.s.QueueMessageDrop(f.ctx, qid(1), at(90*time.Second))
-		requireCode(t, err, revisit.ErrNotFound, "dropped already")
+		requireCode(t, err, revisit.ErrNotFound, "", "dropped already")
 
 		// Requeue: vs[1] back to waiting, in its place, its lease ended.
 		m, err := f.s.QueueMessageRequeue(f.ctx, vs[1].ID, at(100*time.Second))
@@ -147,26 +147,26 @@ func init() {
 		require.Empty(t, f.listAll(q, revisit.QueueListLeased, 10, at(100*time.Second)))
 		require.Equal(t, revisit.VisitCounts{VisitType: "git", Sent: 1, Lost: 1}, f.counts()["git"],
 			"its visit stays in flight")
-		requireCode(t, f.heartbeat(vs[1].ID, "w1", at(100*time.Second)), revisit.ErrConflict,
+		requireCode(t, f.heartbeat(vs[1].ID, "w1", at(100*time.Second)), revisit.ErrConflict, "",
 			"its former worker no longer extends the lease")
 		_, err = f.s.QueueMessageRequeue(f.ctx, vs[1].ID, at(100*time.Second))
-		requireCode(t, err, revisit.ErrConflict, "not leased")
+		requireCode(t, err, revisit.ErrConflict, "", "not leased")
 		got := f.lease(q, "w2", 1, minute, at(110*time.Second))
 		require.Equal(t, []string{vs[1].ID}, ids(got), "leased first again")
 		require.Equal(t, 2, got[0].Attempt)
 
 		require.True(t, f.complete(vs[1].ID, "w2", `{"status": "eventful"}`, at(120*time.Second)))
 		_, err = f.s.QueueMessageDrop(f.ctx, vs[1].ID, at(120*time.Second))
-		requireCode(t, err, revisit.ErrConflict, "done")
+		requireCode(t, err, revisit.ErrConflict, "", "done")
 		_, err = f.s.QueueMessageRequeue(f.ctx, vs[1].ID, at(120*time.Second))
-		requireCode(t, err, revisit.ErrConflict, "done")
+		requireCode(t, err, revisit.ErrConflict, "", "done")
 		_, err = f.s.QueueMessageRequeue(f.ctx, qid(9), at(120*time.Second))
-		requireCode(t, err, revisit.ErrNotFound)
+		requireCode(t, err, revisit.ErrNotFound, "")
 		_, err = f.s.QueueMessageDrop(f.ctx, "", at(120*time.Second))
 		requireInvalid(t, err, "id")
 	})
 
-	register("Queue/RequeuedMessageTakesItsWorkersLateResult", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Queue/RequeuedMessageTakesItsWorkersLateResult", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		f.enqueue(q, at(0), qmsg(0))
 		f.lease(q, "w1", 1, minute, at(0))

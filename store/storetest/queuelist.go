@@ -34,11 +34,11 @@ func (f *fixture) listAll(queue string, listing revisit.QueueListing, limit int,
 	}
 }
 
-func init() {
+func exerciseQueueList(t *testing.T, newStore NewStore) {
 	const q, minute = "swh.loader.git.tasks.UpdateGitRepository", time.Minute
 	waiting, leased := revisit.QueueListWaiting, revisit.QueueListLeased
 
-	register("Queue/ListWaitingAndLeased", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Queue/ListWaitingAndLeased", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		f.enqueue(q, at(0), qmsgs(0, 5)...)
 		f.enqueue("other", at(0), qmsg(9))
@@ -72,7 +72,7 @@ func init() {
 		require.Empty(t, f.listAll("nowhere", waiting, 100, now), "an unknown queue has no message")
 	})
 
-	register("Queue/ListPages", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Queue/ListPages", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		f.enqueue(q, at(0), qmsgs(0, 7)...)
 		page := f.list(revisit.QueueMessageFilter{Queue: q, Listing: waiting, Now: at(0), Limit: 3})
@@ -90,7 +90,7 @@ func init() {
 			"no limit: the default page size")
 	})
 
-	register("Queue/ListInvalid", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Queue/ListInvalid", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		for field, flt := range map[string]revisit.QueueMessageFilter{
 			"queue":      {Listing: waiting},
@@ -103,7 +103,7 @@ func init() {
 		}
 	})
 
-	register("Queue/Leases", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Queue/Leases", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		f.enqueue(q, at(0), qmsgs(0, 6)...)
 		f.enqueue("other", at(0), qmsg(9))

@@ -27,8 +27,8 @@ func requireRecent(t *testing.T, want, got []revisit.RecentResult, msgAndArgs ..
 // An origin's recent results, as result processing (feedback.Process)
 // writes them: the five newest, newest first, each eventful or not; a
 // late result leaves them, and so does a write of stats without them.
-func init() {
-	register("VisitStats/RecentResults", func(t *testing.T, newStore NewStore) {
+func exerciseRecentResults(t *testing.T, newStore NewStore) {
+	parallel(t, "VisitStats/RecentResults", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		l := f.lister("gitlab", "gitlab.com")
 		f.record(origin(l.ID, "a", "git"))
@@ -87,7 +87,7 @@ func init() {
 		require.Nil(t, f.stats("b", "git").Recent)
 	})
 
-	register("VisitStats/RecentResultsChecked", func(t *testing.T, newStore NewStore) {
+	parallel(t, "VisitStats/RecentResultsChecked", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		ok := revisit.RecentResult{Date: at(0), Status: revisit.VisitFailed}
 		for _, c := range []struct {
@@ -103,10 +103,7 @@ func init() {
 			bad := revisit.NewVisitStats(revisit.OriginKey{URL: url("bad"), VisitType: "git"})
 			bad.Recent = c.recent
 			err := f.s.VisitStatsUpsert(f.ctx, []revisit.VisitStats{good, bad})
-			requireCode(t, err, revisit.ErrInvalid, c.field)
-			var e *revisit.Error
-			require.ErrorAs(t, err, &e)
-			require.Equal(t, c.field, e.Field)
+			requireInvalid(t, err, c.field)
 			require.Nil(t, f.stats("good", "git"), "nothing of a refused batch is written")
 		}
 	})

@@ -13,8 +13,8 @@ import (
 
 // ListedOriginsRecordReturning records as ListedOriginsRecord does and
 // returns the rows as a later read finds them.
-func init() {
-	register("ListedOrigins/RecordReturning", func(t *testing.T, newStore NewStore) {
+func exerciseRecordReturning(t *testing.T, newStore NewStore) {
+	parallel(t, "ListedOrigins/RecordReturning", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		a := f.lister("gitlab", "gitlab.com")
 		b := f.lister("github", "github.com")
@@ -64,7 +64,7 @@ func init() {
 		require.Empty(t, none)
 	})
 
-	register("ListedOrigins/RecordReturningInvalidWritesNothing", func(t *testing.T, newStore NewStore) {
+	parallel(t, "ListedOrigins/RecordReturningInvalidWritesNothing", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		l := f.lister("gitlab", "gitlab.com")
 		f.record(origin(l.ID, "existing", "git"))
@@ -75,10 +75,10 @@ func init() {
 		bad.URL = ""
 		_, err := f.s.ListedOriginsRecordReturning(f.ctx, []revisit.ListedOrigin{origin(l.ID, "new", "git"),
 			origin(l.ID, "existing", "git"), bad})
-		requireField(t, err, revisit.ErrInvalid, "origins[2].url")
+		requireInvalid(t, err, "origins[2].url")
 		_, err = f.s.ListedOriginsRecordReturning(f.ctx, []revisit.ListedOrigin{origin(l.ID, "new", "git"),
 			origin(uuid.New(), "existing", "git")})
-		requireField(t, err, revisit.ErrInvalid, "origins[1].lister_id")
+		requireInvalid(t, err, "origins[1].lister_id")
 
 		require.Equal(t, []revisit.ListedOrigin{before}, f.all(revisit.ListedOriginFilter{Enabled: revisit.AnyEnabled}),
 			"nothing of the invalid batches was written")
@@ -86,7 +86,7 @@ func init() {
 
 	// Origins waiting for their visit (dispatched, or grabbed) are recorded
 	// where they wait, and a new row of such an origin is not offered again.
-	register("ListedOrigins/RecordReturningPendingOrigins", func(t *testing.T, newStore NewStore) {
+	parallel(t, "ListedOrigins/RecordReturningPendingOrigins", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		a := f.lister("gitlab", "a")
 		b := f.lister("gitlab", "b")

@@ -13,8 +13,8 @@ import (
 // Origins waiting for the result of their visit (grabbed, no result yet)
 // stay listed, recordable and countable like any other, whatever the store
 // does with them to keep its grabs fast.
-func init() {
-	register("Scheduled/OriginsStayListedAndRecordable", func(t *testing.T, newStore NewStore) {
+func exerciseScheduled(t *testing.T, newStore NewStore) {
+	parallel(t, "Scheduled/OriginsStayListedAndRecordable", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		a := f.lister("gitlab", "a")
 		b := f.lister("gitlab", "b")
@@ -61,13 +61,13 @@ func init() {
 // An origin that several listers list is grabbed once, whichever way its
 // rows were recorded (in one batch, one lister after the other), and none of
 // its rows is grabbed again while its visit is pending.
-func init() {
-	register("Scheduled/SharedOriginsMoveTogether/Record", func(t *testing.T, newStore NewStore) {
+func exerciseSharedOrigins(t *testing.T, newStore NewStore) {
+	parallel(t, "Scheduled/SharedOriginsMoveTogether/Record", func(t *testing.T) {
 		sharedOriginsMoveTogether(t, newFixture(t, newStore), func(f *fixture, batch ...revisit.ListedOrigin) {
 			f.record(batch...)
 		})
 	})
-	register("Scheduled/SharedOriginsMoveTogether/RecordReturning", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Scheduled/SharedOriginsMoveTogether/RecordReturning", func(t *testing.T) {
 		sharedOriginsMoveTogether(t, newFixture(t, newStore), func(f *fixture, batch ...revisit.ListedOrigin) {
 			f.recordReturning(batch...)
 		})

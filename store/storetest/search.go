@@ -45,8 +45,8 @@ func matchRows(ms []revisit.OriginMatch, listers map[uuid.UUID]string) []string 
 	return out
 }
 
-func init() {
-	register("OriginsSearch/PrefixSubstringAndFilters", func(t *testing.T, newStore NewStore) {
+func exerciseSearch(t *testing.T, newStore NewStore) {
+	parallel(t, "OriginsSearch/PrefixSubstringAndFilters", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		a, b := f.lister("gitlab", "a"), f.lister("gitlab", "b")
 		// a lists a/x in git and hg, a/y, b/z and "100%25_\x", whose %, _
@@ -119,7 +119,7 @@ func init() {
 		}
 	})
 
-	register("OriginsSearch/Pages", func(t *testing.T, newStore NewStore) {
+	parallel(t, "OriginsSearch/Pages", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		a, b := f.lister("gitlab", "a"), f.lister("gitlab", "b")
 		var batch []revisit.ListedOrigin
@@ -164,7 +164,7 @@ func init() {
 
 	// A page reads at most a budget of matching URLs: when the filters
 	// leave those out, it ends early, with a token that resumes after them.
-	register("OriginsSearch/Budget", func(t *testing.T, newStore NewStore) {
+	parallel(t, "OriginsSearch/Budget", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		a, b := f.lister("gitlab", "a"), f.lister("gitlab", "b")
 		budget := urlsearch.Budget(1)
@@ -186,7 +186,7 @@ func init() {
 	})
 
 	// An origin grabbed, or in flight, is found all the same.
-	register("OriginsSearch/OriginsInFlight", func(t *testing.T, newStore NewStore) {
+	parallel(t, "OriginsSearch/OriginsInFlight", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		f.gitOrigins(4)
 		f.dispatch(2, nil)
@@ -195,7 +195,7 @@ func init() {
 		require.Equal(t, []string{"o0", "o1", "o2", "o3"}, names(originsOf(rows)))
 	})
 
-	register("OriginsSearch/BadInput", func(t *testing.T, newStore NewStore) {
+	parallel(t, "OriginsSearch/BadInput", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		for field, s := range map[string]revisit.OriginSearch{
 			"q":          {Query: "ab", Match: revisit.MatchSubstring},
@@ -213,7 +213,7 @@ func init() {
 		}
 	})
 
-	register("VisitsOfOrigin", func(t *testing.T, newStore NewStore) {
+	parallel(t, "VisitsOfOrigin", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		f.gitOrigins(3)
 		key := revisit.OriginKey{URL: url("o1"), VisitType: "git"}

@@ -26,8 +26,8 @@ func requireStats(t *testing.T, want, got revisit.VisitStats) {
 	requireRecent(t, want.Recent, got.Recent, "recent")
 }
 
-func init() {
-	register("VisitStats/GetMissing", func(t *testing.T, newStore NewStore) {
+func exerciseStats(t *testing.T, newStore NewStore) {
+	parallel(t, "VisitStats/GetMissing", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		got, err := f.s.VisitStatsGet(f.ctx, []revisit.OriginKey{{URL: url("a"), VisitType: "git"}})
 		require.NoError(t, err)
@@ -46,7 +46,7 @@ func init() {
 		}
 	})
 
-	register("VisitStats/RoundTrip", func(t *testing.T, newStore NewStore) {
+	parallel(t, "VisitStats/RoundTrip", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		full := revisit.VisitStats{
 			URL: url("a"), VisitType: "git",
@@ -80,7 +80,7 @@ func init() {
 		requireStats(t, third, got[2])
 	})
 
-	register("VisitStats/NullNeverOverwrites", func(t *testing.T, newStore NewStore) {
+	parallel(t, "VisitStats/NullNeverOverwrites", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		full := revisit.VisitStats{
 			URL: url("a"), VisitType: "git",
@@ -119,7 +119,7 @@ func init() {
 		requireStats(t, over, *f.stats("a", "git"))
 	})
 
-	register("QueuePosition/GetSet", func(t *testing.T, newStore NewStore) {
+	parallel(t, "QueuePosition/GetSet", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		pos, err := f.s.QueuePositionGet(f.ctx, "git")
 		require.NoError(t, err)
@@ -137,7 +137,7 @@ func init() {
 		require.Equal(t, int64(10), pos, "set sets, lower too")
 	})
 
-	register("QueuePosition/All", func(t *testing.T, newStore NewStore) {
+	parallel(t, "QueuePosition/All", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		all, err := f.s.QueuePositions(f.ctx)
 		require.NoError(t, err)

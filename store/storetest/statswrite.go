@@ -1,7 +1,6 @@
 package storetest
 
 import (
-	"errors"
 	"testing"
 	"time"
 
@@ -10,8 +9,8 @@ import (
 	"github.com/revisit-sched/revisit"
 )
 
-func init() {
-	register("VisitStats/GuardedWriteAndDisable", func(t *testing.T, newStore NewStore) {
+func exerciseStatsWrite(t *testing.T, newStore NewStore) {
+	parallel(t, "VisitStats/GuardedWriteAndDisable", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		a := f.lister("gitlab", "gitlab.com")
 		b := f.lister("gitlab", "framagit.org")
@@ -77,10 +76,7 @@ func init() {
 		bad.URL = ""
 		_, err := f.s.VisitStatsWrite(f.ctx, []revisit.VisitStatsWrite{
 			{Stats: visited("y", 7, revisit.VisitSuccessful)}, {Stats: bad}})
-		var e *revisit.Error
-		require.True(t, errors.As(err, &e), "%v", err)
-		require.Equal(t, revisit.CodeInvalid, e.Code)
-		require.Equal(t, "stats[1].url", e.Field)
+		requireInvalid(t, err, "stats[1].url")
 		require.Equal(t, atp(2*time.Hour), f.stats("y", "git").LastVisit, "nothing written")
 	})
 }

@@ -14,25 +14,60 @@ import (
 // store is closed by the suite's cleanup.
 type NewStore func(t *testing.T, clock func() time.Time) store.Store
 
-// Exercise runs the whole conformance suite against stores made by newStore.
+// Exercise runs the whole conformance suite against stores made by newStore:
+// one function per area of the store, each running its cases as parallel
+// subtests of t named "Area/Case".
 func Exercise(t *testing.T, newStore NewStore) {
 	t.Helper()
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			c.run(t, newStore)
-		})
-	}
+
+	exerciseListers(t, newStore)
+	exerciseFirstVisits(t, newStore)
+	exerciseMetrics(t, newStore)
+
+	exerciseOrigins(t, newStore)
+	exerciseDisable(t, newStore)
+	exerciseOutcomes(t, newStore)
+	exerciseRecordReturning(t, newStore)
+	exerciseRecordConcurrency(t, newStore)
+	exerciseBrowse(t, newStore)
+	exerciseSearch(t, newStore)
+
+	exerciseGrab(t, newStore)
+	exerciseGrabConcurrency(t, newStore)
+	exerciseCooldowns(t, newStore)
+	exerciseScheduled(t, newStore)
+	exerciseSharedOrigins(t, newStore)
+	exerciseProperty(t, newStore)
+
+	exerciseStats(t, newStore)
+	exerciseStatsWrite(t, newStore)
+	exerciseRecentResults(t, newStore)
+	exerciseActivity(t, newStore)
+	exerciseActivityResults(t, newStore)
+	exerciseVisits(t, newStore)
+	exerciseCloseByOrigin(t, newStore)
+
+	exerciseQueue(t, newStore)
+	exerciseQueueActions(t, newStore)
+	exerciseQueueList(t, newStore)
+	exerciseNotify(t, newStore)
+
+	exerciseOperator(t, newStore)
+	exerciseActions(t, newStore)
+
+	exerciseTaskTypes(t, newStore)
+	exerciseTasks(t, newStore)
+	exerciseTaskRuns(t, newStore)
+	exerciseTaskConfirm(t, newStore)
+	exerciseSWH(t, newStore)
+	exerciseImports(t, newStore)
 }
 
-type testCase struct {
-	name string
-	run  func(t *testing.T, newStore NewStore)
-}
-
-// cases collects the suite; each file of the package appends its own in init.
-var cases []testCase
-
-func register(name string, run func(t *testing.T, newStore NewStore)) {
-	cases = append(cases, testCase{name: name, run: run})
+// parallel runs c as a parallel subtest of t named name.
+func parallel(t *testing.T, name string, c func(t *testing.T)) {
+	t.Helper()
+	t.Run(name, func(t *testing.T) {
+		t.Parallel()
+		c(t)
+	})
 }

@@ -13,8 +13,8 @@ import (
 // backend would: create_tasks, the task archive, grabs of every listed
 // row, and stats batches applied in order.
 
-func init() {
-	register("SWH/CreateTasksUnlessWaiting", func(t *testing.T, newStore NewStore) {
+func exerciseSWH(t *testing.T, newStore NewStore) {
+	parallel(t, "SWH/CreateTasksUnlessWaiting", func(t *testing.T) {
 		f := withTaskType(t, newStore)
 		ids := func(ts []revisit.Task, err error) []int64 {
 			t.Helper()
@@ -47,13 +47,13 @@ func init() {
 		require.Equal(t, first[2:], again, "only waiting tasks are identical")
 
 		_, err = f.s.TasksCreateUnlessWaiting(f.ctx, []revisit.NewTask{a, {Type: "load-nothing", NextRun: base, Policy: revisit.TaskOneshot}})
-		requireCode(t, err, revisit.ErrNotFound)
+		requireCode(t, err, revisit.ErrNotFound, "tasks[1].type")
 		none, err := f.s.TasksCreateUnlessWaiting(f.ctx, nil)
 		require.NoError(t, err)
 		require.Empty(t, none)
 	})
 
-	register("SWH/ArchiveAndDelete", func(t *testing.T, newStore NewStore) {
+	parallel(t, "SWH/ArchiveAndDelete", func(t *testing.T) {
 		f := withTaskType(t, newStore)
 		// Six tasks, each with one run scheduled at base+1m: the first two
 		// active, then a recurring one disabled, a oneshot disabled, a
@@ -110,7 +110,7 @@ func init() {
 			"the named tasks without runs are gone, the recurring one too; t4 keeps its run and stays")
 	})
 
-	register("SWH/GrabEveryListedRow", func(t *testing.T, newStore NewStore) {
+	parallel(t, "SWH/GrabEveryListedRow", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		a, b := f.lister("github", ""), f.lister("mirror", "")
 		f.record(origin(a.ID, "x", "git"), origin(b.ID, "x", "git"), origin(a.ID, "y", "git"))
@@ -125,7 +125,7 @@ func init() {
 		require.Equal(t, atp(time.Hour), f.stats("x", "git").LastScheduled)
 	})
 
-	register("SWH/GrabWithoutLastUpdateWritesPositionZero", func(t *testing.T, newStore NewStore) {
+	parallel(t, "SWH/GrabWithoutLastUpdateWritesPositionZero", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		l := f.lister("cgit", "")
 		f.record(origin(l.ID, "x", "git"))
@@ -139,7 +139,7 @@ func init() {
 		require.Equal(t, map[string]int64{"git": 0}, positions, "origins without stats: the grab writes position 0")
 	})
 
-	register("SWH/StatsOfOneOriginTwiceInABatch", func(t *testing.T, newStore NewStore) {
+	parallel(t, "SWH/StatsOfOneOriginTwiceInABatch", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		first := revisit.NewVisitStats(revisit.OriginKey{URL: url("x"), VisitType: "git"})
 		first.LastVisit, first.LastVisitStatus = atp(time.Hour), stp(revisit.VisitFailed)

@@ -93,17 +93,8 @@ func (f *fixture) ready(grab, priority bool, now time.Time, limit int) []revisit
 	return got
 }
 
-// requireField requires err to be an invalid-input error naming field.
-func requireField(t *testing.T, err error, sentinel error, field string) {
-	t.Helper()
-	requireCode(t, err, sentinel)
-	var e *revisit.Error
-	require.ErrorAs(t, err, &e)
-	require.Equal(t, field, e.Field, "%v", err)
-}
-
-func init() {
-	register("Task/CreateDefaults", func(t *testing.T, newStore NewStore) {
+func exerciseTasks(t *testing.T, newStore NewStore) {
+	parallel(t, "Task/CreateDefaults", func(t *testing.T) {
 		f := withTaskType(t, newStore)
 		given := recurring("given")
 		given.CurrentInterval = 2 * day
@@ -137,7 +128,7 @@ func init() {
 		require.Zero(t, got[0].CurrentInterval)
 	})
 
-	register("Task/CreateDeduplicates", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Task/CreateDeduplicates", func(t *testing.T) {
 		f := withTaskType(t, newStore)
 		first := f.create(recurring("a"), oneshot("b"))
 
@@ -168,18 +159,18 @@ func init() {
 		require.Equal(t, first[0].ID, f.create(recurring("a"))[0].ID, "a scheduled task is active")
 	})
 
-	register("Task/CreateInvalidNothingWritten", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Task/CreateInvalidNothingWritten", func(t *testing.T) {
 		f := withTaskType(t, newStore)
 		require.NoError(t, f.s.TaskTypeCreate(f.ctx, revisit.TaskType{Type: "load-hg", BackendName: "hg.Load"}))
 		hg := recurring("hg")
 		hg.Type = "load-hg"
 		_, err := f.s.TasksCreate(f.ctx, []revisit.NewTask{recurring("ok"), hg})
-		requireField(t, err, revisit.ErrInvalid, "tasks[1].current_interval")
+		requireInvalid(t, err, "tasks[1].current_interval")
 
 		unknown := recurring("x")
 		unknown.Type = "load-nothing"
 		_, err = f.s.TasksCreate(f.ctx, []revisit.NewTask{recurring("ok"), unknown})
-		requireField(t, err, revisit.ErrNotFound, "tasks[1].type")
+		requireCode(t, err, revisit.ErrNotFound, "tasks[1].type")
 		require.Contains(t, err.Error(), "load-nothing")
 
 		for field, mod := range map[string]func(*revisit.NewTask){
@@ -194,7 +185,7 @@ func init() {
 			bad := recurring("bad")
 			mod(&bad)
 			_, err := f.s.TasksCreate(f.ctx, []revisit.NewTask{recurring("ok"), bad})
-			requireField(t, err, revisit.ErrInvalid, field)
+			requireInvalid(t, err, field)
 		}
 		require.Empty(t, f.allTasks(revisit.TaskFilter{}), "nothing half-written")
 		got, err := f.s.TasksCreate(f.ctx, nil)
@@ -202,7 +193,7 @@ func init() {
 		require.Empty(t, got)
 	})
 
-	register("Task/SearchAndPages", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Task/SearchAndPages", func(t *testing.T) {
 		f := withTaskType(t, newStore)
 		var batch []revisit.NewTask
 		for i := range 25 {
@@ -242,19 +233,19 @@ func init() {
 			"policy":     {Policy: "twice"},
 		} {
 			_, err := f.s.TasksGet(f.ctx, flt)
-			requireField(t, err, revisit.ErrInvalid, field)
+			requireInvalid(t, err, field)
 		}
 	})
 
-	register("Task/SetStatusAndRespawn", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Task/SetStatusAndRespawn", func(t *testing.T) {
 		f := withTaskType(t, newStore)
 		b := oneshot("b")
 		b.RetriesLeft = intp(0)
 		ts := f.create(recurring("a"), b)
-		requireField(t, f.s.TasksSetStatus(f.ctx, []int64{ts[0].ID}, "paused"), revisit.ErrInvalid, "status")
-		requireCode(t, f.s.TasksSetStatus(f.ctx, []int64{ts[0].ID, 1 << 40}, revisit.TaskDisabled), revisit.ErrNotFound)
+		requireInvalid(t, f.s.TasksSetStatus(f.ctx, []int64{ts[0].ID}, "paused"), "status")
+		requireCode(t, f.s.TasksSetStatus(f.ctx, []int64{ts[0].ID, 1 << 40}, revisit.TaskDisabled), revisit.ErrNotFound, "")
 		require.Equal(t, revisit.TaskNextRunNotScheduled, f.task(ts[0].ID).Status, "all or nothing")
-		requireField(t, f.s.TasksSetStatus(f.ctx, nil, revisit.TaskDisabled), revisit.ErrInvalid, "ids")
+		requireInvalid(t, f.s.TasksSetStatus(f.ctx, nil, revisit.TaskDisabled), "ids")
 
 		require.NoError(t, f.s.TasksSetStatus(f.ctx, taskIDs(ts), revisit.TaskDisabled))
 		require.Equal(t, revisit.TaskDisabled, f.task(ts[1].ID).Status)
@@ -269,13 +260,13 @@ func init() {
 
 		require.NoError(t, f.s.TasksRespawn(f.ctx, []int64{ts[0].ID}, nil))
 		requireTime(t, base, f.task(ts[0].ID).NextRun, "no next_run: unchanged")
-		requireCode(t, f.s.TasksRespawn(f.ctx, []int64{1 << 40}, nil), revisit.ErrNotFound)
+		requireCode(t, f.s.TasksRespawn(f.ctx, []int64{1 << 40}, nil), revisit.ErrNotFound, "")
 	})
 
 	// TasksUpdateStatus does what Software Heritage's set_status_tasks
 	// does: unknown ids are ignored, next_run is set when given, and
 	// completed tasks may be left alone.
-	register("Task/UpdateStatus", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Task/UpdateStatus", func(t *testing.T) {
 		f := withTaskType(t, newStore)
 		ts := f.create(recurring("a"), oneshot("b"), oneshot("c"))
 		a, b, c := ts[0].ID, ts[1].ID, ts[2].ID
@@ -313,13 +304,13 @@ func init() {
 		require.Zero(t, update(revisit.TaskStatusUpdate{IDs: []int64{1 << 40}, Status: revisit.TaskDisabled}))
 		require.Zero(t, update(revisit.TaskStatusUpdate{Status: revisit.TaskDisabled}), "no ids: nothing to do")
 		_, err := f.s.TasksUpdateStatus(f.ctx, revisit.TaskStatusUpdate{IDs: []int64{a}, Status: "paused"})
-		requireField(t, err, revisit.ErrInvalid, "status")
+		requireInvalid(t, err, "status")
 		_, err = f.s.TasksUpdateStatus(f.ctx, revisit.TaskStatusUpdate{Status: ""})
-		requireField(t, err, revisit.ErrInvalid, "status")
+		requireInvalid(t, err, "status")
 		require.Equal(t, revisit.TaskNextRunNotScheduled, f.task(a).Status, "an invalid update changes nothing")
 	})
 
-	register("Task/ReadyOrder", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Task/ReadyOrder", func(t *testing.T) {
 		f := withTaskType(t, newStore)
 		mk := func(name string, due time.Duration, p revisit.TaskPriority) revisit.NewTask {
 			n := recurring(name)
@@ -351,13 +342,20 @@ func init() {
 		f.clock.Set(at(2 * day))
 		require.Equal(t, []int64{id(8), id(2)}, taskIDs(f.ready(false, false, time.Time{}, 10)), "zero Now is the store's clock")
 
-		for _, p := range []revisit.ReadyTasksParams{{Type: "load-git"}, {Type: "load-git", Limit: -1}, {Limit: 1}} {
-			_, err := f.s.TasksGrabReady(f.ctx, p)
-			requireCode(t, err, revisit.ErrInvalid)
+		for _, c := range []struct {
+			p     revisit.ReadyTasksParams
+			field string
+		}{
+			{revisit.ReadyTasksParams{Type: "load-git"}, "limit"},
+			{revisit.ReadyTasksParams{Type: "load-git", Limit: -1}, "limit"},
+			{revisit.ReadyTasksParams{Limit: 1}, "type"},
+		} {
+			_, err := f.s.TasksGrabReady(f.ctx, c.p)
+			requireInvalid(t, err, c.field, "%+v", c.p)
 		}
 	})
 
-	register("Task/GrabConcurrentDisjoint", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Task/GrabConcurrentDisjoint", func(t *testing.T) {
 		f := withTaskType(t, newStore)
 		var batch []revisit.NewTask
 		for i := range 120 {

@@ -38,8 +38,8 @@ func (f *fixture) run(taskID int64, backendID string) revisit.TaskRun {
 	return revisit.TaskRun{}
 }
 
-func init() {
-	register("TaskRun/Confirm", func(t *testing.T, newStore NewStore) {
+func exerciseTaskConfirm(t *testing.T, newStore NewStore) {
+	parallel(t, "TaskRun/Confirm", func(t *testing.T) {
 		f := withTaskType(t, newStore)
 		ts := f.create(recurring("a"), recurring("b"), recurring("c"), recurring("d"))
 
@@ -79,10 +79,10 @@ func init() {
 		requireTimePtr(t, atp(5*time.Minute), f.run(ts[3].ID, "u3").Confirmed)
 
 		_, err = f.s.TaskRunsConfirm(f.ctx, []string{"u1", ""}, time.Time{})
-		requireField(t, err, revisit.ErrInvalid, "backend_ids[1]")
+		requireInvalid(t, err, "backend_ids[1]")
 	})
 
-	register("TaskRun/RecoverUnconfirmed", func(t *testing.T, newStore NewStore) {
+	parallel(t, "TaskRun/RecoverUnconfirmed", func(t *testing.T) {
 		f := withTaskType(t, newStore)
 		require.NoError(t, f.s.TaskTypeCreate(f.ctx, revisit.TaskType{Type: "load-hg", BackendName: "hg.Load"}))
 		hg := oneshot("hg")
@@ -161,10 +161,10 @@ func init() {
 		require.Zero(t, n, "an unknown task type has nothing to recover")
 
 		_, err = f.s.TaskRunsRecoverUnconfirmed(f.ctx, "")
-		requireField(t, err, revisit.ErrInvalid, "task_type")
+		requireInvalid(t, err, "task_type")
 	})
 
-	register("TaskRun/UnconfirmedWedged", func(t *testing.T, newStore NewStore) {
+	parallel(t, "TaskRun/UnconfirmedWedged", func(t *testing.T) {
 		// Without a recovery (the dispatcher's confirm failed and it lives
 		// on), the wedged-run rule still ends an unconfirmed run.
 		f := withTaskType(t, newStore)

@@ -34,8 +34,8 @@ func (f *fixture) runs(taskID int64) []revisit.TaskRun {
 	return runs
 }
 
-func init() {
-	register("TaskRun/Lifecycle", func(t *testing.T, newStore NewStore) {
+func exerciseTaskRuns(t *testing.T, newStore NewStore) {
+	parallel(t, "TaskRun/Lifecycle", func(t *testing.T) {
 		f := withTaskType(t, newStore)
 		ts := f.create(recurring("a"), oneshot("b"))
 		runs, err := f.s.TaskRunsSchedule(f.ctx, []revisit.NewTaskRun{
@@ -78,7 +78,7 @@ func init() {
 		require.Equal(t, ts[0].ID, all[0].TaskID, "by task")
 	})
 
-	register("TaskRun/BackoffClamped", func(t *testing.T, newStore NewStore) {
+	parallel(t, "TaskRun/BackoffClamped", func(t *testing.T) {
 		f := withTaskType(t, newStore)
 		n := recurring("a")
 		n.CurrentInterval = 10 * day
@@ -114,7 +114,7 @@ func init() {
 		}
 	})
 
-	register("TaskRun/FailuresAndRetries", func(t *testing.T, newStore NewStore) {
+	parallel(t, "TaskRun/FailuresAndRetries", func(t *testing.T) {
 		f := withTaskType(t, newStore)
 		n := recurring("a")
 		n.RetriesLeft = intp(2)
@@ -163,7 +163,7 @@ func init() {
 		expect(h.ID, revisit.TaskNextRunNotScheduled, at(day+time.Hour), 0)
 	})
 
-	register("TaskRun/DuplicateEndChangesNothing", func(t *testing.T, newStore NewStore) {
+	parallel(t, "TaskRun/DuplicateEndChangesNothing", func(t *testing.T) {
 		f := withTaskType(t, newStore)
 		task := f.create(recurring("a"))[0]
 		f.schedule(task.ID, "m")
@@ -182,7 +182,7 @@ func init() {
 		require.Equal(t, revisit.TaskDisabled, f.task(task.ID).Status)
 	})
 
-	register("TaskRun/MarkScheduledNoClobber", func(t *testing.T, newStore NewStore) {
+	parallel(t, "TaskRun/MarkScheduledNoClobber", func(t *testing.T) {
 		f := withTaskType(t, newStore)
 		ts := f.create(recurring("fast"), recurring("slow"), oneshot("done"))
 		peeked := f.ready(false, false, at(time.Hour), 10)
@@ -206,7 +206,7 @@ func init() {
 		require.Zero(t, n)
 	})
 
-	register("TaskRun/EndWedged", func(t *testing.T, newStore NewStore) {
+	parallel(t, "TaskRun/EndWedged", func(t *testing.T) {
 		f := withTaskType(t, newStore)
 		require.NoError(t, f.s.TaskTypeCreate(f.ctx, revisit.TaskType{Type: "load-hg", BackendName: "hg.Load"}))
 		hg := oneshot("hg")
@@ -254,7 +254,7 @@ func init() {
 		require.Equal(t, before, f.task(ts[0].ID))
 	})
 
-	register("TaskRun/InvalidInput", func(t *testing.T, newStore NewStore) {
+	parallel(t, "TaskRun/InvalidInput", func(t *testing.T) {
 		f := withTaskType(t, newStore)
 		task := f.create(recurring("a"))[0]
 		f.schedule(task.ID, "taken")
@@ -264,30 +264,30 @@ func init() {
 			"runs[0].metadata":   {{TaskID: task.ID, BackendID: "x", Metadata: map[string]any{"c": make(chan int)}}},
 		} {
 			_, err := f.s.TaskRunsSchedule(f.ctx, runs)
-			requireField(t, err, revisit.ErrInvalid, field)
+			requireInvalid(t, err, field)
 		}
 		_, err := f.s.TaskRunsSchedule(f.ctx, []revisit.NewTaskRun{{TaskID: task.ID, BackendID: "x"}, {TaskID: task.ID, BackendID: "x"}})
-		requireField(t, err, revisit.ErrInvalid, "runs[1].backend_id")
+		requireInvalid(t, err, "runs[1].backend_id")
 		_, err = f.s.TaskRunsSchedule(f.ctx, []revisit.NewTaskRun{{TaskID: task.ID, BackendID: "x"}, {TaskID: 1 << 40, BackendID: "y"}})
-		requireField(t, err, revisit.ErrNotFound, "runs[1].task_id")
+		requireCode(t, err, revisit.ErrNotFound, "runs[1].task_id")
 		_, err = f.s.TaskRunsSchedule(f.ctx, []revisit.NewTaskRun{{TaskID: task.ID, BackendID: "x"}, {TaskID: task.ID, BackendID: "taken"}})
-		requireField(t, err, revisit.ErrConflict, "runs[1].backend_id")
+		requireCode(t, err, revisit.ErrConflict, "runs[1].backend_id")
 		require.Len(t, f.runs(task.ID), 1, "nothing half-written")
 
 		_, err = f.s.TaskRunEnd(f.ctx, revisit.TaskRunEnd{BackendID: "taken", Status: revisit.RunStarted})
-		requireField(t, err, revisit.ErrInvalid, "status")
+		requireInvalid(t, err, "status")
 		_, err = f.s.TaskRunEnd(f.ctx, revisit.TaskRunEnd{Status: revisit.RunFailed})
-		requireField(t, err, revisit.ErrInvalid, "backend_id")
+		requireInvalid(t, err, "backend_id")
 		_, err = f.s.TaskRunEnd(f.ctx, revisit.TaskRunEnd{BackendID: "nope", Status: revisit.RunFailed})
-		requireField(t, err, revisit.ErrNotFound, "backend_id")
+		requireCode(t, err, revisit.ErrNotFound, "backend_id")
 		_, err = f.s.TaskRunStart(f.ctx, "nope", time.Time{}, nil)
-		requireField(t, err, revisit.ErrNotFound, "backend_id")
+		requireCode(t, err, revisit.ErrNotFound, "backend_id")
 		_, err = f.s.TaskRunStart(f.ctx, "", time.Time{}, nil)
-		requireField(t, err, revisit.ErrInvalid, "backend_id")
+		requireInvalid(t, err, "backend_id")
 		require.Equal(t, revisit.RunScheduled, f.runs(task.ID)[0].Status)
 	})
 
-	register("TaskRun/Retention", func(t *testing.T, newStore NewStore) {
+	parallel(t, "TaskRun/Retention", func(t *testing.T) {
 		f := withTaskType(t, newStore)
 		ts := f.create(recurring("rec"), oneshot("old"), oneshot("recent"), oneshot("pending"), oneshot("never-run"))
 		// rec: three old runs and one in flight; old: ended long ago;
@@ -341,8 +341,8 @@ func init() {
 		require.Zero(t, n, "a run in flight is never deleted")
 
 		_, err = f.s.TaskRunsArchivable(f.ctx, revisit.ArchiveFilter{})
-		requireField(t, err, revisit.ErrInvalid, "before")
+		requireInvalid(t, err, "before")
 		_, err = f.s.TasksArchivable(f.ctx, revisit.ArchiveFilter{Before: cutoff, PageToken: "x"})
-		requireField(t, err, revisit.ErrInvalid, "page_token")
+		requireInvalid(t, err, "page_token")
 	})
 }

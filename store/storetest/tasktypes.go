@@ -25,8 +25,8 @@ func gitTaskType() revisit.TaskType {
 	}
 }
 
-func init() {
-	register("TaskType/CreateGetList", func(t *testing.T, newStore NewStore) {
+func exerciseTaskTypes(t *testing.T, newStore NewStore) {
+	parallel(t, "TaskType/CreateGetList", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		git := gitTaskType()
 		hg := revisit.TaskType{Type: "load-hg", BackendName: "swh.loader.mercurial.tasks.LoadMercurial"}
@@ -57,20 +57,20 @@ func init() {
 		require.Equal(t, git, list[0])
 	})
 
-	register("TaskType/CreateDuplicateConflict", func(t *testing.T, newStore NewStore) {
+	parallel(t, "TaskType/CreateDuplicateConflict", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		git := gitTaskType()
 		require.NoError(t, f.s.TaskTypeCreate(f.ctx, git))
 		other := git
 		other.Description = "changed"
 		other.BackendName = "other.Backend"
-		requireCode(t, f.s.TaskTypeCreate(f.ctx, other), revisit.ErrConflict)
+		requireCode(t, f.s.TaskTypeCreate(f.ctx, other), revisit.ErrConflict, "")
 		got, err := f.s.TaskTypeGet(f.ctx, "load-git")
 		require.NoError(t, err)
 		require.Equal(t, git, got, "the failed create changed nothing")
 	})
 
-	register("TaskType/Update", func(t *testing.T, newStore NewStore) {
+	parallel(t, "TaskType/Update", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		git := gitTaskType()
 		require.NoError(t, f.s.TaskTypeCreate(f.ctx, git))
@@ -94,31 +94,31 @@ func init() {
 		require.Equal(t, upd, got, "max_queue_length back to none")
 	})
 
-	register("TaskType/MissingNotFound", func(t *testing.T, newStore NewStore) {
+	parallel(t, "TaskType/MissingNotFound", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		_, err := f.s.TaskTypeGet(f.ctx, "load-nothing")
-		requireCode(t, err, revisit.ErrNotFound)
-		requireCode(t, f.s.TaskTypeUpdate(f.ctx, gitTaskType()), revisit.ErrNotFound)
+		requireCode(t, err, revisit.ErrNotFound, "")
+		requireCode(t, f.s.TaskTypeUpdate(f.ctx, gitTaskType()), revisit.ErrNotFound, "")
 		list, err := f.s.TaskTypeList(f.ctx)
 		require.NoError(t, err)
 		require.Empty(t, list, "update of a missing task type creates nothing")
 	})
 
-	register("TaskType/InvalidNothingStored", func(t *testing.T, newStore NewStore) {
+	parallel(t, "TaskType/InvalidNothingStored", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		bad := gitTaskType()
 		bad.BackendName = ""
-		requireCode(t, f.s.TaskTypeCreate(f.ctx, bad), revisit.ErrInvalid)
+		requireInvalid(t, f.s.TaskTypeCreate(f.ctx, bad), "backend_name")
 		_, err := f.s.TaskTypeGet(f.ctx, "load-git")
-		requireCode(t, err, revisit.ErrNotFound, "nothing stored")
+		requireCode(t, err, revisit.ErrNotFound, "", "nothing stored")
 
 		neg := gitTaskType()
 		neg.Type = "load-neg"
 		neg.RetryDelay = -time.Second
-		requireCode(t, f.s.TaskTypeCreate(f.ctx, neg), revisit.ErrInvalid)
+		requireInvalid(t, f.s.TaskTypeCreate(f.ctx, neg), "retry_delay")
 
 		require.NoError(t, f.s.TaskTypeCreate(f.ctx, gitTaskType()))
-		requireCode(t, f.s.TaskTypeUpdate(f.ctx, bad), revisit.ErrInvalid)
+		requireInvalid(t, f.s.TaskTypeUpdate(f.ctx, bad), "backend_name")
 		got, err := f.s.TaskTypeGet(f.ctx, "load-git")
 		require.NoError(t, err)
 		require.Equal(t, gitTaskType(), got, "an invalid update changes nothing")

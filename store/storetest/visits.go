@@ -62,8 +62,8 @@ func visitNames(vs []revisit.Visit) []string {
 	return out
 }
 
-func init() {
-	register("Visits/DispatchRecordsPendingVisits", func(t *testing.T, newStore NewStore) {
+func exerciseVisits(t *testing.T, newStore NewStore) {
+	parallel(t, "Visits/DispatchRecordsPendingVisits", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		l := f.gitOrigins(3)
 		vs := f.dispatch(2, nil)
@@ -93,7 +93,7 @@ func init() {
 		require.Equal(t, revisit.VisitCounts{VisitType: "git", Pending: 1, Sent: 2}, f.counts()["git"])
 	})
 
-	register("Visits/NeverSentBeforeScheduled", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Visits/NeverSentBeforeScheduled", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		f.gitOrigins(1)
 		f.clock.Set(at(time.Hour))
@@ -113,25 +113,25 @@ func init() {
 		require.Equal(t, 1, n)
 	})
 
-	register("Visits/DispatchValidates", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Visits/DispatchValidates", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		f.gitOrigins(1)
 		grab := revisit.GrabParams{VisitType: "git", Count: 1, Policy: revisit.OldestScheduledFirst}
 		_, err := f.s.VisitsDispatch(f.ctx, revisit.DispatchParams{Grab: grab})
-		requireCode(t, err, revisit.ErrInvalid, "no owner")
+		requireInvalid(t, err, "owner")
 		dry := grab
 		dry.DryRun = true
 		_, err = f.s.VisitsDispatch(f.ctx, revisit.DispatchParams{Grab: dry, Owner: "o"})
-		requireCode(t, err, revisit.ErrInvalid, "dry run")
+		requireInvalid(t, err, "dry_run")
 		bad := grab
 		bad.Count = 0
 		_, err = f.s.VisitsDispatch(f.ctx, revisit.DispatchParams{Grab: bad, Owner: "o"})
-		requireCode(t, err, revisit.ErrInvalid, "count")
+		requireInvalid(t, err, "count")
 		require.Empty(t, f.counts())
 		require.Nil(t, f.stats("o0", "git"), "nothing marked")
 	})
 
-	register("Visits/ReleaseRestoresEligibility", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Visits/ReleaseRestoresEligibility", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		f.gitOrigins(2)
 		f.upsert(revisit.VisitStats{URL: url("o1"), VisitType: "git", LastScheduled: atp(-30 * day), NextPositionOffset: 4, SuccessiveVisits: 1})
@@ -154,7 +154,7 @@ func init() {
 		require.Zero(t, n, "a sent visit is not released")
 	})
 
-	register("Visits/RestoreKeepsLaterSchedule", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Visits/RestoreKeepsLaterSchedule", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		f.gitOrigins(1)
 		first := f.dispatch(1, noCooldowns())
@@ -169,7 +169,7 @@ func init() {
 		require.Equal(t, revisit.VisitCounts{VisitType: "git", Pending: 1}, f.counts()["git"])
 	})
 
-	register("Visits/RecoverReleasesPendingOfOneVisitType", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Visits/RecoverReleasesPendingOfOneVisitType", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		l := f.gitOrigins(3)
 		f.record(origin(l.ID, "h0", "hg"))
@@ -191,7 +191,7 @@ func init() {
 		require.Equal(t, []string{"o2"}, visitNames(f.dispatch(5, nil)), "the recovered origin is offered again")
 	})
 
-	register("Visits/RecoverMaybePublishedKeepsThemLost", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Visits/RecoverMaybePublishedKeepsThemLost", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		f.gitOrigins(2)
 		first := f.dispatch(2, nil)
@@ -226,7 +226,7 @@ func init() {
 		require.Equal(t, revisit.VisitCounts{VisitType: "git", Pending: 2}, f.counts()["git"])
 	})
 
-	register("Visits/ReleaseMaybePublishedKeepsThemLost", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Visits/ReleaseMaybePublishedKeepsThemLost", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		f.gitOrigins(2)
 		vs := f.dispatch(2, nil)
@@ -244,7 +244,7 @@ func init() {
 		require.Zero(t, n, "a released visit is not released twice")
 	})
 
-	register("Visits/ExpireMarksLostAndRestores", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Visits/ExpireMarksLostAndRestores", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		f.gitOrigins(2)
 		early := f.dispatch(1, nil)
@@ -276,7 +276,7 @@ func init() {
 		require.Equal(t, revisit.VisitCounts{VisitType: "git", Sent: 1}, f.counts()["git"])
 	})
 
-	register("Visits/CloseReturnsAndForgets", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Visits/CloseReturnsAndForgets", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		l := f.gitOrigins(3)
 		vs := f.dispatch(3, nil)
@@ -313,7 +313,7 @@ func init() {
 		require.Empty(t, got, "closed visits are gone")
 	})
 
-	register("Visits/ConcurrentDispatchDisjoint", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Visits/ConcurrentDispatchDisjoint", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		f.gitOrigins(60)
 		const workers = 6
@@ -348,7 +348,7 @@ func init() {
 		require.Equal(t, int64(60), f.counts()["git"].Pending)
 	})
 
-	register("Leases/AcquireRenewExpireRelease", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Leases/AcquireRenewExpireRelease", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		acquire := func(owner string) revisit.Lease {
 			t.Helper()
@@ -373,14 +373,14 @@ func init() {
 		require.Equal(t, "c", acquire("c").Owner, "a released lease is free")
 
 		_, err := f.s.LeaseAcquire(f.ctx, "", "a", time.Second)
-		requireCode(t, err, revisit.ErrInvalid, "empty name")
+		requireInvalid(t, err, "name")
 		_, err = f.s.LeaseAcquire(f.ctx, "x", "", time.Second)
-		requireCode(t, err, revisit.ErrInvalid, "empty owner")
+		requireInvalid(t, err, "owner")
 		_, err = f.s.LeaseAcquire(f.ctx, "x", "a", 0)
-		requireCode(t, err, revisit.ErrInvalid, "zero ttl")
+		requireInvalid(t, err, "ttl")
 	})
 
-	register("Leases/TakeOverFromGoneHolder", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Leases/TakeOverFromGoneHolder", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		host, err := os.Hostname()
 		require.NoError(t, err)
@@ -413,7 +413,7 @@ func init() {
 		require.Equal(t, elsewhere, acquire("d", "b"), "a holder of another host keeps its lease until it expires")
 	})
 
-	register("Leases/FenceDispatch", func(t *testing.T, newStore NewStore) {
+	parallel(t, "Leases/FenceDispatch", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		f.gitOrigins(2)
 		fenced := func(owner string) ([]revisit.Visit, error) {
@@ -421,11 +421,11 @@ func init() {
 				Grab: revisit.GrabParams{VisitType: "git", Count: 1, Policy: revisit.OldestScheduledFirst}})
 		}
 		_, err := fenced("a")
-		requireCode(t, err, revisit.ErrConflict, "no lease yet")
+		requireCode(t, err, revisit.ErrConflict, "", "no lease yet")
 		_, err = f.s.LeaseAcquire(f.ctx, "orchestrator:git", "a", time.Minute)
 		require.NoError(t, err)
 		_, err = fenced("b")
-		requireCode(t, err, revisit.ErrConflict, "someone else's lease")
+		requireCode(t, err, revisit.ErrConflict, "", "someone else's lease")
 		require.Empty(t, f.counts(), "a refused dispatch records nothing")
 		require.Nil(t, f.stats("o0", "git"), "and marks nothing")
 		vs, err := fenced("a")
@@ -433,6 +433,6 @@ func init() {
 		require.Len(t, vs, 1)
 		f.clock.Advance(time.Minute)
 		_, err = fenced("a")
-		requireCode(t, err, revisit.ErrConflict, "an expired lease fences its owner out")
+		requireCode(t, err, revisit.ErrConflict, "", "an expired lease fences its owner out")
 	})
 }

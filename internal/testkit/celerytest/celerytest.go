@@ -27,13 +27,13 @@ import (
 	"github.com/revisit-sched/revisit/internal/testkit/pytest"
 )
 
-// DefaultURL is the RabbitMQ the tests use unless REVISIT_AMQP_URL names
+// DefaultURL is the RabbitMQ the tests use unless TEST_AMQP_URL names
 // another.
 const DefaultURL = "amqp://guest:guest@127.0.0.1:5672/"
 
 // URL returns the RabbitMQ URL the tests use.
 func URL() string {
-	if u := os.Getenv("REVISIT_AMQP_URL"); u != "" {
+	if u := os.Getenv("TEST_AMQP_URL"); u != "" {
 		return u
 	}
 	return DefaultURL
@@ -117,7 +117,7 @@ func DeleteExchange(t testing.TB, name string) {
 // receive.
 type Worker struct {
 	// Out is the file the tasks append their JSON lines to; a module reads
-	// its name from $REVISIT_TEST_OUT.
+	// its name from $TEST_OUT.
 	Out string
 	cmd *exec.Cmd
 }
@@ -125,8 +125,8 @@ type Worker struct {
 // WorkerOptions say what worker to start.
 type WorkerOptions struct {
 	// Module is the Python source of the tasks module, imported as
-	// revisit_test_tasks; it finds the broker URL in $REVISIT_TEST_BROKER
-	// and where to record in $REVISIT_TEST_OUT.
+	// revisit_test_tasks; it finds the broker URL in $TEST_CELERY_BROKER
+	// and where to record in $TEST_OUT.
 	Module string
 	// Queues the worker consumes.
 	Queues []string
@@ -167,8 +167,8 @@ func StartWorker(t testing.TB, o WorkerOptions) *Worker {
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(),
 		"PYTHONPATH="+dir,
-		"REVISIT_TEST_OUT="+w.Out,
-		"REVISIT_TEST_BROKER="+strings.TrimSuffix(URL(), "/")+"//",
+		"TEST_OUT="+w.Out,
+		"TEST_CELERY_BROKER="+strings.TrimSuffix(URL(), "/")+"//",
 	)
 	cmd.Env = append(cmd.Env, o.Env...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile

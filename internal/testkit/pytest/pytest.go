@@ -26,7 +26,7 @@ func Command(py, script string, args ...string) *exec.Cmd {
 	return cmd
 }
 
-// Celery returns a python3 that imports celery and kombu: REVISIT_PYTHON,
+// Celery returns a python3 that imports celery and kombu: TEST_PYTHON,
 // else Debian's /usr/bin/python3, else python3 on PATH. Without one the test
 // skips, or fails when CI is set.
 func Celery(t testing.TB) string {
@@ -58,7 +58,7 @@ func Plain(t testing.TB) string {
 func find(t testing.TB, modules, what, deb string) string {
 	t.Helper()
 	var tried []string
-	for _, py := range []string{os.Getenv("REVISIT_PYTHON"), "/usr/bin/python3", "python3"} {
+	for _, py := range []string{os.Getenv("TEST_PYTHON"), "/usr/bin/python3", "python3"} {
 		if py == "" {
 			continue
 		}
@@ -68,7 +68,7 @@ func find(t testing.TB, modules, what, deb string) string {
 		}
 		tried = append(tried, py+": "+lastLine(string(out)))
 	}
-	msg := "needs Python with " + what + " (Debian: apt-get install " + deb + "; or set REVISIT_PYTHON); tried " +
+	msg := "needs Python with " + what + " (Debian: apt-get install " + deb + "; or set TEST_PYTHON); tried " +
 		strings.Join(tried, "; ")
 	if os.Getenv("CI") != "" {
 		t.Fatal(msg)

@@ -1,5 +1,5 @@
 // Package pgtest gives tests an isolated PostgreSQL schema on the server
-// named by REVISIT_TEST_POSTGRES (default: the local test database). A test
+// named by TEST_POSTGRES_URL (default: the local test database). A test
 // that cannot reach the server is skipped, or fails when CI is set.
 package pgtest
 
@@ -20,7 +20,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// DefaultURL is the server tests use when REVISIT_TEST_POSTGRES is unset.
+// DefaultURL is the server tests use when TEST_POSTGRES_URL is unset.
 const DefaultURL = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
 
 var (
@@ -34,7 +34,7 @@ var (
 
 // ServerURL returns the URL of the test server.
 func ServerURL() string {
-	if u := os.Getenv("REVISIT_TEST_POSTGRES"); u != "" {
+	if u := os.Getenv("TEST_POSTGRES_URL"); u != "" {
 		return u
 	}
 	return DefaultURL
@@ -58,7 +58,7 @@ func URL(t testing.TB) string {
 	})
 	u, err := url.Parse(ServerURL())
 	if err != nil {
-		t.Fatalf("pgtest: REVISIT_TEST_POSTGRES: %v", err)
+		t.Fatalf("pgtest: TEST_POSTGRES_URL: %v", err)
 	}
 	q := u.Query()
 	q.Set("search_path", schema+","+extensionsSchema)
