@@ -686,15 +686,23 @@ func valuesOf(rows []map[string]any, key string) []any {
 	return out
 }
 
-// TestREADMECommands runs every command line of the README's sh blocks,
-// as its step in readmeSteps says; a line without a step, or a step whose
-// line is no longer in the README, fails it.
+// tourFiles are the pages whose sh blocks TestREADMECommands runs: the
+// README, and the page its benchmarks moved to.
+var tourFiles = []string{"README.md", filepath.Join("docs", "benchmarks.md")}
+
+// TestREADMECommands runs every command line of the sh blocks of the
+// README (and of tourFiles), as its step in readmeSteps says; a line
+// without a step, or a step whose line is no longer there, fails it.
 func TestREADMECommands(t *testing.T) {
 	root, err := filepath.Abs("..")
 	require.NoError(t, err)
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
-	require.NoError(t, err)
-	lines := readmeCommandLines(t, string(readme))
+	var pages strings.Builder
+	for _, f := range tourFiles {
+		text, err := os.ReadFile(filepath.Join(root, f))
+		require.NoError(t, err)
+		pages.Write(text)
+	}
+	lines := readmeCommandLines(t, pages.String())
 	var stepLines []string
 	for _, st := range readmeSteps {
 		stepLines = append(stepLines, st.line)
