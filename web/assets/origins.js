@@ -24,6 +24,14 @@ function tab() {
   return params.get("order") === "desc" ? "recent" : "scheduled";
 }
 
+// TABS are the parameters of each view's tab.
+const TABS = {
+  scheduled: {},
+  recent: { order: "desc" },
+  failures: { view: "failures", order: "desc" },
+  disabled: { enabled: "false" },
+};
+
 const NOTES = {
   scheduled: "Origins without a visit in flight, those scheduled longest ago first (never scheduled before all).",
   recent: "Origins without a visit in flight, those scheduled last first: mostly those just visited.",
@@ -119,11 +127,10 @@ async function search() {
 async function browse(visitTypes) {
   document.getElementById("browse").hidden = false;
   const current = tab();
+  const keep = Object.entries({ lister: params.get("lister"), visit_type: params.get("visit_type") }).filter(([, v]) => v);
   for (const a of document.querySelectorAll("#views a")) {
     a.classList.toggle("current", a.dataset.view === current);
-    const keep = { lister: params.get("lister"), visit_type: params.get("visit_type") };
-    a.href = "/origins?" + new URLSearchParams([...new URL(a.href).searchParams,
-      ...Object.entries(keep).filter(([, v]) => v)]);
+    a.href = "/origins?" + new URLSearchParams([...Object.entries(TABS[a.dataset.view]), ...keep]);
   }
   document.getElementById("browse-note").textContent = NOTES[current];
   const visitType = params.get("visit_type") || visitTypes[0];
@@ -142,7 +149,7 @@ async function browse(visitTypes) {
 }
 
 async function load() {
-  const [listers, types] = [await getJSON("/api/v1/listers"), await getJSON("/api/v1/task-types")];
+  const [listers, types] = await Promise.all([getJSON("/api/v1/listers"), getJSON("/api/v1/task-types")]);
   if (!listers || !types) return;
   const visitTypes = types.task_types.map((t) => t.type).filter((t) => t.startsWith("load-")).map((t) => t.slice(5));
   fillForms(listers.listers, visitTypes);
