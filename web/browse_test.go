@@ -136,6 +136,9 @@ func TestOriginsBrowse(t *testing.T) {
 			require.NoError(t, err)
 			return len(page.Origins) == 2
 		}, 10*time.Second, 50*time.Millisecond, "the store holds o-042 disabled")
+		// The page shows the change before its lister link is clicked: a
+		// click aimed at the row the change is redrawing may miss.
+		waitText(t, bctx, `#listed [data-field="enabled"]`, "no")
 		click(t, bctx, `#listed [data-field="lister"] a`)
 		waitLocation(t, bctx, "lister=")
 		click(t, bctx, `#views a[data-view="disabled"]`)
