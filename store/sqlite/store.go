@@ -47,7 +47,7 @@ const maxCachedStatements = 256
 // concurrent use.
 type Store struct {
 	w *sql.DB // one connection: every write, in BEGIN IMMEDIATE transactions
-	r *sql.DB // read-only pool
+	r *sql.DB // read-only pool; w itself in a store held in memory
 	// writeTurns and readTurns hand w's and r's connections out in the
 	// order callers asked for them.
 	writeTurns, readTurns turns
@@ -99,7 +99,8 @@ func OpenMemory(ctx context.Context, name string, opts store.Options) (*Store, e
 
 // open opens the database that dsn's writer and reader connection strings
 // name, applies the pending migrations and returns the store; name names
-// the database in errors.
+// the database in errors. An empty reader string leaves the store one
+// connection, the writer's, whose reads and writes take turns.
 func open(ctx context.Context, name string, dsn func(writer bool) string, opts store.Options) (*Store, error) {
 	w, err := sql.Open("sqlite", dsn(true))
 	if err != nil {
@@ -120,7 +121,12 @@ func open(ctx context.Context, name string, dsn func(writer bool) string, opts s
 		_ = w.Close()
 		return nil, err
 	}
-	r, err := sql.Open("sqlite", dsn(false))
+	readerDSN := dsn(false)
+	if readerDSN == "" {
+		s.r, s.readTurns, s.readStmts = w, s.writeTurns, make(map[string]*sql.Stmt)
+		return s, nil
+	}
+	r, err := sql.Open("sqlite", readerDSN)
 	if err != nil {
 		_ = w.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", name, err)
@@ -171,16 +177,20 @@ func fileDSN(path string) func(writer bool) string {
 	}
 }
 
-// memoryDSN returns the connection strings of the in-memory database
-// name (SQLite's memdb file system, shared by the process's connections
-// to the same name), whose rollback journal stays in memory too.
+// memoryDSN returns the connection string of the in-memory database name
+// (SQLite's memdb file system), whose rollback journal stays in memory
+// too, for the writer only: the store has no reader connection. A reader
+// drops its whole page cache each time it finds the database written
+// since its previous read, and copies back every page it then reads:
+// that took a sixth of a simulation's time, whose reads and writes come
+// one at a time anyway (docs/performance.md, P7).
 func memoryDSN(name string) func(writer bool) string {
 	p := "/" + url.PathEscape(name)
 	return func(writer bool) string {
-		q := append(pragmas(writer), "vfs=memdb")
-		if writer {
-			q = append(q, "_pragma=journal_mode(MEMORY)")
+		if !writer {
+			return ""
 		}
+		q := append(pragmas(writer), "vfs=memdb", "_pragma=journal_mode(MEMORY)")
 		return "file:" + p + "?" + strings.Join(q, "&")
 	}
 }
@@ -207,7 +217,7 @@ func (s *Store) Close() error {
 		s.stmts, s.readStmts = nil, nil
 		s.mu.Unlock()
 		var errs []error
-		if s.r != nil {
+		if s.r != nil && s.r != s.w {
 			errs = append(errs, s.r.Close())
 		}
 		errs = append(errs, s.w.Close())
