@@ -31,6 +31,8 @@ type FeedbackReport struct {
 	Disabled int `json:"disabled"`
 	// PerSecond is P4: statuses processed per second.
 	PerSecond float64 `json:"statuses_per_s"`
+	// Cost is what processing cost the database per status.
+	Cost DBCost `json:"cost"`
 }
 
 // FeedbackTarget is P4, in statuses/s.
@@ -56,6 +58,10 @@ func RunFeedback(ctx context.Context, cfg FeedbackConfig) (FeedbackReport, error
 		statuses[k] = randomStatus(rng, se, k)
 	}
 
+	db, err := sampleDB(ctx, se.Store)
+	if err != nil {
+		return rep, err
+	}
 	start := time.Now()
 	p := feedback.NewPipeline(ctx, se, feedback.PipelineConfig{Workers: workers, BatchSize: cfg.Batch,
 		Horizon: feedback.Horizon{Clock: se.clk.Now}})
@@ -68,6 +74,9 @@ func RunFeedback(ctx context.Context, cfg FeedbackConfig) (FeedbackReport, error
 		return rep, err
 	}
 	rep.PerSecond = float64(cfg.Statuses) / time.Since(start).Seconds()
+	if rep.Cost, err = costSince(ctx, se.Store, db, int64(cfg.Statuses)); err != nil {
+		return rep, err
+	}
 	_, res := p.Processed()
 	rep.Changed, rep.Ignored, rep.Disabled = len(res.Stats), res.Ignored, res.Disabled
 	return rep, nil

@@ -86,6 +86,13 @@ type StoreReport struct {
 	// that indexing counted in the recording's time.
 	IndexPS         float64 `json:"index_urls_per_s,omitempty"`
 	RecordIndexedPS float64 `json:"record_and_index_origins_per_s,omitempty"`
+	// LoadCost and RecordCost are what loading the data set and recording
+	// cost the database per origin.
+	LoadCost   DBCost `json:"load_cost"`
+	RecordCost DBCost `json:"record_cost"`
+	// Footprint is the disk space of the store's tables and indexes once
+	// the data set is loaded, before the run adds to it.
+	Footprint []RelationFootprint `json:"footprint,omitempty"`
 }
 
 // benchState is kept in lister A's current_state, so that a later run on
@@ -109,12 +116,13 @@ func (c *clock) Set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
 // of one bench run.
 type session struct {
 	store.Store
-	ds     Dataset
-	clk    *clock
-	a, b   revisit.Lister
-	now    time.Time // this run's present: 10 days after the previous run's
-	loaded bool
-	loadPS float64
+	ds       Dataset
+	clk      *clock
+	a, b     revisit.Lister
+	now      time.Time // this run's present: 10 days after the previous run's
+	loaded   bool
+	loadPS   float64
+	loadCost DBCost
 }
 
 // openSession migrates and opens the store at url, loads the data set of n
@@ -152,7 +160,10 @@ func (se *session) start(ctx context.Context, w io.Writer) error {
 	_ = json.Unmarshal(se.a.CurrentState, &state)
 	switch {
 	case state.Origins == 0:
-		start := time.Now()
+		start, db := time.Now(), dbSample{}
+		if db, err = sampleDB(ctx, se.Store); err != nil {
+			return err
+		}
 		if err := load(ctx, se.Store, se.ds, se.clk, se.a.ID, se.b.ID, w); err != nil {
 			return err
 		}
@@ -161,6 +172,9 @@ func (se *session) start(ctx context.Context, w io.Writer) error {
 			return err
 		}
 		se.loaded, se.loadPS = true, float64(se.ds.Origins)/time.Since(start).Seconds()
+		if se.loadCost, err = costSince(ctx, se.Store, db, int64(se.ds.Origins)); err != nil {
+			return err
+		}
 		state = benchState{Origins: se.ds.Origins, Seed: se.ds.Seed}
 	case state.Origins != se.ds.Origins || state.Seed != se.ds.Seed:
 		return fmt.Errorf("the store holds another bench data set (%d origins, seed %d): use an empty store", state.Origins, state.Seed)
@@ -192,7 +206,10 @@ func RunStore(ctx context.Context, cfg StoreConfig) (StoreReport, error) {
 		return rep, err
 	}
 	defer se.Close()
-	rep.Loaded, rep.LoadPS = se.loaded, se.loadPS
+	rep.Loaded, rep.LoadPS, rep.LoadCost = se.loaded, se.loadPS, se.loadCost
+	if rep.Footprint, err = footprint(ctx, se.Store, se.ds.Origins); err != nil {
+		return rep, err
+	}
 	for _, c := range grabCases(se.a) {
 		progress(cfg.Progress, "grab %s", c.name)
 		for _, mode := range []GrabMode{SelectOnly, Visited, BackToBack} {
@@ -204,12 +221,19 @@ func RunStore(ctx context.Context, cfg StoreConfig) (StoreReport, error) {
 		}
 	}
 	progress(cfg.Progress, "record %d batches of 1000 (half new, half updates)", cfg.RecordBatches)
+	db, err := sampleDB(ctx, se.Store)
+	if err != nil {
+		return rep, err
+	}
 	took, err := timeRecord(ctx, se, se.ds, se.a.ID, se.b.ID, cfg.RecordBatches, cfg.RecordWriters)
 	if err != nil || took == 0 {
 		return rep, err
 	}
 	recorded := float64(cfg.RecordBatches * 1000)
 	rep.RecordPS = recorded / took.Seconds()
+	if rep.RecordCost, err = costSince(ctx, se.Store, db, int64(recorded)); err != nil {
+		return rep, err
+	}
 	urls, indexing, err := indexURLs(ctx, se.Store)
 	if urls > 0 {
 		rep.IndexPS = float64(urls) / indexing.Seconds()

@@ -210,7 +210,10 @@ func (a *app) benchFeedbackCommand() *cobra.Command {
 (loaded first unless a previous bench run left it in the store) in batches,
 through the same processing as revisit visit-status ingest, and reports
 statuses per second. --workers batches are processed at once, as
-revisit visit-status ingest does by default and concurrent API requests do.`,
+revisit visit-status ingest does by default and concurrent API requests do.
+Beside the rate, what a status cost the database: the server's processor
+time when it runs on this host (db_cpu_us) and the bytes written to its
+write-ahead log (wal_bytes, PostgreSQL); measure on an idle server.`,
 		Args: exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			n, err := bench.ParseSize(size)
@@ -231,9 +234,10 @@ revisit visit-status ingest does by default and concurrent API requests do.`,
 			if err != nil {
 				return fmt.Errorf("bench feedback: %w", err)
 			}
-			rw := a.rows(cols("statuses", "workers", "stats_changed", "ignored", "disabled", "statuses_per_s", "target_per_s", "met"))
-			if err := rw.Row(rep.Statuses, rep.Workers, rep.Changed, rep.Ignored, rep.Disabled, math.Round(rep.PerSecond),
-				bench.FeedbackTarget, rep.PerSecond >= bench.FeedbackTarget); err != nil {
+			rw := a.rows(cols("statuses", "workers", "stats_changed", "ignored", "disabled", "statuses_per_s", "target_per_s", "met",
+				"db_cpu_us", "wal_bytes"))
+			if err := rw.Row(append([]any{rep.Statuses, rep.Workers, rep.Changed, rep.Ignored, rep.Disabled, math.Round(rep.PerSecond),
+				bench.FeedbackTarget, rep.PerSecond >= bench.FeedbackTarget}, costCells(rep.Cost)...)...); err != nil {
 				return err
 			}
 			return rw.Close()
@@ -499,6 +503,13 @@ grab_next_visits (select and mark, committed) for every visit type and
 policy, and recording batches of 1000 origins, half new, half updates.
 Use an empty store: the run adds origins and marks visits.
 
+Beside the rates, what the load and the recording cost the database per
+origin: the server's processor time when it runs on this host (db_cpu_us)
+and the bytes written to its write-ahead log (wal_bytes, PostgreSQL); both
+count all the server does meanwhile, so measure on an idle server. Then
+the disk space of every table and index once the data set is loaded, in
+all and per origin.
+
 With --baseline, the JSON output (--format json) of a run on a smaller
 set, it also reports P1g: how much each case's grab p50 grew from there
 (run the 1M set first, then the 10M set with its output as the baseline).
@@ -534,7 +545,8 @@ Cases that ran short of eligible origins in either run are left out.`,
 				return err
 			}
 			target := bench.GrabTargetFor(caps)
-			rw := a.rows(cols("measure", "calls", "returned", "p50_ms", "p99_ms", "max_ms", "target", "met"))
+			rw := a.rows(cols("measure", "calls", "returned", "p50_ms", "p99_ms", "max_ms", "target", "met",
+				"db_cpu_us", "wal_bytes", "bytes", "bytes_per_origin"))
 			for _, l := range rep.Grabs {
 				// The target is for select and mark in the steady state.
 				measure, name, met := "grab "+l.Case, target.Name, any(target.Met(l))
@@ -544,7 +556,8 @@ Cases that ran short of eligible origins in either run are left out.`,
 				case bench.BackToBack:
 					measure, name, met = "grab, no results between: "+l.Case, "", ""
 				}
-				if err := rw.Row(measure, l.Calls, l.Returned, ms(l.P50), ms(l.P99), ms(l.Max), name, met); err != nil {
+				if err := rw.Row(measure, l.Calls, l.Returned, ms(l.P50), ms(l.P99), ms(l.Max), name, met,
+					"", "", "", ""); err != nil {
 					return err
 				}
 			}
@@ -554,13 +567,13 @@ Cases that ran short of eligible origins in either run are left out.`,
 					continue
 				}
 				if err := rw.Row("growth from the baseline: grab "+l.Case, l.Calls, l.Returned, ms(l.P50), "", "",
-					fmt.Sprintf("P1g %.2f×", growth), growth <= bench.GrowthTarget); err != nil {
+					fmt.Sprintf("P1g %.2f×", growth), growth <= bench.GrowthTarget, "", "", "", ""); err != nil {
 					return err
 				}
 			}
 			if rep.Loaded {
-				if err := rw.Row(fmt.Sprintf("load %d origins (origins/s)", rep.Origins), 1, rep.Origins,
-					"", "", "", fmt.Sprintf("%.0f/s", rep.LoadPS), ""); err != nil {
+				if err := rw.Row(append([]any{fmt.Sprintf("load %d origins (origins/s; the database's cost per origin)", rep.Origins),
+					1, rep.Origins, "", "", "", fmt.Sprintf("%.0f/s", rep.LoadPS), ""}, costCells(rep.LoadCost, "", "")...)...); err != nil {
 					return err
 				}
 			}
@@ -568,17 +581,37 @@ Cases that ran short of eligible origins in either run are left out.`,
 			if writers > 1 {
 				measure = fmt.Sprintf("record 1000-origin batches, half new, %d at once (origins/s)", writers)
 			}
-			if err := rw.Row(measure, batches, batches*1000,
-				"", "", "", fmt.Sprintf("P3 %.0f/s", rep.RecordPS), rep.RecordPS >= bench.RecordTarget); err != nil {
+			if err := rw.Row(append([]any{measure, batches, batches * 1000, "", "", "", fmt.Sprintf("P3 %.0f/s", rep.RecordPS),
+				rep.RecordPS >= bench.RecordTarget}, costCells(rep.RecordCost, "", "")...)...); err != nil {
 				return err
 			}
 			if rep.IndexPS > 0 {
 				if err := rw.Row("then index their new URLs for search (URLs/s)", "", "", "", "", "",
-					fmt.Sprintf("%.0f/s", rep.IndexPS), ""); err != nil {
+					fmt.Sprintf("%.0f/s", rep.IndexPS), "", "", "", "", ""); err != nil {
 					return err
 				}
 				if err := rw.Row("record and index, in all (origins/s)", batches, batches*1000, "", "", "",
-					fmt.Sprintf("%.0f/s", rep.RecordIndexedPS), ""); err != nil {
+					fmt.Sprintf("%.0f/s", rep.RecordIndexedPS), "", "", "", "", ""); err != nil {
+					return err
+				}
+			}
+			if len(rep.Footprint) > 0 {
+				var all int64
+				for _, r := range rep.Footprint {
+					all += r.Bytes
+				}
+				if err := rw.Row("footprint: all tables and indexes", "", "", "", "", "", "", "", "", "",
+					all, math.Round(float64(all)/float64(rep.Origins)*10)/10); err != nil {
+					return err
+				}
+			}
+			for _, r := range rep.Footprint {
+				what := "table"
+				if r.Index {
+					what = "index on " + r.Table
+				}
+				if err := rw.Row(fmt.Sprintf("footprint: %s (%s)", r.Name, what), "", "", "", "", "", "", "", "", "",
+					r.Bytes, math.Round(r.PerOrigin*10)/10); err != nil {
 					return err
 				}
 			}
@@ -669,6 +702,12 @@ func (a *app) progressWriter() io.Writer {
 		return a.env.Stderr
 	}
 	return nil
+}
+
+// costCells renders what an operation cost the database per unit of work
+// (db_cpu_us and wal_bytes, whole), then the cells after.
+func costCells(c bench.DBCost, after ...any) []any {
+	return append([]any{math.Round(c.CPUMicros), math.Round(c.WALBytes)}, after...)
 }
 
 // cpuColumns name the cells of cpuCells.

@@ -89,6 +89,44 @@ func TestBenchStoreReportsGrowthOverABaseline(t *testing.T) {
 	require.Contains(t, msg, "bad.json")
 }
 
+// bench store and bench feedback say what recording and folding cost the
+// database (its write-ahead log on PostgreSQL), and bench store the disk
+// space of each table and index once the data set is loaded, on both
+// stores.
+func TestBenchReportsTheDatabasesCost(t *testing.T) {
+	h := newHarness(t)
+	pg := pgtest.URL(t)
+	for engine, url := range map[string]string{"postgres": pg, "sqlite": "sqlite://" + filepath.Join(h.dir, "cost.db")} {
+		h.url = url
+		rows := h.jsonList("bench", "store", "--origins", "3000", "--grabs", "1", "--count", "10", "--record-batches", "2")
+		var all, sum float64
+		var listed bool
+		for _, r := range rows {
+			measure := r["measure"].(string)
+			switch {
+			case strings.HasPrefix(measure, "record 1000-origin batches"):
+				if engine == "postgres" {
+					require.Greater(t, r["wal_bytes"], 100.0, "an origin recorded writes to the log: %v", r)
+				} else {
+					require.EqualValues(t, 0, r["wal_bytes"], "no server log to measure: %v", r)
+				}
+			case measure == "footprint: all tables and indexes":
+				all = r["bytes"].(float64)
+				require.InDelta(t, all/3000, r["bytes_per_origin"], 0.1)
+			case strings.HasPrefix(measure, "footprint: "):
+				sum += r["bytes"].(float64)
+				listed = listed || measure == "footprint: listed_origin (table)"
+			}
+		}
+		require.True(t, listed, "%s: listed_origin's footprint in %v", engine, rows)
+		require.Positive(t, all, engine)
+		require.Equal(t, all, sum, "%s: the total is the sum of the tables and indexes", engine)
+	}
+	h.url = pg
+	rows := h.jsonList("bench", "feedback", "--origins", "3000", "--statuses", "500")
+	require.Greater(t, rows[0]["wal_bytes"], 100.0, "a result folded writes to the log: %v", rows[0])
+}
+
 func TestBenchJournal(t *testing.T) {
 	h := newHarness(t)
 	rows := h.jsonList("bench", "journal", "--origins", "500", "--statuses", "400", "--batch", "50,200", "--partitions", "2")

@@ -61,6 +61,7 @@ func Exercise(t *testing.T, newStore NewStore) {
 	exerciseTaskConfirm(t, newStore)
 	exerciseSWH(t, newStore)
 	exerciseImports(t, newStore)
+	exerciseFootprint(t, newStore)
 }
 
 // parallel runs c as a parallel subtest of t named name.
