@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/config"
@@ -59,9 +60,11 @@ several configurations, one directory of CSVs each. The same seed gives the
 same files.
 
 --upstream runs Software Heritage's simulator's settings: one visit type
-(git), 48 workers, a queue of 10,000, rounds of at least 1,000 every 10 s,
-100 new origins an hour listed with every known origin, results folded by
-100.`,
+(git), 48 workers, a queue of 10,000, rounds of at least 1,000 every 10 s
+queued in the policy's order, its lister (at hour h it lists the world's
+first 100·(h+1) origins again, new ones beyond), results folded by 100.
+Flags given keep their value (--lister-rate 0: a lister that lists
+nothing); --visit-types and --relist-every conflict with it.`,
 		Example: `  revisit simulate --origins 100000 --days 30 --visit-types git,hg,svn,pypi
   revisit simulate --policy never_visited_oldest_update_first --days 2
   revisit simulate --config prod.yaml --compare more-lag.yaml --out what-if`,
@@ -96,8 +99,8 @@ same files.
 				return usagef("--store runs one configuration: compare on the temporary store")
 			}
 			if upstream {
-				for i := range scenarios {
-					cfg, scenarios[i].Orchestrator = simulate.Upstream(cfg, scenarios[i].Orchestrator)
+				if cfg, err = upstreamSettings(f, cfg, scenarios); err != nil {
+					return err
 				}
 			}
 			if part != "" {
@@ -166,6 +169,41 @@ func (a *app) simulate(ctx context.Context, cfg simulate.Config, scenarios []sim
 	}
 	fmt.Fprintf(a.env.Stdout, "report: %s\n", filepath.Join(out, "report.html"))
 	return nil
+}
+
+// upstreamConflicts are the flags --upstream cannot honour, and why.
+var upstreamConflicts = []struct{ flag, why string }{
+	{"visit-types", "upstream's simulator has one visit type, git"},
+	{"relist-every", "upstream's lister lists the world's first origins again at each run"},
+}
+
+// upstreamSettings returns cfg with the settings of Software Heritage's
+// simulator (simulate.Upstream), and sets them in the scenarios'
+// orchestrator configurations; the flags given keep their value, and one
+// that --upstream cannot honour is an error naming both.
+func upstreamSettings(f *pflag.FlagSet, cfg simulate.Config, scenarios []simulate.Scenario) (simulate.Config, error) {
+	for _, c := range upstreamConflicts {
+		if f.Changed(c.flag) {
+			return cfg, usagef("--%s conflicts with --upstream: %s", c.flag, c.why)
+		}
+	}
+	given := cfg
+	for i := range scenarios {
+		cfg, scenarios[i].Orchestrator = simulate.Upstream(given, scenarios[i].Orchestrator)
+	}
+	for flag, keep := range map[string]func(){
+		"workers":        func() { cfg.Workers = given.Workers },
+		"queue-capacity": func() { cfg.QueueCapacity = given.QueueCapacity },
+		"lister-rate":    func() { cfg.ListerRate = given.ListerRate },
+		"lister-every":   func() { cfg.ListerEvery = given.ListerEvery },
+		"fold-batch":     func() { cfg.FoldBatch = given.FoldBatch },
+		"fold-wait":      func() { cfg.FoldWait = given.FoldWait },
+	} {
+		if f.Changed(flag) {
+			keep()
+		}
+	}
+	return cfg, nil
 }
 
 // scenarios returns the configurations to simulate: the configuration's

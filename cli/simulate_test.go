@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -191,6 +192,8 @@ func TestSimulateBadFlags(t *testing.T) {
 		{[]string{"--start", "yesterday"}, `--start: "yesterday" is not a time`},
 		{[]string{"--compare", "/nonexistent.yaml"}, "--compare /nonexistent.yaml"},
 		{[]string{"--store", "sqlite://x.db", "--compare", "/dev/null"}, "--store runs one configuration"},
+		{[]string{"--upstream", "--visit-types", "git,hg"}, "--visit-types conflicts with --upstream: upstream's simulator has one visit type, git"},
+		{[]string{"--upstream", "--relist-every", "24h"}, "--relist-every conflicts with --upstream"},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
 			t.Chdir(t.TempDir())
@@ -200,6 +203,33 @@ func TestSimulateBadFlags(t *testing.T) {
 			require.NotContains(t, stderr, "goroutine")
 		})
 	}
+}
+
+// TestSimulateUpstreamHonoursTheFlagsGiven checks that --upstream keeps
+// the value of a flag given: upstream's lister, 100 origins an hour, finds
+// new origins once its count passes the world's 200 (at the second hour:
+// 300, then 100 more an hour), and none with --lister-rate 0; and
+// --workers 1 visits fewer origins than upstream's 48 workers.
+func TestSimulateUpstreamHonoursTheFlagsGiven(t *testing.T) {
+	lastRow := func(args ...string) (known string, visits int) {
+		t.Helper()
+		out := filepath.Join(t.TempDir(), "out")
+		stdout, stderr, code := simulateRun(t, append([]string{"--upstream", "--origins", "200", "--days", "0.25",
+			"--policy", "never_visited_oldest_update_first", "--out", out}, args...)...)
+		require.Equal(t, 0, code, stderr)
+		csv, err := os.ReadFile(filepath.Join(out, "metrics.csv"))
+		require.NoError(t, err)
+		lines := strings.Split(strings.TrimSpace(string(csv)), "\n")
+		_, err = fmt.Sscanf(stdout[strings.Index(stdout, "visits "):], "visits %d:", &visits)
+		require.NoError(t, err, stdout)
+		return strings.Split(lines[len(lines)-1], ",")[1], visits
+	}
+	known, upstreamVisits := lastRow()
+	require.Equal(t, "700", known, "runs at 0 h to 6 h: 100·7 origins")
+	known, _ = lastRow("--lister-rate", "0")
+	require.Equal(t, "200", known)
+	_, oneWorker := lastRow("--lister-rate", "0", "--workers", "1")
+	require.Less(t, oneWorker, upstreamVisits)
 }
 
 // TestSimulateCPUProfile checks --cpu-profile: a simulation in this

@@ -37,6 +37,12 @@ type Config struct {
 	// Relist is how often the lister lists the known origins again with
 	// their last update (the origins whose last update changed).
 	Relist time.Duration
+	// UpstreamLister has the lister behave as Software Heritage's
+	// simulator's, whose count of origins restarts with the simulation:
+	// its k-th run, the first at the start, lists the world's first
+	// k·ListerRate·ListerEvery origins with their current last update,
+	// those the world does not have yet being new. Relist is then unused.
+	UpstreamLister bool
 	// FoldBatch is how many results of a visit type are folded at once;
 	// FoldWait, how long a result waits for its batch to fill. The
 	// results waiting are also folded before each sample.
@@ -78,17 +84,17 @@ var Defaults = Config{
 
 // Upstream returns the settings of Software Heritage's simulator (one
 // visit type, 48 workers, queues of 10,000, rounds of at least 1,000
-// every 10 s, 100 new origins an hour listed with every known origin,
-// results folded by 100, a partial batch at the hourly sample where
-// upstream's waits for ever) for the world of cfg, and the orchestrator
-// settings that go with them, so that both simulators run the same
-// world.
+// every 10 s queued in the policy's order, its lister, which lists the
+// world's first 100·(h+1) origins at hour h, results folded by 100, a
+// partial batch at the hourly sample where upstream's waits for ever) for
+// the world of cfg, and the orchestrator settings that go with them, so
+// that both simulators run the same world.
 func Upstream(cfg Config, o orchestrator.Config) (Config, orchestrator.Config) {
 	cfg.VisitTypes = []string{"git"}
 	cfg.Workers = map[string]int{"git": DefaultWorkers}
-	cfg.QueueCapacity, cfg.ListerRate, cfg.ListerEvery, cfg.Relist = 10_000, 100, time.Hour, time.Hour
+	cfg.QueueCapacity, cfg.ListerRate, cfg.ListerEvery, cfg.UpstreamLister = 10_000, 100, time.Hour, true
 	cfg.FoldBatch, cfg.FoldWait, cfg.SteadyListing = 100, time.Hour, true
-	o.MaxPerRound, o.MinFreeRatio = 10_000, 0.1
+	o.MaxPerRound, o.MinFreeRatio, o.KeepPolicyOrder = 10_000, 0.1, true
 	// A jitter of 1 ns always draws 0: upstream has none (0 would take the
 	// default).
 	o.QueueFullBackoff, o.QueuePollInterval, o.NoOriginsBackoff, o.RoundJitter = 10*time.Second, 10*time.Second,
@@ -184,8 +190,7 @@ func (c Config) settings(visitTimeout time.Duration, policies []PolicyFigures) [
 	s := []string{
 		fmt.Sprintf("origins at the start: %d", c.Origins),
 		fmt.Sprintf("simulated time: %s, from %s", c.Duration, c.Start.Format(time.RFC3339)),
-		fmt.Sprintf("new origins: %g an hour, listed every %s; known origins listed again every %s",
-			c.ListerRate, c.ListerEvery, c.Relist),
+		c.listerSetting(),
 		fmt.Sprintf("queue capacity: %d; results of each visit type folded by %d (or after %s)",
 			c.QueueCapacity, c.FoldBatch, c.FoldWait),
 		fmt.Sprintf("visits lost: %g%%; visit timeout %s", c.LossRate*100, visitTimeout),
@@ -201,4 +206,14 @@ func (c Config) settings(visitTimeout time.Duration, policies []PolicyFigures) [
 		s = append(s, line)
 	}
 	return s
+}
+
+// listerSetting describes the lister for the report.
+func (c Config) listerSetting() string {
+	if c.UpstreamLister {
+		return fmt.Sprintf("lister: upstream's, listing the world's first %g·k origins at its k-th run, every %s",
+			c.ListerRate*c.ListerEvery.Hours(), c.ListerEvery)
+	}
+	return fmt.Sprintf("new origins: %g an hour, listed every %s; known origins listed again every %s",
+		c.ListerRate, c.ListerEvery, c.Relist)
 }

@@ -217,8 +217,10 @@ type run struct {
 	// the world's origins of that place modulo the number of visit types.
 	part int
 	vt   *visitType
-	// lister records the world's origins.
-	lister revisit.Lister
+	// lister records the world's origins; listerRuns counts its runs
+	// (UpstreamLister).
+	lister     revisit.Lister
+	listerRuns int
 	// origins are the visit type's origins, in the order listed; index is
 	// by URL.
 	origins []*origin
@@ -382,8 +384,12 @@ func (r *run) run(ctx context.Context) (Result, error) {
 		r.work()
 	}
 	r.sim.At(cfg.Start, r.round)
-	r.sim.After(cfg.ListerEvery, r.list)
-	r.sim.After(cfg.Relist, r.relist)
+	if cfg.UpstreamLister {
+		r.sim.At(cfg.Start, r.listAgain)
+	} else {
+		r.sim.After(cfg.ListerEvery, r.list)
+		r.sim.After(cfg.Relist, r.relist)
+	}
 	end := r.res.End
 	if err := r.sample(); err != nil {
 		return Result{}, err
@@ -483,6 +489,31 @@ func (r *run) list() {
 	}
 	r.fail(r.listNew(n, true))
 	r.sim.After(r.cfg.ListerEvery, r.list)
+}
+
+// listAgain runs the lister of Software Heritage's simulator, whose count
+// of origins restarted at the start: its k-th run lists the world's first
+// k·ListerRate·ListerEvery origins (the visit type's part of them) with
+// their current last update, those the world does not have yet being new.
+func (r *run) listAgain() {
+	if r.err != nil {
+		return
+	}
+	r.listerRuns++
+	now, types := r.sim.Now(), len(r.cfg.VisitTypes)
+	all := int(math.Round(float64(r.listerRuns) * r.cfg.ListerRate * r.cfg.ListerEvery.Hours()))
+	n := (all - r.part + types - 1) / types
+	known := min(n, len(r.origins))
+	batch := make([]revisit.ListedOrigin, 0, known)
+	for _, o := range r.origins[:known] {
+		o.listedUpdate, o.enabled = o.lastUpdate(now), true
+		batch = append(batch, r.listed(o))
+	}
+	r.fail(r.record(batch))
+	if n > known {
+		r.fail(r.listNew(n-known, true))
+	}
+	r.sim.After(r.cfg.ListerEvery, r.listAgain)
 }
 
 // relist lists the known origins again: those whose last update changed
