@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/revisit-sched/revisit/orchestrator"
 	"github.com/revisit-sched/revisit/simulate"
 	"github.com/revisit-sched/revisit/simulate/report"
+	"github.com/revisit-sched/revisit/simulate/world"
 )
 
 func (a *app) simulateCommand() *cobra.Command {
@@ -27,6 +29,7 @@ func (a *app) simulateCommand() *cobra.Command {
 		listerRate string
 		policy     string
 		compare    []string
+		worldFile  string
 		out        string
 		upstream   bool
 		start      string
@@ -82,8 +85,15 @@ nothing); --visit-types and --relist-every conflict with it.`,
 			if cfg.Workers, err = parseWorkers(workers, visitTypes); err != nil {
 				return usageError{err}
 			}
-			if cfg.ListerRate, err = parseRate(listerRate); err != nil {
+			if listerRate == worldRate {
+				cfg.WorldListerRate = true
+			} else if cfg.ListerRate, err = parseRate(listerRate); err != nil {
 				return usagef("--lister-rate: %v", err)
+			}
+			if worldFile != "" {
+				if cfg.World, err = readWorld(worldFile); err != nil {
+					return err
+				}
 			}
 			if start != "" {
 				if cfg.Start, err = time.Parse(time.RFC3339, start); err != nil {
@@ -116,9 +126,12 @@ nothing); --visit-types and --relist-every conflict with it.`,
 	f.StringSliceVar(&visitTypes, "visit-types", d.VisitTypes, "visit types of the origins, comma-separated")
 	f.StringArrayVar(&workers, "workers", nil, "workers of a visit type, `VT=N` (repeatable), or N for every visit type (default 48)")
 	f.IntVar(&cfg.QueueCapacity, "queue-capacity", d.QueueCapacity, "length of each visit type's queue")
-	f.StringVar(&listerRate, "lister-rate", fmt.Sprintf("%g/h", d.ListerRate), "new origins the lister finds, `N/h` or N/d")
+	f.StringVar(&listerRate, "lister-rate", worldRate, "new origins the lister finds, `N/h` or N/d; "+worldRate+
+		": as many as take the world's new_origins_load of the workers' time")
+	f.StringVar(&worldFile, "world", "", "read the world's parameters from this YAML `file` (docs/simulate.md)")
 	f.DurationVar(&cfg.ListerEvery, "lister-every", d.ListerEvery, "how often the lister records the origins it found")
-	f.DurationVar(&cfg.Relist, "relist-every", d.Relist, "how often the lister lists the known origins again with their last update")
+	f.DurationVar(&cfg.Relist, "relist-every", 0, "how often every lister lists its origins again with their "+
+		"last update (default: each lister's own cadence, from the world)")
 	f.IntVar(&cfg.FoldBatch, "fold-batch", d.FoldBatch, "results folded at once")
 	f.DurationVar(&cfg.FoldWait, "fold-wait", d.FoldWait, "the longest a result waits for its batch")
 	f.Float64Var(&cfg.LossRate, "loss-rate", 0, "fraction of visits whose worker never answers (0 to 1)")
@@ -175,6 +188,7 @@ func (a *app) simulate(ctx context.Context, cfg simulate.Config, scenarios []sim
 var upstreamConflicts = []struct{ flag, why string }{
 	{"visit-types", "upstream's simulator has one visit type, git"},
 	{"relist-every", "upstream's lister lists the world's first origins again at each run"},
+	{"world", "upstream's world is its own"},
 }
 
 // upstreamSettings returns cfg with the settings of Software Heritage's
@@ -194,7 +208,7 @@ func upstreamSettings(f *pflag.FlagSet, cfg simulate.Config, scenarios []simulat
 	for flag, keep := range map[string]func(){
 		"workers":        func() { cfg.Workers = given.Workers },
 		"queue-capacity": func() { cfg.QueueCapacity = given.QueueCapacity },
-		"lister-rate":    func() { cfg.ListerRate = given.ListerRate },
+		"lister-rate":    func() { cfg.ListerRate, cfg.WorldListerRate = given.ListerRate, given.WorldListerRate },
 		"lister-every":   func() { cfg.ListerEvery = given.ListerEvery },
 		"fold-batch":     func() { cfg.FoldBatch = given.FoldBatch },
 		"fold-wait":      func() { cfg.FoldWait = given.FoldWait },
@@ -266,6 +280,22 @@ func parseWorkers(specs, visitTypes []string) (map[string]int, error) {
 		out[vt] = count
 	}
 	return out, nil
+}
+
+// worldRate is the --lister-rate of new origins at the world's rate.
+const worldRate = "auto"
+
+// readWorld reads the world file at path.
+func readWorld(path string) (*world.Params, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--world: %w", err)
+	}
+	w, err := world.Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("--world %s: %w", path, err)
+	}
+	return &w, nil
 }
 
 // parseRate reads a number of origins an hour: N, N/h or N/d.
