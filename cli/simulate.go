@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -34,6 +35,7 @@ func (a *app) simulateCommand() *cobra.Command {
 		upstream   bool
 		start      string
 		part       string
+		variation  int
 		cpuProfile string
 	)
 	cmd := &cobra.Command{
@@ -90,11 +92,6 @@ nothing); --visit-types and --relist-every conflict with it.`,
 			} else if cfg.ListerRate, err = parseRate(listerRate); err != nil {
 				return usagef("--lister-rate: %v", err)
 			}
-			if worldFile != "" {
-				if cfg.World, err = readWorld(worldFile); err != nil {
-					return err
-				}
-			}
 			if start != "" {
 				if cfg.Start, err = time.Parse(time.RFC3339, start); err != nil {
 					return usagef("--start: %q is not a time such as 2026-01-01T00:00:00Z", start)
@@ -112,8 +109,19 @@ nothing); --visit-types and --relist-every conflict with it.`,
 				if cfg, err = upstreamSettings(f, cfg, scenarios); err != nil {
 					return err
 				}
+			} else if worldFile != "" {
+				if cfg.World, err = readWorld(worldFile); err != nil {
+					return err
+				}
 			}
 			if part != "" {
+				if variation > 0 {
+					vs := simulate.Variations(cfg)
+					if variation > len(vs) {
+						return usagef("--%s: %d, there are %d variations", variationFlag, variation, len(vs))
+					}
+					cfg = vs[variation-1].Config
+				}
 				return runPart(cmd.Context(), a.env.Stdout, part, cfg, scenarios, cpuProfile)
 			}
 			return profiled(cpuProfile, func() error { return a.simulate(cmd.Context(), cfg, scenarios, out) })
@@ -144,29 +152,21 @@ nothing); --visit-types and --relist-every conflict with it.`,
 	f.StringVar(&part, partFlag, "", "run one part, SCENARIO/VISIT-TYPE, and write what it measured (gob)")
 	f.StringVar(&cpuProfile, "cpu-profile", "", "write a CPU profile of the simulation to `file`; each part run "+
 		"in its own process writes its own next to it (cpu.prof: cpu-0-git.prof for the first configuration's git)")
+	f.IntVar(&variation, variationFlag, 0, "run the part in this variation of the world (1: the first)")
 	_ = f.MarkHidden(partFlag)
+	_ = f.MarkHidden(variationFlag)
 	return cmd
 }
 
 // simulate runs the scenarios on the world of cfg, each part in a child
-// process when it can, prints what each measured and writes the report
-// into out.
+// process when it can, and with several scenarios on the variations of the
+// world too; it prints what each measured and writes the report into out.
 func (a *app) simulate(ctx context.Context, cfg simulate.Config, scenarios []simulate.Scenario, out string) error {
 	began := time.Now()
-	var (
-		results []simulate.Result
-		err     error
-	)
-	if a.env.Executable != "" && cfg.Store == "" {
-		results, err = simulate.RunParts(ctx, cfg, scenarios,
-			childParts(a.env.Executable, a.args, a.env.Environ))
-	} else {
-		results, err = simulate.RunAll(ctx, cfg, scenarios)
-	}
+	results, err := a.runScenarios(ctx, cfg, scenarios, 0)
 	if err != nil {
 		return fmt.Errorf("simulating: %w", err)
 	}
-	wall := time.Since(began)
 	var events int64
 	for _, res := range results {
 		c := res.Counters
@@ -175,6 +175,23 @@ func (a *app) simulate(ctx context.Context, cfg simulate.Config, scenarios []sim
 			"  visits %d: eventful %d, uneventful %d, very long %d\n",
 			res.Name, res.End.Sub(res.Start), res.Events, c.Total, c.Eventful, c.Uneventful, c.VeryLong)
 	}
+	if len(scenarios) > 1 {
+		variations := simulate.Variations(cfg)
+		varied := make([][]simulate.Result, len(variations))
+		for k, v := range variations {
+			if varied[k], err = a.runScenarios(ctx, v.Config, scenarios, k+1); err != nil {
+				return fmt.Errorf("simulating %s: %w", v.Name, err)
+			}
+			for _, res := range varied[k] {
+				events += res.Events
+			}
+		}
+		simulate.Rank(results, variations, varied)
+		for _, res := range results {
+			fmt.Fprintf(a.env.Stdout, "%s across %d worlds: %s\n", res.Name, len(res.Worlds), res.Robustness())
+		}
+	}
+	wall := time.Since(began)
 	fmt.Fprintf(a.env.Stdout, "simulated in %s (%d events, %.0f events/s)\n",
 		wall.Round(10*time.Millisecond), events, float64(events)/wall.Seconds())
 	if err := report.Write(out, results); err != nil {
@@ -182,6 +199,21 @@ func (a *app) simulate(ctx context.Context, cfg simulate.Config, scenarios []sim
 	}
 	fmt.Fprintf(a.env.Stdout, "report: %s\n", filepath.Join(out, "report.html"))
 	return nil
+}
+
+// runScenarios runs the scenarios on the world of cfg, the variation-th
+// variation of the command line's world (0: itself), each part in a child
+// process when it can.
+func (a *app) runScenarios(ctx context.Context, cfg simulate.Config, scenarios []simulate.Scenario,
+	variation int) ([]simulate.Result, error) {
+	if a.env.Executable == "" || cfg.Store != "" {
+		return simulate.RunAll(ctx, cfg, scenarios)
+	}
+	args := a.args
+	if variation > 0 {
+		args = append(slices.Clone(args), fmt.Sprintf("--%s=%d", variationFlag, variation))
+	}
+	return simulate.RunParts(ctx, cfg, scenarios, childParts(a.env.Executable, args, a.env.Environ))
 }
 
 // upstreamConflicts are the flags --upstream cannot honour, and why.
