@@ -44,14 +44,17 @@ func (a *app) simulateCommand() *cobra.Command {
 		Long: `Runs revisit's own store, orchestrator rounds and fold of results on a
 simulated world with a simulated clock: origins whose commits come at a
 steady pace derived from their URL (the model of Software Heritage's
-simulator), a lister that finds new ones, and workers that visit them. A
-day of simulated time takes seconds.
+simulator), listers that find new ones and list them again, forges down
+for a while, and workers that visit them. A day of simulated time takes
+seconds. --world FILE sets the world's parameters (docs/simulate.md).
 
 The scheduling policy is the configuration's (--config FILE, its
 orchestrator section: scheduling_policy and the thresholds and waits), or
 one policy for every visit type (--policy), else the built-in weights.
 --compare FILE runs the configuration of each FILE too, on the same world
-and seed, and puts them side by side in one report.
+and seed, and puts them side by side in one report; every configuration
+also runs in four variations of the world, smaller, and the report says
+where each wins, flagging one that wins in one world only.
 
 Each visit type of each configuration runs apart, on its own clock, in its
 own temporary SQLite store held in memory and in its own process (revisit
@@ -69,7 +72,7 @@ same files.
 queued in the policy's order, its lister (at hour h it lists the world's
 first 100·(h+1) origins again, new ones beyond), results folded by 100.
 Flags given keep their value (--lister-rate 0: a lister that lists
-nothing); --visit-types and --relist-every conflict with it.`,
+nothing); --visit-types, --relist-every and --world conflict with it.`,
 		Example: `  revisit simulate --origins 100000 --days 30 --visit-types git,hg,svn,pypi
   revisit simulate --policy never_visited_oldest_update_first --days 2
   revisit simulate --config prod.yaml --compare more-lag.yaml --out what-if`,
