@@ -3,18 +3,22 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/config"
 	"github.com/revisit-sched/revisit/orchestrator"
 	"github.com/revisit-sched/revisit/simulate"
 	"github.com/revisit-sched/revisit/simulate/report"
+	"github.com/revisit-sched/revisit/simulate/world"
 )
 
 func (a *app) simulateCommand() *cobra.Command {
@@ -26,10 +30,12 @@ func (a *app) simulateCommand() *cobra.Command {
 		listerRate string
 		policy     string
 		compare    []string
+		worldFile  string
 		out        string
 		upstream   bool
 		start      string
 		part       string
+		variation  int
 		cpuProfile string
 	)
 	cmd := &cobra.Command{
@@ -38,14 +44,17 @@ func (a *app) simulateCommand() *cobra.Command {
 		Long: `Runs revisit's own store, orchestrator rounds and fold of results on a
 simulated world with a simulated clock: origins whose commits come at a
 steady pace derived from their URL (the model of Software Heritage's
-simulator), a lister that finds new ones, and workers that visit them. A
-day of simulated time takes seconds.
+simulator), listers that find new ones and list them again, forges down
+for a while, and workers that visit them. A day of simulated time takes
+seconds. --world FILE sets the world's parameters (docs/simulate.md).
 
 The scheduling policy is the configuration's (--config FILE, its
 orchestrator section: scheduling_policy and the thresholds and waits), or
 one policy for every visit type (--policy), else the built-in weights.
 --compare FILE runs the configuration of each FILE too, on the same world
-and seed, and puts them side by side in one report.
+and seed, and puts them side by side in one report; every configuration
+also runs in four variations of the world, smaller, and the report says
+where each wins, flagging one that wins in one world only.
 
 Each visit type of each configuration runs apart, on its own clock, in its
 own temporary SQLite store held in memory and in its own process (revisit
@@ -59,9 +68,11 @@ several configurations, one directory of CSVs each. The same seed gives the
 same files.
 
 --upstream runs Software Heritage's simulator's settings: one visit type
-(git), 48 workers, a queue of 10,000, rounds of at least 1,000 every 10 s,
-100 new origins an hour listed with every known origin, results folded by
-100.`,
+(git), 48 workers, a queue of 10,000, rounds of at least 1,000 every 10 s
+queued in the policy's order, its lister (at hour h it lists the world's
+first 100·(h+1) origins again, new ones beyond), results folded by 100.
+Flags given keep their value (--lister-rate 0: a lister that lists
+nothing); --visit-types, --relist-every and --world conflict with it.`,
 		Example: `  revisit simulate --origins 100000 --days 30 --visit-types git,hg,svn,pypi
   revisit simulate --policy never_visited_oldest_update_first --days 2
   revisit simulate --config prod.yaml --compare more-lag.yaml --out what-if`,
@@ -79,7 +90,9 @@ same files.
 			if cfg.Workers, err = parseWorkers(workers, visitTypes); err != nil {
 				return usageError{err}
 			}
-			if cfg.ListerRate, err = parseRate(listerRate); err != nil {
+			if listerRate == worldRate {
+				cfg.WorldListerRate = true
+			} else if cfg.ListerRate, err = parseRate(listerRate); err != nil {
 				return usagef("--lister-rate: %v", err)
 			}
 			if start != "" {
@@ -96,11 +109,22 @@ same files.
 				return usagef("--store runs one configuration: compare on the temporary store")
 			}
 			if upstream {
-				for i := range scenarios {
-					cfg, scenarios[i].Orchestrator = simulate.Upstream(cfg, scenarios[i].Orchestrator)
+				if cfg, err = upstreamSettings(f, cfg, scenarios); err != nil {
+					return err
+				}
+			} else if worldFile != "" {
+				if cfg.World, err = readWorld(worldFile); err != nil {
+					return err
 				}
 			}
 			if part != "" {
+				if variation > 0 {
+					vs := simulate.Variations(cfg)
+					if variation > len(vs) {
+						return usagef("--%s: %d, there are %d variations", variationFlag, variation, len(vs))
+					}
+					cfg = vs[variation-1].Config
+				}
 				return runPart(cmd.Context(), a.env.Stdout, part, cfg, scenarios, cpuProfile)
 			}
 			return profiled(cpuProfile, func() error { return a.simulate(cmd.Context(), cfg, scenarios, out) })
@@ -113,9 +137,12 @@ same files.
 	f.StringSliceVar(&visitTypes, "visit-types", d.VisitTypes, "visit types of the origins, comma-separated")
 	f.StringArrayVar(&workers, "workers", nil, "workers of a visit type, `VT=N` (repeatable), or N for every visit type (default 48)")
 	f.IntVar(&cfg.QueueCapacity, "queue-capacity", d.QueueCapacity, "length of each visit type's queue")
-	f.StringVar(&listerRate, "lister-rate", fmt.Sprintf("%g/h", d.ListerRate), "new origins the lister finds, `N/h` or N/d")
+	f.StringVar(&listerRate, "lister-rate", worldRate, "new origins the lister finds, `N/h` or N/d; "+worldRate+
+		": as many as take the world's new_origins_load of the workers' time")
+	f.StringVar(&worldFile, "world", "", "read the world's parameters from this YAML `file` (docs/simulate.md)")
 	f.DurationVar(&cfg.ListerEvery, "lister-every", d.ListerEvery, "how often the lister records the origins it found")
-	f.DurationVar(&cfg.Relist, "relist-every", d.Relist, "how often the lister lists the known origins again with their last update")
+	f.DurationVar(&cfg.Relist, "relist-every", 0, "how often every lister lists its origins again with their "+
+		"last update (default: each lister's own cadence, from the world)")
 	f.IntVar(&cfg.FoldBatch, "fold-batch", d.FoldBatch, "results folded at once")
 	f.DurationVar(&cfg.FoldWait, "fold-wait", d.FoldWait, "the longest a result waits for its batch")
 	f.Float64Var(&cfg.LossRate, "loss-rate", 0, "fraction of visits whose worker never answers (0 to 1)")
@@ -128,29 +155,21 @@ same files.
 	f.StringVar(&part, partFlag, "", "run one part, SCENARIO/VISIT-TYPE, and write what it measured (gob)")
 	f.StringVar(&cpuProfile, "cpu-profile", "", "write a CPU profile of the simulation to `file`; each part run "+
 		"in its own process writes its own next to it (cpu.prof: cpu-0-git.prof for the first configuration's git)")
+	f.IntVar(&variation, variationFlag, 0, "run the part in this variation of the world (1: the first)")
 	_ = f.MarkHidden(partFlag)
+	_ = f.MarkHidden(variationFlag)
 	return cmd
 }
 
 // simulate runs the scenarios on the world of cfg, each part in a child
-// process when it can, prints what each measured and writes the report
-// into out.
+// process when it can, and with several scenarios on the variations of the
+// world too; it prints what each measured and writes the report into out.
 func (a *app) simulate(ctx context.Context, cfg simulate.Config, scenarios []simulate.Scenario, out string) error {
 	began := time.Now()
-	var (
-		results []simulate.Result
-		err     error
-	)
-	if a.env.Executable != "" && cfg.Store == "" {
-		results, err = simulate.RunParts(ctx, cfg, scenarios,
-			childParts(a.env.Executable, a.args, a.env.Environ))
-	} else {
-		results, err = simulate.RunAll(ctx, cfg, scenarios)
-	}
+	results, err := a.runScenarios(ctx, cfg, scenarios, 0)
 	if err != nil {
 		return fmt.Errorf("simulating: %w", err)
 	}
-	wall := time.Since(began)
 	var events int64
 	for _, res := range results {
 		c := res.Counters
@@ -159,6 +178,23 @@ func (a *app) simulate(ctx context.Context, cfg simulate.Config, scenarios []sim
 			"  visits %d: eventful %d, uneventful %d, very long %d\n",
 			res.Name, res.End.Sub(res.Start), res.Events, c.Total, c.Eventful, c.Uneventful, c.VeryLong)
 	}
+	if len(scenarios) > 1 {
+		variations := simulate.Variations(cfg)
+		varied := make([][]simulate.Result, len(variations))
+		for k, v := range variations {
+			if varied[k], err = a.runScenarios(ctx, v.Config, scenarios, k+1); err != nil {
+				return fmt.Errorf("simulating %s: %w", v.Name, err)
+			}
+			for _, res := range varied[k] {
+				events += res.Events
+			}
+		}
+		simulate.Rank(results, variations, varied)
+		for _, res := range results {
+			fmt.Fprintf(a.env.Stdout, "%s across %d worlds: %s\n", res.Name, len(res.Worlds), res.Robustness())
+		}
+	}
+	wall := time.Since(began)
 	fmt.Fprintf(a.env.Stdout, "simulated in %s (%d events, %.0f events/s)\n",
 		wall.Round(10*time.Millisecond), events, float64(events)/wall.Seconds())
 	if err := report.Write(out, results); err != nil {
@@ -166,6 +202,57 @@ func (a *app) simulate(ctx context.Context, cfg simulate.Config, scenarios []sim
 	}
 	fmt.Fprintf(a.env.Stdout, "report: %s\n", filepath.Join(out, "report.html"))
 	return nil
+}
+
+// runScenarios runs the scenarios on the world of cfg, the variation-th
+// variation of the command line's world (0: itself), each part in a child
+// process when it can.
+func (a *app) runScenarios(ctx context.Context, cfg simulate.Config, scenarios []simulate.Scenario,
+	variation int) ([]simulate.Result, error) {
+	if a.env.Executable == "" || cfg.Store != "" {
+		return simulate.RunAll(ctx, cfg, scenarios)
+	}
+	args := a.args
+	if variation > 0 {
+		args = append(slices.Clone(args), fmt.Sprintf("--%s=%d", variationFlag, variation))
+	}
+	return simulate.RunParts(ctx, cfg, scenarios, childParts(a.env.Executable, args, a.env.Environ))
+}
+
+// upstreamConflicts are the flags --upstream cannot honour, and why.
+var upstreamConflicts = []struct{ flag, why string }{
+	{"visit-types", "upstream's simulator has one visit type, git"},
+	{"relist-every", "upstream's lister lists the world's first origins again at each run"},
+	{"world", "upstream's world is its own"},
+}
+
+// upstreamSettings returns cfg with the settings of Software Heritage's
+// simulator (simulate.Upstream), and sets them in the scenarios'
+// orchestrator configurations; the flags given keep their value, and one
+// that --upstream cannot honour is an error naming both.
+func upstreamSettings(f *pflag.FlagSet, cfg simulate.Config, scenarios []simulate.Scenario) (simulate.Config, error) {
+	for _, c := range upstreamConflicts {
+		if f.Changed(c.flag) {
+			return cfg, usagef("--%s conflicts with --upstream: %s", c.flag, c.why)
+		}
+	}
+	given := cfg
+	for i := range scenarios {
+		cfg, scenarios[i].Orchestrator = simulate.Upstream(given, scenarios[i].Orchestrator)
+	}
+	for flag, keep := range map[string]func(){
+		"workers":        func() { cfg.Workers = given.Workers },
+		"queue-capacity": func() { cfg.QueueCapacity = given.QueueCapacity },
+		"lister-rate":    func() { cfg.ListerRate, cfg.WorldListerRate = given.ListerRate, given.WorldListerRate },
+		"lister-every":   func() { cfg.ListerEvery = given.ListerEvery },
+		"fold-batch":     func() { cfg.FoldBatch = given.FoldBatch },
+		"fold-wait":      func() { cfg.FoldWait = given.FoldWait },
+	} {
+		if f.Changed(flag) {
+			keep()
+		}
+	}
+	return cfg, nil
 }
 
 // scenarios returns the configurations to simulate: the configuration's
@@ -228,6 +315,22 @@ func parseWorkers(specs, visitTypes []string) (map[string]int, error) {
 		out[vt] = count
 	}
 	return out, nil
+}
+
+// worldRate is the --lister-rate of new origins at the world's rate.
+const worldRate = "auto"
+
+// readWorld reads the world file at path.
+func readWorld(path string) (*world.Params, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--world: %w", err)
+	}
+	w, err := world.Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("--world %s: %w", path, err)
+	}
+	return &w, nil
 }
 
 // parseRate reads a number of origins an hour: N, N/h or N/d.

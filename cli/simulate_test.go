@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -176,6 +177,48 @@ func TestSimulateComparesConfigurations(t *testing.T) {
 	require.NotContains(t, string(summary), "already_visited_order_by_lag")
 }
 
+// TestSimulateWorldFileChangesTheWinner compares never_visited_oldest_update_first
+// with oldest_scheduled_first on 2,000 origins, 24 workers and a queue of
+// 1,000, so that the first round takes the half of the world the policy
+// puts first. In the default world, where a first visit costs what it
+// costs whatever the origin's activity, they tie; a world file coupling
+// the cost to activity, as upstream's world does, puts first the quiet
+// origins, cheap to visit, and never visited wins by twice the eventful
+// visits. The report flags, in the default world, that never visited wins
+// only in the coupled variation, and with the world file, that it wins in
+// all worlds but the uncoupled one.
+func TestSimulateWorldFileChangesTheWinner(t *testing.T) {
+	dir := t.TempDir()
+	never := policyFile(t, dir, "never", "{policy: never_visited_oldest_update_first, weight: 1}")
+	oldest := policyFile(t, dir, "oldest", "{policy: oldest_scheduled_first, weight: 1}")
+	coupled := filepath.Join(dir, "coupled.yaml")
+	require.NoError(t, os.WriteFile(coupled, []byte("visits: {first_visit_cost: coupled}\n"), 0o644))
+	compare := func(args ...string) (stdout, summary, page string) {
+		t.Helper()
+		out := filepath.Join(t.TempDir(), "out")
+		stdout, stderr, code := simulateRun(t, append([]string{"--config", never, "--compare", oldest,
+			"--origins", "2000", "--days", "1", "--workers", "24", "--lister-rate", "0", "--out", out}, args...)...)
+		require.Equal(t, 0, code, stderr)
+		s, err := os.ReadFile(filepath.Join(out, "never", "summary.txt"))
+		require.NoError(t, err)
+		p, err := os.ReadFile(filepath.Join(out, "report.html"))
+		require.NoError(t, err)
+		return stdout, string(s), string(p)
+	}
+	stdout, summary, page := compare()
+	flag := "never across 5 worlds: FLAGGED: wins only in first visits' cost coupled (2000 origins, 24h0m0s, seed 3)"
+	require.Contains(t, stdout, flag)
+	require.Contains(t, stdout, "oldest across 5 worlds: wins in no world")
+	require.Contains(t, summary, strings.TrimPrefix(flag, "never across 5 worlds: "))
+	require.Contains(t, page, "never: FLAGGED: wins only in first visits&#39; cost coupled")
+	require.Regexp(t, `this world +1 +\d+\n`, summary, "a tie in this world")
+
+	stdout, summary, _ = compare("--world", coupled)
+	require.Contains(t, stdout, "never across 5 worlds: wins in 4 of 5 worlds: the ranking depends on the world")
+	require.Regexp(t, `first visits' cost independent \(2000 origins, 24h0m0s, seed 3\) +1 +\d+\n`, summary,
+		"a tie where the cost is not coupled")
+}
+
 func TestSimulateBadFlags(t *testing.T) {
 	for _, c := range []struct {
 		args []string
@@ -191,15 +234,49 @@ func TestSimulateBadFlags(t *testing.T) {
 		{[]string{"--start", "yesterday"}, `--start: "yesterday" is not a time`},
 		{[]string{"--compare", "/nonexistent.yaml"}, "--compare /nonexistent.yaml"},
 		{[]string{"--store", "sqlite://x.db", "--compare", "/dev/null"}, "--store runs one configuration"},
+		{[]string{"--upstream", "--visit-types", "git,hg"}, "--visit-types conflicts with --upstream: upstream's simulator has one visit type, git"},
+		{[]string{"--upstream", "--relist-every", "24h"}, "--relist-every conflicts with --upstream"},
+		{[]string{"--upstream", "--world", "w.yaml"}, "--world conflicts with --upstream"},
+		{[]string{"--world", "/nonexistent.yaml"}, "--world: open /nonexistent.yaml"},
+		{[]string{"--world", "bad.yaml"}, `--world bad.yaml: unknown key "origins.lost" (line 1)`},
+		{[]string{"--lister-rate", "automatic"}, `--lister-rate: "automatic" is not a rate`},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
 			t.Chdir(t.TempDir())
+			require.NoError(t, os.WriteFile("bad.yaml", []byte("origins: {lost: 0.1}\n"), 0o644))
 			stdout, stderr, code := simulateRun(t, append([]string{"--origins", "10", "--days", "0.1"}, c.args...)...)
 			require.NotEqual(t, 0, code, stdout)
 			require.Contains(t, stderr, c.want)
 			require.NotContains(t, stderr, "goroutine")
 		})
 	}
+}
+
+// TestSimulateUpstreamHonoursTheFlagsGiven checks that --upstream keeps
+// the value of a flag given: upstream's lister, 100 origins an hour, finds
+// new origins once its count passes the world's 200 (at the second hour:
+// 300, then 100 more an hour), and none with --lister-rate 0; and
+// --workers 1 visits fewer origins than upstream's 48 workers.
+func TestSimulateUpstreamHonoursTheFlagsGiven(t *testing.T) {
+	lastRow := func(args ...string) (known string, visits int) {
+		t.Helper()
+		out := filepath.Join(t.TempDir(), "out")
+		stdout, stderr, code := simulateRun(t, append([]string{"--upstream", "--origins", "200", "--days", "0.25",
+			"--policy", "never_visited_oldest_update_first", "--out", out}, args...)...)
+		require.Equal(t, 0, code, stderr)
+		csv, err := os.ReadFile(filepath.Join(out, "metrics.csv"))
+		require.NoError(t, err)
+		lines := strings.Split(strings.TrimSpace(string(csv)), "\n")
+		_, err = fmt.Sscanf(stdout[strings.Index(stdout, "visits "):], "visits %d:", &visits)
+		require.NoError(t, err, stdout)
+		return strings.Split(lines[len(lines)-1], ",")[1], visits
+	}
+	known, upstreamVisits := lastRow()
+	require.Equal(t, "700", known, "runs at 0 h to 6 h: 100·7 origins")
+	known, _ = lastRow("--lister-rate", "0")
+	require.Equal(t, "200", known)
+	_, oneWorker := lastRow("--lister-rate", "0", "--workers", "1")
+	require.Less(t, oneWorker, upstreamVisits)
 }
 
 // TestSimulateCPUProfile checks --cpu-profile: a simulation in this

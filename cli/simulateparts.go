@@ -20,6 +20,10 @@ import (
 // simulation runs its parts in child processes.
 const partFlag = "part"
 
+// variationFlag is the hidden flag that has the part run in a variation
+// of the world (simulate.Variations), numbered from 1.
+const variationFlag = "variation"
+
 // childParts returns the PartRunner that simulates each part in a child
 // process: exe run with the command line args and --part, in environ with
 // one core (the parent runs as many children at once as it has cores).

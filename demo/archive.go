@@ -65,7 +65,7 @@ func (a *archive) visit(k revisit.OriginKey, now time.Time) (time.Duration, work
 	v := world.NewOrigin(k.URL, k.VisitType).Visit(now, o.attempted)
 	o.attempted = now
 	took := demoDuration(v.Duration)
-	if !v.Full {
+	if v.Outcome != world.Full {
 		return took, worker.Result{Status: "failed",
 			Error: "visit cut after " + world.MaxRunTime.String() + ": too many changes to fetch at once"}
 	}

@@ -317,7 +317,9 @@ func (l *loop) round(ctx context.Context) (leased.Rest, error) {
 		l.log.Info("round", "queue", queue, "depth", depth, "free", free, "published", 0)
 		return l.forOrigins(cfg.NoOriginsBackoff + l.jitter()), nil
 	}
-	l.o.shuffle(visits)
+	if !cfg.KeepPolicyOrder {
+		l.o.shuffle(visits)
+	}
 	msgs, err := l.msgs.Build(ctx, tt.BackendName, visits)
 	if err != nil {
 		l.release(visits, "messages not built")

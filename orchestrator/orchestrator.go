@@ -61,6 +61,13 @@ type Config struct {
 	NoOriginsBackoff time.Duration
 	// RoundJitter bounds the random wait added to every wait.
 	RoundJitter time.Duration
+	// KeepPolicyOrder publishes each round's visits in the order the
+	// policies grabbed them instead of in a random order: off in
+	// production, where a shuffled round keeps any lister's origins from
+	// reaching the workers in one block; on to reproduce a scheduler that
+	// queues each grab as it comes (revisit simulate --upstream). The
+	// configuration file does not set it.
+	KeepPolicyOrder bool
 	// VisitTimeout is how long a sent visit may go without result before it
 	// is marked lost; VisitTimeouts overrides it by visit type.
 	VisitTimeout  time.Duration

@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -132,4 +133,42 @@ func TestRoundsLookForLostVisitsEveryMinute(t *testing.T) {
 	require.Len(t, round(10*time.Second).Visits, 0, "lost 5 s ago, but the last look was 10 s ago")
 	require.Len(t, round(25*time.Second).Visits, 10, "the next look declares them lost, and they go again")
 	require.Equal(t, 4, st.looks)
+}
+
+// TestKeepPolicyOrderPublishesTheGrabsInTheirOrder checks that a round
+// publishes its visits in a random order, unless KeepPolicyOrder is set:
+// then in the order the policy grabbed them, the oldest update first.
+func TestKeepPolicyOrderPublishesTheGrabsInTheirOrder(t *testing.T) {
+	ctx := context.Background()
+	const n = 30
+	// never-i was updated i+1 hours ago: the policy's order is never-29 … never-0.
+	var grabOrder []string
+	for i := n - 1; i >= 0; i-- {
+		grabOrder = append(grabOrder, fmt.Sprintf("https://forge.example/%s-%d", neverVisited, i))
+	}
+	for _, keep := range []bool{false, true} {
+		st := teststore.SQLite(t)
+		w := newWorld(t, st, 100)
+		w.add(neverVisited, n)
+		cfg := testConfig("stepper")
+		cfg.Rand, cfg.KeepPolicyOrder = rand.New(rand.NewPCG(1, 2)), keep
+		cfg.Shares = map[string][]Share{"git": {{Policy: revisit.NeverVisitedOldestUpdateFirst, Weight: 1}}}
+		o, err := New(st, newFakeBroker(), cfg)
+		require.NoError(t, err)
+		s, err := o.Stepper(ctx, "git")
+		require.NoError(t, err)
+		step, err := s.Round(ctx)
+		require.NoError(t, err)
+		require.NoError(t, s.Close(ctx))
+		var urls []string
+		for _, v := range step.Visits {
+			urls = append(urls, v.Origin.URL)
+		}
+		require.ElementsMatch(t, grabOrder, urls)
+		if keep {
+			require.Equal(t, grabOrder, urls, "kept in the policy's order")
+		} else {
+			require.NotEqual(t, grabOrder, urls, "shuffled")
+		}
+	}
 }

@@ -37,6 +37,10 @@ type Result struct {
 
 	// Events is how many events the simulation processed.
 	Events int64
+
+	// Worlds are, when configurations are compared, this one's rank among
+	// them in this world and in variations of it (Rank).
+	Worlds []WorldRank
 }
 
 // Counters are upstream's four visit counters.

@@ -16,6 +16,7 @@ package simulate
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -28,6 +29,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/google/uuid"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/revisit-sched/revisit"
@@ -217,8 +219,11 @@ type run struct {
 	// the world's origins of that place modulo the number of visit types.
 	part int
 	vt   *visitType
-	// lister records the world's origins.
-	lister revisit.Lister
+	// model is the world's; listers record its origins, one a lister of
+	// the world; listerRuns counts the runs of upstream's lister.
+	model      *world.Model
+	listers    []revisit.Lister
+	listerRuns int
 	// origins are the visit type's origins, in the order listed; index is
 	// by URL.
 	origins []*origin
@@ -269,6 +274,15 @@ func (o *origin) lastUpdate(now time.Time) time.Time {
 	return o.update
 }
 
+// listerUpdate returns the last update its lister gives of the origin at
+// now: zero when it gives none.
+func (o *origin) listerUpdate(now time.Time) time.Time {
+	if o.NoLastUpdate {
+		return time.Time{}
+	}
+	return o.lastUpdate(now)
+}
+
 // flight is a published visit: its origin and the share that chose it.
 type flight struct {
 	origin int32
@@ -313,8 +327,15 @@ func newRun(ctx context.Context, cfg Config, sc Scenario, part int, sim *des.Sim
 		return nil, err
 	}
 	var err error
-	if r.lister, err = st.ListerGetOrCreate(ctx, "example", "simulator"); err != nil {
+	if r.model, err = world.New(*cfg.World); err != nil {
 		return nil, err
+	}
+	for _, l := range cfg.World.Listers {
+		lister, err := r.lister(l.Name)
+		if err != nil {
+			return nil, fmt.Errorf("lister %s: %w", l.Name, err)
+		}
+		r.listers = append(r.listers, lister)
 	}
 	backend := "simulate." + name
 	if err := st.TaskTypeCreate(ctx, revisit.TaskType{Type: "load-" + name, Description: "simulated visits",
@@ -338,6 +359,24 @@ func newRun(ctx context.Context, cfg Config, sc Scenario, part int, sim *des.Sim
 		Runtimes: Histogram{Bounds: runtimeBounds}}
 	r.res.Runtimes.Counts = make([]int64, len(runtimeBounds)+1)
 	return r, nil
+}
+
+// listerNamespace draws the ids of the simulation's listers.
+var listerNamespace = uuid.MustParse("6f1c2d7e-3b0a-4e8f-9a51-7c2e4b9d0f13")
+
+// lister returns the world's lister of that name from the store, created
+// with an id drawn from its name if missing: the ids order the listers'
+// origins where a grab's order ties, so that they must be the same from
+// one run to the next.
+func (r *run) lister(name string) (revisit.Lister, error) {
+	l, err := r.st.ListerGet(r.ctx, name, "simulator")
+	if revisit.Code(err) != revisit.CodeNotFound {
+		return l, err
+	}
+	now := r.sim.Now()
+	l = revisit.Lister{ID: uuid.NewSHA1(listerNamespace, []byte(name)), Name: name, InstanceName: "simulator",
+		Created: now, Updated: now, CurrentState: json.RawMessage("{}")}
+	return l, r.st.ListersImport(r.ctx, []revisit.Lister{l})
 }
 
 // checkEmpty refuses a store that holds origins of the visit type
@@ -382,8 +421,14 @@ func (r *run) run(ctx context.Context) (Result, error) {
 		r.work()
 	}
 	r.sim.At(cfg.Start, r.round)
-	r.sim.After(cfg.ListerEvery, r.list)
-	r.sim.After(cfg.Relist, r.relist)
+	if cfg.UpstreamLister {
+		r.sim.At(cfg.Start, r.listAgain)
+	} else {
+		r.sim.After(cfg.ListerEvery, r.list)
+		for i := range r.listers {
+			r.relistEvery(i)
+		}
+	}
 	end := r.res.End
 	if err := r.sample(); err != nil {
 		return Result{}, err
@@ -425,8 +470,8 @@ func (r *run) listNew(n int, isNew bool) error {
 	for range n {
 		i := len(r.origins)
 		url := originURL(i*len(r.cfg.VisitTypes)+r.part+1, r.vt.name)
-		o := &origin{Origin: world.NewOrigin(url, r.vt.name), listed: now, new: isNew, enabled: true}
-		o.listedUpdate = o.lastUpdate(now)
+		o := &origin{Origin: r.model.NewOrigin(url, r.vt.name), listed: now, new: isNew, enabled: true}
+		o.listedUpdate = o.listerUpdate(now)
 		r.index[url] = int32(i)
 		r.origins = append(r.origins, o)
 		batch = append(batch, r.listed(o))
@@ -443,11 +488,14 @@ func originURL(i int, visitType string) string {
 	return fmt.Sprintf("https://example.com/%06d.%s", i, visitType)
 }
 
-// listed is o as the lister records it.
+// listed is o as its lister records it.
 func (r *run) listed(o *origin) revisit.ListedOrigin {
-	update := o.listedUpdate
-	return revisit.ListedOrigin{ListerID: r.lister.ID, URL: o.URL, VisitType: o.VisitType, Enabled: true,
-		LastUpdate: &update}
+	l := revisit.ListedOrigin{ListerID: r.listers[o.Lister].ID, URL: o.URL, VisitType: o.VisitType, Enabled: true}
+	if !o.NoLastUpdate {
+		update := o.listedUpdate
+		l.LastUpdate = &update
+	}
+	return l
 }
 
 // recordChunk bounds the origins of one record call.
@@ -485,22 +533,63 @@ func (r *run) list() {
 	r.sim.After(r.cfg.ListerEvery, r.list)
 }
 
-// relist lists the known origins again: those whose last update changed
-// since they were last listed.
-func (r *run) relist() {
+// listAgain runs the lister of Software Heritage's simulator, whose count
+// of origins restarted at the start: its k-th run lists the world's first
+// k·ListerRate·ListerEvery origins (the visit type's part of them) with
+// their current last update, those the world does not have yet being new.
+func (r *run) listAgain() {
 	if r.err != nil {
 		return
 	}
-	now := r.sim.Now()
+	r.listerRuns++
+	now, types := r.sim.Now(), len(r.cfg.VisitTypes)
+	all := int(math.Round(float64(r.listerRuns) * r.cfg.ListerRate * r.cfg.ListerEvery.Hours()))
+	n := (all - r.part + types - 1) / types
+	known := min(n, len(r.origins))
+	batch := make([]revisit.ListedOrigin, 0, known)
+	for _, o := range r.origins[:known] {
+		o.listedUpdate, o.enabled = o.listerUpdate(now), true
+		batch = append(batch, r.listed(o))
+	}
+	r.fail(r.record(batch))
+	if n > known {
+		r.fail(r.listNew(n-known, true))
+	}
+	r.sim.After(r.cfg.ListerEvery, r.listAgain)
+}
+
+// relistEvery has the i-th lister of the world list its origins again
+// after its cadence, or Config.Relist when set, and so on.
+func (r *run) relistEvery(i int) {
+	every := time.Duration(r.cfg.World.Listers[i].RelistEvery)
+	if r.cfg.Relist > 0 {
+		every = r.cfg.Relist
+	}
+	r.sim.After(every, func() {
+		r.relist(i)
+		r.relistEvery(i)
+	})
+}
+
+// relist has the i-th lister of the world list its origins again, with
+// their last update: an incremental lister those whose last update
+// changed since it last listed them, another every origin not gone.
+func (r *run) relist(i int) {
+	if r.err != nil {
+		return
+	}
+	now, incremental := r.sim.Now(), r.cfg.World.Listers[i].Incremental
 	var batch []revisit.ListedOrigin
 	for _, o := range r.origins {
-		if u := o.lastUpdate(now); !u.Equal(o.listedUpdate) {
+		if o.Lister != i || o.Gone {
+			continue
+		}
+		if u := o.listerUpdate(now); !incremental || !u.Equal(o.listedUpdate) {
 			o.listedUpdate, o.enabled = u, true
 			batch = append(batch, r.listed(o))
 		}
 	}
 	r.fail(r.record(batch))
-	r.sim.After(r.cfg.Relist, r.relist)
 }
 
 // poisson draws from a Poisson distribution of the given mean: by
@@ -601,7 +690,9 @@ func (r *run) visit(id string) {
 	o := r.origins[f.origin]
 	now := r.sim.Now()
 	v := o.Visit(now, o.attempted)
-	o.attempted = now
+	if v.Outcome != world.Failed {
+		o.attempted = now // the forge was reached
+	}
 	lost := r.cfg.LossRate > 0 && r.rand.Float64() < r.cfg.LossRate
 	r.busy(1)
 	r.drained()
@@ -626,9 +717,9 @@ func (r *run) ended(id string, f flight, v world.Visit, lost bool) {
 	if lost {
 		return
 	}
-	status := feedback.VisitStatus{Origin: o.URL, VisitType: o.VisitType, Status: feedback.StatusPartial, Date: now}
-	if v.Full {
-		status.Status, status.Snapshot = feedback.StatusFull, v.Snapshot
+	status := feedback.VisitStatus{Origin: o.URL, VisitType: o.VisitType, Status: statuses[v.Outcome], Date: now}
+	if v.Outcome == world.Full {
+		status.Snapshot = v.Snapshot
 		eventful := !slices.Equal(v.Snapshot, o.snapshot)
 		if eventful {
 			r.res.Counters.Eventful++
@@ -656,6 +747,10 @@ func (r *run) ended(id string, f flight, v world.Visit, lost bool) {
 		r.foldTimer = r.sim.After(r.cfg.FoldWait, r.fold)
 	}
 }
+
+// statuses are the visit statuses of the world's outcomes.
+var statuses = map[world.Outcome]string{world.Full: feedback.StatusFull, world.Partial: feedback.StatusPartial,
+	world.Failed: feedback.StatusFailed, world.NotFound: feedback.StatusNotFound}
 
 // busy counts d more busy workers from now.
 func (r *run) busy(d int) {

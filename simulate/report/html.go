@@ -80,12 +80,20 @@ func html(results []simulate.Result, dirs []string, figures []figure) ([]byte, e
 		runs[i] = runView{Name: r.Name, Settings: settings, Files: files, Policies: policyTable(r),
 			Latency: latencyTable(r)}
 	}
+	var worlds *table
+	if len(results[0].Worlds) > 0 {
+		t := worldsTable(results)
+		worlds = &t
+	}
 	var b bytes.Buffer
 	err := pageTmpl.Execute(&b, struct {
-		Title    string
-		Runs     []runView
-		Counters table
-		Figures  []figure
-	}{title, runs, countersTable(results), figures})
+		Title       string
+		Runs        []runView
+		Counters    table
+		Worlds      *table
+		WorldsIntro string
+		Robustness  []string
+		Figures     []figure
+	}{title, runs, countersTable(results), worlds, worldsIntro, robustnessLines(results), figures})
 	return b.Bytes(), err
 }

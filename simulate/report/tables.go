@@ -140,8 +140,40 @@ func shortDuration(d time.Duration) string {
 	return s
 }
 
+// worldsTable shows the configurations' ranks in each world they were
+// compared in, a row a world and a column a configuration, then what each
+// rank says.
+func worldsTable(runs []simulate.Result) table {
+	t := table{Columns: []column{{Title: "world"}}}
+	for _, r := range runs {
+		t.Columns = append(t.Columns, column{Title: r.Name, Number: true})
+	}
+	for k, w := range runs[0].Worlds {
+		row := []string{w.World}
+		for _, r := range runs {
+			row = append(row, fmt.Sprintf("#%d (%d)", r.Worlds[k].Rank, r.Worlds[k].Eventful))
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+// robustnessLines say, a line a configuration, how its rank holds.
+func robustnessLines(runs []simulate.Result) []string {
+	var lines []string
+	for _, r := range runs {
+		lines = append(lines, r.Name+": "+r.Robustness())
+	}
+	return lines
+}
+
+// worldsIntro introduces the ranks across worlds.
+const worldsIntro = "Rank by eventful visits among the configurations compared (eventful visits in brackets; less than 10 % apart is a tie), " +
+	"in this world and in variations of it, smaller:"
+
 // summary is summary.txt: upstream's four counters, then the policy and
-// first-visit latency tables.
+// first-visit latency tables, and the rank across worlds of a
+// configuration compared to others.
 func summary(r simulate.Result) []byte {
 	var b bytes.Buffer
 	for i, name := range counterNames {
@@ -151,5 +183,14 @@ func summary(r simulate.Result) []byte {
 	policyTable(r).text(&b)
 	b.WriteString("\nFirst-visit latency (from listing to the end of the first visit):\n")
 	latencyTable(r).text(&b)
+	if len(r.Worlds) > 0 {
+		b.WriteString("\n" + worldsIntro + "\n")
+		t := table{Columns: []column{{Title: "world"}, {Title: "rank", Number: true}, {Title: "eventful", Number: true}}}
+		for _, w := range r.Worlds {
+			t.Rows = append(t.Rows, []string{w.World, strconv.Itoa(w.Rank), strconv.FormatInt(w.Eventful, 10)})
+		}
+		t.text(&b)
+		b.WriteString(r.Robustness() + "\n")
+	}
 	return b.Bytes()
 }

@@ -48,10 +48,10 @@ func TestSameWorldAsUpstreamsModel(t *testing.T) {
 		v := o.Visit(now, time.Time{})
 		if want.RunTime > 7200 {
 			partial++
-			require.Equal(t, Visit{Duration: MaxRunTime}, v, o.URL)
+			require.Equal(t, Visit{Duration: MaxRunTime, Outcome: Partial}, v, o.URL)
 			continue
 		}
-		require.True(t, v.Full, o.URL)
+		require.Equal(t, Full, v.Outcome, o.URL)
 		require.Equal(t, want.Snapshot, hex.EncodeToString(v.Snapshot), o.URL)
 		require.InDelta(t, want.RunTime, v.Duration.Seconds(), 1e-6, o.URL)
 	}
@@ -82,7 +82,7 @@ func TestVisitsFetchTheCommitsSinceThePreviousAttempt(t *testing.T) {
 	o := Origin{URL: "https://example.com/x.git", VisitType: "git", Interval: 60}
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	v := o.Visit(now, now.Add(-time.Hour))
-	require.True(t, v.Full)
+	require.Equal(t, Full, v.Outcome)
 	require.Equal(t, MinRunTime+60*PerCommit, v.Duration)
 	require.Equal(t, o.Snapshot(now), v.Snapshot)
 	require.NotEqual(t, o.Snapshot(now), o.Snapshot(now.Add(time.Minute)), "a new commit, a new snapshot")
