@@ -39,32 +39,6 @@ func (x statements) QueueMessagesInsert(ctx context.Context, queue string, msgs 
 	return batch.Missing(ids, inserted), nil
 }
 
-// VisitsMarkSent marks pending visits sent (front.QueueStatements).
-func (x statements) VisitsMarkSent(ctx context.Context, ids []string, at time.Time) (int, error) {
-	return markSent(ctx, x.q, ids, at)
-}
-
-// VisitsLoseSent declares lost the sent visits of messages taken out of
-// their queue (front.QueueStatements); it runs in a transaction only.
-func (x statements) VisitsLoseSent(ctx context.Context, ids []string, now time.Time) (int, []string, error) {
-	visits := batch.MessageIDs(ids)
-	if len(visits) == 0 {
-		return 0, nil, nil
-	}
-	rows, _ := x.tx.Query(ctx, `SELECT DISTINCT visit_type FROM visit_in_flight WHERE id = ANY($1) AND state = 'sent'`, visits)
-	visitTypes, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil || len(visitTypes) == 0 {
-		return 0, nil, err
-	}
-	var n int
-	err = x.s.withIndexLookups(ctx, x.tx, func() error {
-		n, err = restore(ctx, x.tx, `UPDATE visit_in_flight SET state = 'lost', lost_at = $2
-			WHERE id = ANY($1) AND state = 'sent'`, visits, now)
-		return err
-	})
-	return n, visitTypes, err
-}
-
 // leasedColumns are the columns of a leased message, in scanQueueMessage
 // order.
 const leasedColumns = "m.id, m.seq, m.queue, m.task, m.headers, m.body, m.state, m.attempt, m.enqueued_at, " +

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/revisit-sched/revisit"
-	"github.com/revisit-sched/revisit/store/internal/batch"
 )
 
 // QueueMessagesInsert creates the queue and adds a batch of messages, one
@@ -34,25 +33,6 @@ func (x statements) QueueMessagesInsert(ctx context.Context, queue string, msgs 
 		}
 	}
 	return dups, nil
-}
-
-// VisitsMarkSent marks pending visits sent (front.QueueStatements).
-func (x statements) VisitsMarkSent(ctx context.Context, ids []string, at time.Time) (int, error) {
-	return markSent(ctx, x.tx, ids, at)
-}
-
-// VisitsLoseSent declares lost the sent visits of messages taken out of
-// their queue (front.QueueStatements).
-func (x statements) VisitsLoseSent(ctx context.Context, ids []string, now time.Time) (int, []string, error) {
-	visits := jsonArray(batch.MessageIDs(ids))
-	visitTypes, err := scanStrings(x.tx.QueryContext(ctx, `SELECT DISTINCT visit_type FROM visit_in_flight
-		WHERE id IN (SELECT value FROM json_each(?1)) AND state = 'sent'`, visits))
-	if err != nil || len(visitTypes) == 0 {
-		return 0, nil, err
-	}
-	n, err := x.s.restoreTx(ctx, x.tx, `UPDATE visit_in_flight SET state = 'lost', lost_at = ?2
-		WHERE id IN (SELECT value FROM json_each(?1)) AND state = 'sent'`, visits, micro(now))
-	return n, visitTypes, err
 }
 
 // queueMessageColumns are the columns of a message, in scanQueueMessages

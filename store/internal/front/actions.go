@@ -26,9 +26,8 @@ func (f *Front) OperatorActionRecord(ctx context.Context, a revisit.OperatorActi
 	if err != nil {
 		return revisit.OperatorAction{}, err
 	}
-	err = f.d.WriteOne(ctx, "record action "+a.Action, func(x Statements) error {
-		a.ID, err = x.OperatorActionInsert(ctx, a, a.At.Add(-revisit.OperatorActionRetention))
-		return err
+	a.ID, err = value(ctx, f.d.WriteOne, "record action "+a.Action, func(x Statements) (int64, error) {
+		return x.OperatorActionInsert(ctx, a, a.At.Add(-revisit.OperatorActionRetention))
 	})
 	if err != nil {
 		return revisit.OperatorAction{}, err
@@ -42,10 +41,8 @@ func (f *Front) OperatorActionsList(ctx context.Context, filter revisit.Operator
 	if err != nil {
 		return revisit.OperatorActionPage{}, err
 	}
-	var actions []revisit.OperatorAction
-	err = f.d.Read(ctx, "list actions", func(x Statements) error {
-		actions, err = x.OperatorActionsBefore(ctx, filter, before, limit+1)
-		return err
+	actions, err := value(ctx, f.d.Read, "list actions", func(x Statements) ([]revisit.OperatorAction, error) {
+		return x.OperatorActionsBefore(ctx, filter, before, limit+1)
 	})
 	if err != nil {
 		return revisit.OperatorActionPage{}, err

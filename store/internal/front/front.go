@@ -45,6 +45,8 @@ type Statements interface {
 	TaskStatements
 	TaskRunStatements
 	QueueStatements
+	VisitStatements
+	QueuePositionStatements
 	PauseStatements
 	OperatorActionStatements
 }
@@ -64,4 +66,28 @@ func (f *Front) notified(err error, visitTypes []string) error {
 		f.d.Notify(visitTypes)
 	}
 	return err
+}
+
+// step is one of a Dialect's ways to run statements: Read, Write or
+// WriteOne.
+type step func(ctx context.Context, op string, fn func(Statements) error) error
+
+// value runs get as run does, and returns what get returned.
+func value[T any](ctx context.Context, run step, op string, get func(Statements) (T, error)) (T, error) {
+	var v T
+	err := run(ctx, op, func(x Statements) error {
+		var err error
+		v, err = get(x)
+		return err
+	})
+	return v, err
+}
+
+// nonNil returns vs, or an empty slice for none: the answer of a method
+// that lists.
+func nonNil[T any](vs []T) []T {
+	if vs == nil {
+		return []T{}
+	}
+	return vs
 }

@@ -65,10 +65,10 @@ func (f *Front) listerGetOrCreate(ctx context.Context, name, instanceName string
 	l := revisit.Lister{ID: uuid.New(), Name: name, InstanceName: instanceName, Created: now, Updated: now,
 		CurrentState: json.RawMessage("{}"), FirstVisitsQueuePrefix: queuePrefix}
 	var seen bool
-	err := f.d.WriteOne(ctx, fmt.Sprintf("get or create lister %s/%s", name, instanceName), func(x Statements) error {
-		var err error
-		l, seen, err = x.ListerInsertOrGet(ctx, l)
-		return err
+	l, err := value(ctx, f.d.WriteOne, fmt.Sprintf("get or create lister %s/%s", name, instanceName), func(x Statements) (revisit.Lister, error) {
+		stored, ok, err := x.ListerInsertOrGet(ctx, l)
+		seen = ok
+		return stored, err
 	})
 	if err == nil && !seen {
 		return f.ListerGet(ctx, name, instanceName)
@@ -79,14 +79,10 @@ func (f *Front) listerGetOrCreate(ctx context.Context, name, instanceName string
 // ListerGet returns the lister of that name and instance; ErrNotFound if
 // absent.
 func (f *Front) ListerGet(ctx context.Context, name, instanceName string) (revisit.Lister, error) {
-	var (
-		l     revisit.Lister
-		found bool
-	)
-	err := f.d.Read(ctx, fmt.Sprintf("get lister %s/%s", name, instanceName), func(x Statements) error {
-		var err error
+	var found bool
+	l, err := value(ctx, f.d.Read, fmt.Sprintf("get lister %s/%s", name, instanceName), func(x Statements) (l revisit.Lister, err error) {
 		l, found, err = x.ListerNamed(ctx, name, instanceName)
-		return err
+		return l, err
 	})
 	if err == nil && !found {
 		err = revisit.Errorf(revisit.CodeNotFound, "lister %s/%s not found", name, instanceName)
@@ -110,24 +106,22 @@ func (f *Front) ListerUpdate(ctx context.Context, l revisit.Lister) (revisit.Lis
 	old := revisit.Microsecond(l.Updated)
 	l.Updated, l.LastListingFinishedAt = old, revisit.MicrosecondPtr(l.LastListingFinishedAt)
 	l.FirstVisitsScheduledAt = revisit.MicrosecondPtr(l.FirstVisitsScheduledAt)
-	var out revisit.Lister
-	err = f.d.WriteOne(ctx, "update lister "+l.ID.String(), func(x Statements) error {
+	return value(ctx, f.d.WriteOne, "update lister "+l.ID.String(), func(x Statements) (revisit.Lister, error) {
 		updated, ok, err := x.ListerUpdateIfUnchanged(ctx, l, state, later(f.d.Now(), old))
 		if err != nil || ok {
-			out = updated
-			return err
+			return updated, err
 		}
 		found, err := x.ListersWithIDs(ctx, []uuid.UUID{l.ID})
 		switch {
 		case err != nil:
-			return err
+			return revisit.Lister{}, err
 		case len(found) == 0:
-			return revisit.Errorf(revisit.CodeNotFound, "lister %s not found", l.ID)
+			return revisit.Lister{}, revisit.Errorf(revisit.CodeNotFound, "lister %s not found", l.ID)
 		}
-		return revisit.Errorf(revisit.CodeStaleData, "lister %s was updated at %s, after the caller's copy (%s); read it again",
+		return revisit.Lister{}, revisit.Errorf(revisit.CodeStaleData,
+			"lister %s was updated at %s, after the caller's copy (%s); read it again",
 			l.ID, found[0].Updated.Format(time.RFC3339Nano), old.Format(time.RFC3339Nano))
 	})
-	return out, err
 }
 
 // later returns now, or one microsecond after old if now is not after it.
@@ -140,28 +134,22 @@ func later(now, old time.Time) time.Time {
 
 // ListerList returns every lister, by name and instance name.
 func (f *Front) ListerList(ctx context.Context) ([]revisit.Lister, error) {
-	ls := []revisit.Lister{}
-	err := f.d.Read(ctx, "list listers", func(x Statements) error {
-		got, err := x.ListersAll(ctx)
-		ls = append(ls, got...)
-		return err
+	ls, err := value(ctx, f.d.Read, "list listers", func(x Statements) ([]revisit.Lister, error) {
+		return x.ListersAll(ctx)
 	})
-	return ls, err
+	return nonNil(ls), err
 }
 
 // ListerGetByIDs returns the listers with those ids that exist, by name and
 // instance name.
 func (f *Front) ListerGetByIDs(ctx context.Context, ids []uuid.UUID) ([]revisit.Lister, error) {
-	ls := []revisit.Lister{}
 	if len(ids) == 0 {
-		return ls, nil
+		return []revisit.Lister{}, nil
 	}
-	err := f.d.Read(ctx, "get listers", func(x Statements) error {
-		got, err := x.ListersWithIDs(ctx, ids)
-		ls = append(ls, got...)
-		return err
+	ls, err := value(ctx, f.d.Read, "get listers", func(x Statements) ([]revisit.Lister, error) {
+		return x.ListersWithIDs(ctx, ids)
 	})
-	return ls, err
+	return nonNil(ls), err
 }
 
 // ListersImport writes listers as they are, every field kept

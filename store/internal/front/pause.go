@@ -24,11 +24,8 @@ func (f *Front) VisitTypePauseSet(ctx context.Context, p revisit.Pause) (revisit
 		return revisit.Pause{}, err
 	}
 	p.At = revisit.Microsecond(p.At)
-	var stored revisit.Pause
-	err := f.d.WriteOne(ctx, "pause "+p.VisitType, func(x Statements) error {
-		var err error
-		stored, err = x.PauseAdd(ctx, p)
-		return err
+	stored, err := value(ctx, f.d.WriteOne, "pause "+p.VisitType, func(x Statements) (revisit.Pause, error) {
+		return x.PauseAdd(ctx, p)
 	})
 	return stored, f.notified(err, []string{p.VisitType})
 }
@@ -38,22 +35,16 @@ func (f *Front) VisitTypePauseClear(ctx context.Context, visitType string) (bool
 	if err := revisit.ValidateVisitType(visitType); err != nil {
 		return false, err
 	}
-	var paused bool
-	err := f.d.WriteOne(ctx, "resume "+visitType, func(x Statements) error {
-		var err error
-		paused, err = x.PauseDelete(ctx, visitType)
-		return err
+	paused, err := value(ctx, f.d.WriteOne, "resume "+visitType, func(x Statements) (bool, error) {
+		return x.PauseDelete(ctx, visitType)
 	})
 	return paused, f.notified(err, []string{visitType})
 }
 
 // VisitTypePauseList returns the paused visit types.
 func (f *Front) VisitTypePauseList(ctx context.Context) ([]revisit.Pause, error) {
-	pauses := []revisit.Pause{}
-	err := f.d.Read(ctx, "list paused visit types", func(x Statements) error {
-		got, err := x.PausesAll(ctx)
-		pauses = append(pauses, got...)
-		return err
+	pauses, err := value(ctx, f.d.Read, "list paused visit types", func(x Statements) ([]revisit.Pause, error) {
+		return x.PausesAll(ctx)
 	})
-	return pauses, err
+	return nonNil(pauses), err
 }

@@ -15,13 +15,6 @@ type QueueStatements interface {
 	// it, ready and enqueued at now, in order; it returns the ids of those
 	// it did not add, already stored.
 	QueueMessagesInsert(ctx context.Context, queue string, msgs []revisit.QueueMessage, now time.Time) ([]string, error)
-	// VisitsMarkSent marks sent at at the pending visits among ids
-	// (store.VisitStore.VisitsSent).
-	VisitsMarkSent(ctx context.Context, ids []string, at time.Time) (int, error)
-	// VisitsLoseSent declares lost at now the sent visits among ids (the
-	// ids of messages taken out of their queue) and gives their origins
-	// their eligibility back; it returns how many, and their visit types.
-	VisitsLoseSent(ctx context.Context, ids []string, now time.Time) (int, []string, error)
 	// QueueLeaseExpired leases to worker until until up to n messages of
 	// queue whose lease expired at now, in the order they expired,
 	// skipping those a concurrent lease holds, and returns them.
@@ -208,13 +201,9 @@ func (f *Front) QueueDepth(ctx context.Context, queue string, now time.Time) (in
 	if err := queueNamed(queue); err != nil {
 		return 0, err
 	}
-	var n int64
-	err := f.d.Read(ctx, "depth of "+queue, func(x Statements) error {
-		var err error
-		n, err = x.QueueLeasable(ctx, queue, revisit.Microsecond(now))
-		return err
+	return value(ctx, f.d.Read, "depth of "+queue, func(x Statements) (int64, error) {
+		return x.QueueLeasable(ctx, queue, revisit.Microsecond(now))
 	})
-	return n, err
 }
 
 // queueNamed checks the queue a method acts on, naming queue.
@@ -235,13 +224,9 @@ func (f *Front) QueueResultsNext(ctx context.Context, p revisit.QueueResultsPara
 		after.CompletedAt = revisit.Microsecond(after.CompletedAt)
 		p.After = &after
 	}
-	var rs []revisit.QueueResult
-	err := f.d.Read(ctx, "read results", func(x Statements) error {
-		var err error
-		rs, err = x.QueueResults(ctx, p)
-		return err
+	return value(ctx, f.d.Read, "read results", func(x Statements) ([]revisit.QueueResult, error) {
+		return x.QueueResults(ctx, p)
 	})
-	return rs, err
 }
 
 // QueueResultsAck marks results consumed.
@@ -256,13 +241,9 @@ func (f *Front) QueueResultsAck(ctx context.Context, ids []string) error {
 
 // QueueMessagesDeleteDone deletes consumed results completed before before.
 func (f *Front) QueueMessagesDeleteDone(ctx context.Context, before time.Time) (int64, error) {
-	var n int64
-	err := f.d.WriteOne(ctx, "delete done messages", func(x Statements) error {
-		var err error
-		n, err = x.QueueMessagesDeleteAcked(ctx, revisit.Microsecond(before))
-		return err
+	return value(ctx, f.d.WriteOne, "delete done messages", func(x Statements) (int64, error) {
+		return x.QueueMessagesDeleteAcked(ctx, revisit.Microsecond(before))
 	})
-	return n, err
 }
 
 // QueueMessagesDelete deletes a queue and every message of it.
@@ -270,11 +251,8 @@ func (f *Front) QueueMessagesDelete(ctx context.Context, queue string) (int64, e
 	if err := queueNamed(queue); err != nil {
 		return 0, err
 	}
-	var n int64
-	err := f.d.Write(ctx, "delete queue "+queue, func(x Statements) error {
-		var err error
-		n, err = x.QueueDelete(ctx, queue)
-		return err
+	n, err := value(ctx, f.d.Write, "delete queue "+queue, func(x Statements) (int64, error) {
+		return x.QueueDelete(ctx, queue)
 	})
 	if err != nil {
 		return 0, err
@@ -284,13 +262,9 @@ func (f *Front) QueueMessagesDelete(ctx context.Context, queue string) (int64, e
 
 // QueueNames returns the queues that exist, sorted.
 func (f *Front) QueueNames(ctx context.Context) ([]string, error) {
-	var names []string
-	err := f.d.Read(ctx, "list queues", func(x Statements) error {
-		var err error
-		names, err = x.QueueNamesAll(ctx)
-		return err
+	return value(ctx, f.d.Read, "list queues", func(x Statements) ([]string, error) {
+		return x.QueueNamesAll(ctx)
 	})
-	return names, err
 }
 
 // QueueMessagesPurge deletes the waiting messages of a queue and declares
@@ -357,17 +331,15 @@ func (f *Front) QueueMessageRequeue(ctx context.Context, id string, now time.Tim
 	if err := messageID(id); err != nil {
 		return revisit.QueueMessage{}, err
 	}
-	var m revisit.QueueMessage
-	err := f.d.Write(ctx, "requeue message "+id, func(x Statements) error {
-		var err error
-		if m, err = lockMessage(ctx, x, id); err != nil {
-			return err
+	m, err := value(ctx, f.d.Write, "requeue message "+id, func(x Statements) (revisit.QueueMessage, error) {
+		m, err := lockMessage(ctx, x, id)
+		if err != nil {
+			return m, err
 		}
 		if err := batch.RequeueConflict(m); err != nil {
-			return err
+			return m, err
 		}
-		m, err = x.QueueMessageReady(ctx, id, revisit.Microsecond(now))
-		return err
+		return x.QueueMessageReady(ctx, id, revisit.Microsecond(now))
 	})
 	if err != nil {
 		return revisit.QueueMessage{}, err
@@ -420,11 +392,7 @@ func (f *Front) QueueMessagesList(ctx context.Context, filter revisit.QueueMessa
 
 // QueueLeases counts the leases held now by queue and worker.
 func (f *Front) QueueLeases(ctx context.Context, now time.Time) ([]revisit.QueueLeaseCount, error) {
-	var counts []revisit.QueueLeaseCount
-	err := f.d.Read(ctx, "count the leases", func(x Statements) error {
-		var err error
-		counts, err = x.QueueLeaseCounts(ctx, revisit.Microsecond(now))
-		return err
+	return value(ctx, f.d.Read, "count the leases", func(x Statements) ([]revisit.QueueLeaseCount, error) {
+		return x.QueueLeaseCounts(ctx, revisit.Microsecond(now))
 	})
-	return counts, err
 }

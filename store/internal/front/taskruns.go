@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/revisit-sched/revisit"
@@ -81,7 +80,7 @@ func (f *Front) TaskRunsSchedule(ctx context.Context, runs []revisit.NewTaskRun)
 		if err != nil {
 			return err
 		}
-		if err := missingRunTask(runs, found); err != nil {
+		if err := batch.MissingTask(taskIDs, found); err != nil {
 			return err
 		}
 		recorded, err := x.BackendIDsRecorded(ctx, backendIDs)
@@ -118,18 +117,6 @@ func scheduledRuns(runs []revisit.NewTaskRun, now time.Time) []revisit.TaskRun {
 	return out
 }
 
-// missingRunTask returns the not-found error of the first run whose task
-// is not among found.
-func missingRunTask(runs []revisit.NewTaskRun, found []int64) error {
-	for i, r := range runs {
-		if !slices.Contains(found, r.TaskID) {
-			return &revisit.Error{Code: revisit.CodeNotFound, Field: fmt.Sprintf("runs[%d].task_id", i),
-				Message: fmt.Sprintf("task %d not found", r.TaskID)}
-		}
-	}
-	return nil
-}
-
 // duplicateBackendID returns the conflict error of the first run whose
 // backend id is among recorded.
 func duplicateBackendID(runs []revisit.NewTaskRun, recorded map[string]int64) error {
@@ -150,13 +137,9 @@ func (f *Front) TaskRunsConfirm(ctx context.Context, backendIDs []string, at tim
 	if at.IsZero() {
 		at = f.d.Now()
 	}
-	var n int
-	err := f.d.WriteOne(ctx, fmt.Sprintf("confirm %d task runs", len(backendIDs)), func(x Statements) error {
-		var err error
-		n, err = x.TaskRunsConfirmOf(ctx, backendIDs, revisit.Microsecond(at))
-		return err
+	return value(ctx, f.d.WriteOne, fmt.Sprintf("confirm %d task runs", len(backendIDs)), func(x Statements) (int, error) {
+		return x.TaskRunsConfirmOf(ctx, backendIDs, revisit.Microsecond(at))
 	})
-	return n, err
 }
 
 // TaskRunsRecoverUnconfirmed deletes the unconfirmed runs of a task type
@@ -165,13 +148,9 @@ func (f *Front) TaskRunsRecoverUnconfirmed(ctx context.Context, taskType string)
 	if err := batch.TaskType(taskType); err != nil {
 		return 0, err
 	}
-	var n int
-	err := f.d.Write(ctx, "recover unconfirmed task runs of "+taskType, func(x Statements) error {
-		var err error
-		n, err = x.TaskRunsDeleteUnconfirmed(ctx, taskType)
-		return err
+	return value(ctx, f.d.Write, "recover unconfirmed task runs of "+taskType, func(x Statements) (int, error) {
+		return x.TaskRunsDeleteUnconfirmed(ctx, taskType)
 	})
-	return n, err
 }
 
 // TaskRunStart marks a scheduled run started.
@@ -185,20 +164,18 @@ func (f *Front) TaskRunStart(ctx context.Context, backendID string, started time
 	if started.IsZero() {
 		started = f.d.Now()
 	}
-	var run revisit.TaskRun
-	err := f.d.Write(ctx, "start task run "+backendID, func(x Statements) error {
-		var err error
-		if run, err = lockRun(ctx, x, backendID); err != nil || run.Status != revisit.RunScheduled {
-			return err
+	return value(ctx, f.d.Write, "start task run "+backendID, func(x Statements) (revisit.TaskRun, error) {
+		run, err := lockRun(ctx, x, backendID)
+		if err != nil || run.Status != revisit.RunScheduled {
+			return run, err
 		}
 		run.Status, run.Started = revisit.RunStarted, revisit.MicrosecondPtr(&started)
 		run.Metadata = revisit.MergeMetadata(run.Metadata, metadata)
 		if run.Confirmed == nil {
 			run.Confirmed = run.Started
 		}
-		return x.TaskRunStarted(ctx, run)
+		return run, x.TaskRunStarted(ctx, run)
 	})
-	return run, err
 }
 
 // TaskRunEnd ends a run and applies the end-of-run rules to its task.
@@ -212,16 +189,13 @@ func (f *Front) TaskRunEnd(ctx context.Context, e revisit.TaskRunEnd) (revisit.T
 	if e.Ended.IsZero() {
 		e.Ended = f.d.Now()
 	}
-	var run revisit.TaskRun
-	err := f.d.Write(ctx, "end task run "+e.BackendID, func(x Statements) error {
-		var err error
-		if run, err = lockRun(ctx, x, e.BackendID); err != nil || run.Status.Final() {
-			return err
+	return value(ctx, f.d.Write, "end task run "+e.BackendID, func(x Statements) (revisit.TaskRun, error) {
+		run, err := lockRun(ctx, x, e.BackendID)
+		if err != nil || run.Status.Final() {
+			return run, err
 		}
-		run, err = endRun(ctx, x, run, e)
-		return err
+		return endRun(ctx, x, run, e)
 	})
-	return run, err
 }
 
 // lockRun reads and locks the run of a backend id; ErrNotFound if absent.
@@ -257,11 +231,8 @@ func endRun(ctx context.Context, x Statements, run revisit.TaskRun, e revisit.Ta
 
 // TaskRunsGet returns the runs of tasks, by task and run id.
 func (f *Front) TaskRunsGet(ctx context.Context, taskIDs []int64) ([]revisit.TaskRun, error) {
-	var runs []revisit.TaskRun
-	err := f.d.Read(ctx, "get task runs", func(x Statements) error {
-		var err error
-		runs, err = x.TaskRunsOf(ctx, taskIDs)
-		return err
+	runs, err := value(ctx, f.d.Read, "get task runs", func(x Statements) ([]revisit.TaskRun, error) {
+		return x.TaskRunsOf(ctx, taskIDs)
 	})
 	if err != nil {
 		return nil, err
@@ -309,10 +280,8 @@ func (f *Front) TaskRunsArchivable(ctx context.Context, filter revisit.ArchiveFi
 	if err != nil {
 		return revisit.TaskRunPage{}, err
 	}
-	var runs []revisit.TaskRun
-	err = f.d.Read(ctx, "archivable task runs", func(x Statements) error {
-		runs, err = x.TaskRunsEndedAfter(ctx, filter.Before, after, limit+1)
-		return err
+	runs, err := value(ctx, f.d.Read, "archivable task runs", func(x Statements) ([]revisit.TaskRun, error) {
+		return x.TaskRunsEndedAfter(ctx, filter.Before, after, limit+1)
 	})
 	if err != nil {
 		return revisit.TaskRunPage{}, err
@@ -322,13 +291,9 @@ func (f *Front) TaskRunsArchivable(ctx context.Context, filter revisit.ArchiveFi
 
 // TaskRunsDelete deletes ended runs.
 func (f *Front) TaskRunsDelete(ctx context.Context, ids []int64) (int, error) {
-	var n int
-	err := f.d.WriteOne(ctx, "delete task runs", func(x Statements) error {
-		var err error
-		n, err = x.TaskRunsDeleteEnded(ctx, ids)
-		return err
+	return value(ctx, f.d.WriteOne, "delete task runs", func(x Statements) (int, error) {
+		return x.TaskRunsDeleteEnded(ctx, ids)
 	})
-	return n, err
 }
 
 // TaskRunsToArchive returns one page of the runs of archived tasks
@@ -338,10 +303,8 @@ func (f *Front) TaskRunsToArchive(ctx context.Context, filter revisit.TaskArchiv
 	if err != nil {
 		return revisit.TaskRunPage{}, err
 	}
-	var runs []revisit.TaskRun
-	err = f.d.Read(ctx, "task runs to archive", func(x Statements) error {
-		runs, err = x.TaskRunsOfArchived(ctx, filter, task, run, limit+1)
-		return err
+	runs, err := value(ctx, f.d.Read, "task runs to archive", func(x Statements) ([]revisit.TaskRun, error) {
+		return x.TaskRunsOfArchived(ctx, filter, task, run, limit+1)
 	})
 	if err != nil {
 		return revisit.TaskRunPage{}, err
@@ -369,7 +332,7 @@ func (f *Front) TaskRunsImport(ctx context.Context, runs []revisit.TaskRun) erro
 		if err != nil {
 			return err
 		}
-		if err := batch.MissingTask(runs, found); err != nil {
+		if err := batch.MissingTask(taskIDs, found); err != nil {
 			return err
 		}
 		holders, err := x.BackendIDsRecorded(ctx, backendIDs)

@@ -153,14 +153,10 @@ func (f *Front) TasksCreateUnlessWaiting(ctx context.Context, tasks []revisit.Ne
 
 // TasksGet returns one page of the tasks f selects, in id order.
 func (f *Front) TasksGet(ctx context.Context, filter revisit.TaskFilter) (revisit.TaskPage, error) {
-	var (
-		ts    []revisit.Task
-		limit int
-	)
-	err := f.d.Read(ctx, "get tasks", func(x Statements) error {
-		var err error
+	var limit int
+	ts, err := value(ctx, f.d.Read, "get tasks", func(x Statements) (ts []revisit.Task, err error) {
 		ts, limit, err = x.TasksSearch(ctx, filter)
-		return err
+		return ts, err
 	})
 	if err != nil {
 		return revisit.TaskPage{}, err
@@ -207,13 +203,9 @@ func (f *Front) TasksUpdateStatus(ctx context.Context, u revisit.TaskStatusUpdat
 		return 0, err
 	}
 	u.NextRun = revisit.MicrosecondPtr(u.NextRun)
-	var n int
-	err := f.d.WriteOne(ctx, "set status of tasks", func(x Statements) error {
-		var err error
-		n, err = x.TasksUpdateStatusOf(ctx, u)
-		return err
+	return value(ctx, f.d.WriteOne, "set status of tasks", func(x Statements) (int, error) {
+		return x.TasksUpdateStatusOf(ctx, u)
 	})
-	return n, err
 }
 
 // TasksPeekReady returns the tasks due, without changing them.
@@ -221,11 +213,8 @@ func (f *Front) TasksPeekReady(ctx context.Context, p revisit.ReadyTasksParams) 
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	var ts []revisit.Task
-	err := f.d.Read(ctx, "peek ready tasks of "+p.Type, func(x Statements) error {
-		var err error
-		ts, err = x.TasksReady(ctx, p, f.d.Now())
-		return err
+	ts, err := value(ctx, f.d.Read, "peek ready tasks of "+p.Type, func(x Statements) ([]revisit.Task, error) {
+		return x.TasksReady(ctx, p, f.d.Now())
 	})
 	if err != nil {
 		return nil, err
@@ -239,11 +228,8 @@ func (f *Front) TasksGrabReady(ctx context.Context, p revisit.ReadyTasksParams) 
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	var ts []revisit.Task
-	err := f.d.Write(ctx, "grab ready tasks of "+p.Type, func(x Statements) error {
-		var err error
-		ts, err = x.TasksGrab(ctx, p, f.d.Now())
-		return err
+	ts, err := value(ctx, f.d.Write, "grab ready tasks of "+p.Type, func(x Statements) ([]revisit.Task, error) {
+		return x.TasksGrab(ctx, p, f.d.Now())
 	})
 	if err != nil {
 		return nil, err
@@ -257,13 +243,9 @@ func (f *Front) TasksMarkScheduled(ctx context.Context, backendIDs []string) (in
 	if len(backendIDs) == 0 {
 		return 0, nil
 	}
-	var n int
-	err := f.d.Write(ctx, fmt.Sprintf("mark %d tasks scheduled", len(backendIDs)), func(x Statements) error {
-		var err error
-		n, err = x.TasksMarkScheduledOf(ctx, backendIDs)
-		return err
+	return value(ctx, f.d.Write, fmt.Sprintf("mark %d tasks scheduled", len(backendIDs)), func(x Statements) (int, error) {
+		return x.TasksMarkScheduledOf(ctx, backendIDs)
 	})
-	return n, err
 }
 
 // TasksArchivable returns a page of the finished oneshot tasks older than
@@ -273,10 +255,8 @@ func (f *Front) TasksArchivable(ctx context.Context, filter revisit.ArchiveFilte
 	if err != nil {
 		return revisit.TaskPage{}, err
 	}
-	var ts []revisit.Task
-	err = f.d.Read(ctx, "archivable tasks", func(x Statements) error {
-		ts, err = x.TasksArchivableAfter(ctx, filter.Before, after, limit+1)
-		return err
+	ts, err := value(ctx, f.d.Read, "archivable tasks", func(x Statements) ([]revisit.Task, error) {
+		return x.TasksArchivableAfter(ctx, filter.Before, after, limit+1)
 	})
 	if err != nil {
 		return revisit.TaskPage{}, err
@@ -299,13 +279,9 @@ func archivePage(f revisit.ArchiveFilter) (limit int, after int64, err error) {
 
 // TasksDelete deletes finished oneshot tasks without runs.
 func (f *Front) TasksDelete(ctx context.Context, ids []int64) (int, error) {
-	var n int
-	err := f.d.WriteOne(ctx, "delete tasks", func(x Statements) error {
-		var err error
-		n, err = x.TasksDeleteFinished(ctx, ids)
-		return err
+	return value(ctx, f.d.WriteOne, "delete tasks", func(x Statements) (int, error) {
+		return x.TasksDeleteFinished(ctx, ids)
 	})
-	return n, err
 }
 
 // TasksDeleteArchived deletes archived runs, then their tasks left without

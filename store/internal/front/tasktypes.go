@@ -54,11 +54,8 @@ func (f *Front) TaskTypeUpdate(ctx context.Context, t revisit.TaskType) error {
 
 // TaskTypeGet returns one task type; ErrNotFound if absent.
 func (f *Front) TaskTypeGet(ctx context.Context, name string) (revisit.TaskType, error) {
-	var ts []revisit.TaskType
-	err := f.d.Read(ctx, "get task type "+name, func(x Statements) error {
-		var err error
-		ts, err = x.TaskTypesNamed(ctx, []string{name})
-		return err
+	ts, err := value(ctx, f.d.Read, "get task type "+name, func(x Statements) ([]revisit.TaskType, error) {
+		return x.TaskTypesNamed(ctx, []string{name})
 	})
 	if err == nil && len(ts) == 0 {
 		err = taskTypeNotFound(name)
@@ -71,13 +68,10 @@ func (f *Front) TaskTypeGet(ctx context.Context, name string) (revisit.TaskType,
 
 // TaskTypeList returns every task type, by name.
 func (f *Front) TaskTypeList(ctx context.Context) ([]revisit.TaskType, error) {
-	ts := []revisit.TaskType{}
-	err := f.d.Read(ctx, "list task types", func(x Statements) error {
-		got, err := x.TaskTypesAll(ctx)
-		ts = append(ts, got...)
-		return err
+	ts, err := value(ctx, f.d.Read, "list task types", func(x Statements) ([]revisit.TaskType, error) {
+		return x.TaskTypesAll(ctx)
 	})
-	return ts, err
+	return nonNil(ts), err
 }
 
 // taskTypesIn reads, in x, the task types of those names that exist, by
