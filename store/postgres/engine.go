@@ -66,3 +66,17 @@ func one[T any](rows pgx.Rows, scan pgx.RowToFunc[T]) (T, bool, error) {
 	}
 	return v, err == nil, err
 }
+
+// pairs reads rows of two columns into a map from the first to the second.
+func pairs[K comparable, V any](rows pgx.Rows) (map[K]V, error) {
+	m := make(map[K]V)
+	var (
+		k K
+		v V
+	)
+	_, err := pgx.ForEachRow(rows, []any{&k, &v}, func() error {
+		m[k] = v
+		return nil
+	})
+	return m, err
+}

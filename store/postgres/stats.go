@@ -253,14 +253,5 @@ func (x statements) QueuePositionWrite(ctx context.Context, visitType string, po
 // (front.QueuePositionStatements).
 func (x statements) QueuePositionsAll(ctx context.Context) (map[string]int64, error) {
 	rows, _ := x.q.Query(ctx, "SELECT visit_type, position FROM queue_position")
-	positions := map[string]int64{}
-	var (
-		visitType string
-		position  int64
-	)
-	_, err := pgx.ForEachRow(rows, []any{&visitType, &position}, func() error {
-		positions[visitType] = position
-		return nil
-	})
-	return positions, err
+	return pairs[string, int64](rows)
 }

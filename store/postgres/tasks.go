@@ -229,16 +229,7 @@ func (x statements) TaskRunsInsert(ctx context.Context, runs []revisit.TaskRun, 
 // (front.TaskRunStatements).
 func (x statements) BackendIDsRecorded(ctx context.Context, ids []string) (map[string]int64, error) {
 	rows, _ := x.q.Query(ctx, "SELECT backend_id, id FROM task_run WHERE backend_id = ANY($1)", ids)
-	held := make(map[string]int64)
-	var (
-		backendID string
-		id        int64
-	)
-	_, err := pgx.ForEachRow(rows, []any{&backendID, &id}, func() error {
-		held[backendID] = id
-		return nil
-	})
-	return held, err
+	return pairs[string, int64](rows)
 }
 
 // TaskRunsConfirmOf confirms unconfirmed runs (front.TaskRunStatements).

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/store/internal/batch"
+	"github.com/revisit-sched/revisit/store/internal/front"
 )
 
 // visitColumns are the visit_in_flight columns scanVisit reads, in order.
@@ -76,7 +78,7 @@ func (s *Store) VisitsDispatch(ctx context.Context, p revisit.DispatchParams) ([
 	var visits []revisit.Visit
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		if p.Lease != "" {
-			if err := checkLease(ctx, tx, p.Lease, p.Owner, g.Now); err != nil {
+			if err := front.CheckLease(ctx, statements{s: s, q: tx, tx: tx}, p.Lease, p.Owner, g.Now); err != nil {
 				return err
 			}
 		}
@@ -104,19 +106,16 @@ func (s *Store) VisitsDispatch(ctx context.Context, p revisit.DispatchParams) ([
 	return visits, nil
 }
 
-// checkLease fails with ErrConflict unless owner holds the lease at now; it
-// locks the lease row so that no one takes it over before tx ends.
-func checkLease(ctx context.Context, tx pgx.Tx, name, owner string, now time.Time) error {
+// LeaseOf reads a lease and share-locks it, so that no one takes it over
+// before the transaction ends (front.VisitStatements).
+func (x statements) LeaseOf(ctx context.Context, name string) (revisit.Lease, error) {
 	var l revisit.Lease
-	err := tx.QueryRow(ctx, "SELECT name, owner, expires_at FROM lease WHERE name = $1 FOR SHARE", name).
+	err := x.q.QueryRow(ctx, "SELECT name, owner, expires_at FROM lease WHERE name = $1 FOR SHARE", name).
 		Scan(&l.Name, &l.Owner, &l.Expires)
-	if err != nil && err != pgx.ErrNoRows {
-		return err
+	if errors.Is(err, pgx.ErrNoRows) {
+		return revisit.Lease{}, nil
 	}
-	if !l.HeldBy(owner, now) {
-		return revisit.Errorf(revisit.CodeConflict, "lease %s is not held by %s", name, owner)
-	}
-	return nil
+	return l, err
 }
 
 // VisitsMarkSent marks pending visits sent (front.VisitStatements).

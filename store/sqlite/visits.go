@@ -10,6 +10,7 @@ import (
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/store/internal/batch"
+	"github.com/revisit-sched/revisit/store/internal/front"
 )
 
 // visitColumns are the visit_in_flight columns scanVisits reads, in order.
@@ -46,7 +47,7 @@ func (s *Store) VisitsDispatch(ctx context.Context, p revisit.DispatchParams) ([
 	var visits []revisit.Visit
 	err = s.write(ctx, "dispatch "+g.VisitType+" visits", func(tx *sql.Tx) error {
 		if p.Lease != "" {
-			if err := checkLease(ctx, tx, p.Lease, p.Owner, g.Now); err != nil {
+			if err := front.CheckLease(ctx, statements{s: s, tx: tx}, p.Lease, p.Owner, g.Now); err != nil {
 				return err
 			}
 		}
@@ -76,18 +77,16 @@ func (s *Store) VisitsDispatch(ctx context.Context, p revisit.DispatchParams) ([
 	return visits, nil
 }
 
-// checkLease fails with ErrConflict unless owner holds the lease at now.
-func checkLease(ctx context.Context, tx *sql.Tx, name, owner string, now time.Time) error {
+// LeaseOf reads a lease; the single writer's transaction keeps it
+// (front.VisitStatements).
+func (x statements) LeaseOf(ctx context.Context, name string) (revisit.Lease, error) {
 	var l revisit.Lease
-	err := tx.QueryRowContext(ctx, "SELECT name, owner, expires_at FROM lease WHERE name = ?", name).
-		Scan(&l.Name, &l.Owner, timeCol{&l.Expires})
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return err
+	err := x.queryRow(ctx, "SELECT name, owner, expires_at FROM lease WHERE name = ?", []any{name},
+		&l.Name, &l.Owner, timeCol{&l.Expires})
+	if errors.Is(err, sql.ErrNoRows) {
+		return revisit.Lease{}, nil
 	}
-	if !l.HeldBy(owner, now) {
-		return revisit.Errorf(revisit.CodeConflict, "lease %s is not held by %s", name, owner)
-	}
-	return nil
+	return l, err
 }
 
 // VisitsMarkSent marks pending visits sent (front.VisitStatements).

@@ -36,6 +36,12 @@ type VisitStatements interface {
 	LeaseTake(ctx context.Context, name, owner string, now, expires time.Time, takeOverFrom string) (revisit.Lease, error)
 	// LeaseDrop deletes the lease name if owner holds it.
 	LeaseDrop(ctx context.Context, name, owner string) error
+	// LeaseOf reads the lease name (the zero lease if none) and keeps
+	// anyone from taking it over until the transaction ends.
+	LeaseOf(ctx context.Context, name string) (revisit.Lease, error)
+	// VisitInFlightOf reads the oldest visit of an origin pending or
+	// sent (its state, scheduled and sent times); false if none.
+	VisitInFlightOf(ctx context.Context, key revisit.OriginKey) (revisit.Visit, bool, error)
 }
 
 // VisitsSent marks pending visits sent.
@@ -79,4 +85,31 @@ func (f *Front) LeaseRelease(ctx context.Context, name, owner string) error {
 	return f.d.WriteOne(ctx, "release lease "+name, func(x Statements) error {
 		return x.LeaseDrop(ctx, name, owner)
 	})
+}
+
+// CheckLease fails with ErrConflict unless owner holds the lease name at
+// now: a dispatch's check, in its transaction x.
+func CheckLease(ctx context.Context, x Statements, name, owner string, now time.Time) error {
+	l, err := x.LeaseOf(ctx, name)
+	if err != nil {
+		return err
+	}
+	if !l.HeldBy(owner, now) {
+		return revisit.Errorf(revisit.CodeConflict, "lease %s is not held by %s", name, owner)
+	}
+	return nil
+}
+
+// CheckNotInFlight fails with the ErrConflict of VisitInFlightError, in
+// transaction x, when a visit of the origin is pending or sent.
+func CheckNotInFlight(ctx context.Context, x Statements, key revisit.OriginKey) error {
+	v, found, err := x.VisitInFlightOf(ctx, key)
+	if err != nil || !found {
+		return err
+	}
+	since := v.ScheduledAt
+	if v.SentAt != nil {
+		since = *v.SentAt
+	}
+	return revisit.VisitInFlightError(key, v.State, since)
 }
