@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/store/internal/front"
 	"github.com/revisit-sched/revisit/store/internal/grabsql"
 )
 
@@ -68,7 +69,7 @@ func (s *Store) VisitsDispatchOrigin(ctx context.Context, p revisit.OriginDispat
 				return err
 			}
 			if !p.Force {
-				if err := checkNotInFlight(ctx, tx, p.Key); err != nil {
+				if err := front.CheckNotInFlight(ctx, statements{s: s, q: tx, tx: tx}, p.Key); err != nil {
 					return err
 				}
 			}
@@ -90,24 +91,19 @@ func (s *Store) VisitsDispatchOrigin(ctx context.Context, p revisit.OriginDispat
 	return v, translate(wrap(err, "dispatch a visit of %s (%s)", p.Key.URL, p.Key.VisitType))
 }
 
-// checkNotInFlight fails with the ErrConflict of VisitInFlightError when
-// a visit of the origin is pending or sent.
-func checkNotInFlight(ctx context.Context, tx pgx.Tx, key revisit.OriginKey) error {
-	var (
-		state     string
-		scheduled time.Time
-		sent      *time.Time
-	)
-	err := tx.QueryRow(ctx, inFlightOf, key.URL, key.VisitType).Scan(&state, &scheduled, &sent)
-	switch {
-	case err == pgx.ErrNoRows:
-		return nil
-	case err != nil:
-		return err
-	case sent != nil:
-		scheduled = *sent
-	}
-	return revisit.VisitInFlightError(key, revisit.VisitState(state), scheduled)
+// VisitInFlightOf reads the oldest visit of an origin in flight
+// (front.VisitStatements).
+func (x statements) VisitInFlightOf(ctx context.Context, key revisit.OriginKey) (revisit.Visit, bool, error) {
+	rows, _ := x.q.Query(ctx, inFlightOf, key.URL, key.VisitType)
+	return one(rows, func(row pgx.CollectableRow) (revisit.Visit, error) {
+		var (
+			v     revisit.Visit
+			state string
+		)
+		err := row.Scan(&state, &v.ScheduledAt, &v.SentAt)
+		v.State = revisit.VisitState(state)
+		return v, err
+	})
 }
 
 // setEnabled sets enabled = $4 on the listed rows of an origin ($1 url,

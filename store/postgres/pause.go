@@ -8,13 +8,11 @@ import (
 	"github.com/revisit-sched/revisit"
 )
 
-// VisitTypePauseSet pauses a visit type, keeping an earlier pause of it.
-func (s *Store) VisitTypePauseSet(ctx context.Context, p revisit.Pause) (revisit.Pause, error) {
-	if err := p.Validate(); err != nil {
-		return revisit.Pause{}, err
-	}
+// PauseAdd stores a pause unless its visit type is paused, and returns the
+// pause stored, in one statement (front.PauseStatements).
+func (x statements) PauseAdd(ctx context.Context, p revisit.Pause) (revisit.Pause, error) {
 	var stored revisit.Pause
-	err := s.pool.QueryRow(ctx, `
+	err := x.q.QueryRow(ctx, `
 		WITH added AS (
 			INSERT INTO visit_type_pause (visit_type, paused_by, paused_at) VALUES ($1, $2, $3)
 			ON CONFLICT (visit_type) DO NOTHING
@@ -22,31 +20,24 @@ func (s *Store) VisitTypePauseSet(ctx context.Context, p revisit.Pause) (revisit
 		SELECT * FROM added
 		UNION ALL
 		SELECT visit_type, paused_by, paused_at FROM visit_type_pause WHERE visit_type = $1`,
-		p.VisitType, p.By, revisit.Microsecond(p.At)).Scan(&stored.VisitType, &stored.By, &stored.At)
+		p.VisitType, p.By, p.At).Scan(&stored.VisitType, &stored.By, &stored.At)
 	stored.At = stored.At.UTC()
-	return stored, translate(wrap(s.notified(err, []string{p.VisitType}), "pause %s", p.VisitType))
+	return stored, err
 }
 
-// VisitTypePauseClear resumes a visit type.
-func (s *Store) VisitTypePauseClear(ctx context.Context, visitType string) (bool, error) {
-	if err := revisit.ValidateVisitType(visitType); err != nil {
-		return false, err
-	}
-	tag, err := s.pool.Exec(ctx, "DELETE FROM visit_type_pause WHERE visit_type = $1", visitType)
-	return tag.RowsAffected() > 0, translate(wrap(s.notified(err, []string{visitType}), "resume %s", visitType))
+// PauseDelete deletes a pause (front.PauseStatements).
+func (x statements) PauseDelete(ctx context.Context, visitType string) (bool, error) {
+	tag, err := x.q.Exec(ctx, "DELETE FROM visit_type_pause WHERE visit_type = $1", visitType)
+	return tag.RowsAffected() > 0, err
 }
 
-// VisitTypePauseList returns the paused visit types.
-func (s *Store) VisitTypePauseList(ctx context.Context) ([]revisit.Pause, error) {
-	rows, _ := s.pool.Query(ctx, "SELECT visit_type, paused_by, paused_at FROM visit_type_pause ORDER BY visit_type")
-	pauses, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (revisit.Pause, error) {
+// PausesAll reads every pause (front.PauseStatements).
+func (x statements) PausesAll(ctx context.Context) ([]revisit.Pause, error) {
+	rows, _ := x.q.Query(ctx, "SELECT visit_type, paused_by, paused_at FROM visit_type_pause ORDER BY visit_type")
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (revisit.Pause, error) {
 		var p revisit.Pause
 		err := row.Scan(&p.VisitType, &p.By, &p.At)
 		p.At = p.At.UTC()
 		return p, err
 	})
-	if pauses == nil {
-		pauses = []revisit.Pause{}
-	}
-	return pauses, translate(wrap(err, "list paused visit types"))
 }

@@ -27,6 +27,7 @@ import (
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/store"
+	"github.com/revisit-sched/revisit/store/internal/front"
 )
 
 //go:embed migrations/*.sql
@@ -34,6 +35,8 @@ var migrations embed.FS
 
 // Store is the PostgreSQL store.
 type Store struct {
+	// Front holds the methods the two stores share, run by engine.
+	*front.Front
 	pool *pgxpool.Pool
 	opts store.Options
 	// analyzed is set once listed_origin is known to have planner
@@ -78,8 +81,10 @@ func Open(ctx context.Context, url string, opts store.Options) (*Store, error) {
 		pool.Close()
 		return nil, translate(fmt.Errorf("postgres: connect: %w", err))
 	}
-	return &Store{pool: pool, opts: opts, aside: startPicksAside(pool), eligible: newEligibility(pool),
-		presence: &presence{config: pool.Config().ConnConfig.Copy()}}, nil
+	s := &Store{pool: pool, opts: opts, aside: startPicksAside(pool), eligible: newEligibility(pool),
+		presence: &presence{config: pool.Config().ConnConfig.Copy()}}
+	s.Front = front.New(engine{s})
+	return s, nil
 }
 
 // Close stops the background flusher and listener and closes the

@@ -234,41 +234,24 @@ func timestamptz(t *time.Time) pgtype.Timestamptz {
 	return pgtype.Timestamptz{Time: *t, Valid: true}
 }
 
-// QueuePositionGet returns the visit type's queue position, 0 if unset.
-func (s *Store) QueuePositionGet(ctx context.Context, visitType string) (int64, error) {
-	var pos int64
-	err := s.pool.QueryRow(ctx, "SELECT position FROM queue_position WHERE visit_type = $1", visitType).Scan(&pos)
-	if err == pgx.ErrNoRows {
-		return 0, nil
-	}
-	return pos, translate(wrap(err, "get queue position of %s", visitType))
+// QueuePositionOf reads a visit type's queue position
+// (front.QueuePositionStatements).
+func (x statements) QueuePositionOf(ctx context.Context, visitType string) (int64, bool, error) {
+	rows, _ := x.q.Query(ctx, "SELECT position FROM queue_position WHERE visit_type = $1", visitType)
+	return one(rows, pgx.RowTo[int64])
 }
 
-// QueuePositionSet sets the visit type's queue position.
-func (s *Store) QueuePositionSet(ctx context.Context, visitType string, position int64) error {
-	if err := revisit.ValidateVisitType(visitType); err != nil {
-		return err
-	}
-	_, err := s.pool.Exec(ctx, `INSERT INTO queue_position (visit_type, position) VALUES ($1, $2)
+// QueuePositionWrite sets a visit type's queue position
+// (front.QueuePositionStatements).
+func (x statements) QueuePositionWrite(ctx context.Context, visitType string, position int64) error {
+	_, err := x.q.Exec(ctx, `INSERT INTO queue_position (visit_type, position) VALUES ($1, $2)
 		ON CONFLICT (visit_type) DO UPDATE SET position = EXCLUDED.position`, visitType, position)
-	return translate(wrap(err, "set queue position of %s", visitType))
+	return err
 }
 
-// QueuePositions returns the queue position of every visit type that has
-// one.
-func (s *Store) QueuePositions(ctx context.Context) (map[string]int64, error) {
-	rows, _ := s.pool.Query(ctx, "SELECT visit_type, position FROM queue_position")
-	positions := map[string]int64{}
-	var (
-		visitType string
-		position  int64
-	)
-	_, err := pgx.ForEachRow(rows, []any{&visitType, &position}, func() error {
-		positions[visitType] = position
-		return nil
-	})
-	if err != nil {
-		return nil, translate(wrap(err, "get queue positions"))
-	}
-	return positions, nil
+// QueuePositionsAll reads every queue position
+// (front.QueuePositionStatements).
+func (x statements) QueuePositionsAll(ctx context.Context) (map[string]int64, error) {
+	rows, _ := x.q.Query(ctx, "SELECT visit_type, position FROM queue_position")
+	return pairs[string, int64](rows)
 }

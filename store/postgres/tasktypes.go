@@ -9,57 +9,38 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/revisit-sched/revisit"
-	"github.com/revisit-sched/revisit/store/internal/wake"
 )
 
 const taskTypeColumns = "type, description, backend_name, default_interval, min_interval, max_interval, " +
 	"backoff_factor, max_queue_length, num_retries, retry_delay, run_timeout"
 
-// TaskTypeCreate stores a new task type.
-func (s *Store) TaskTypeCreate(ctx context.Context, t revisit.TaskType) error {
-	if err := t.Validate(); err != nil {
-		return err
-	}
-	_, err := s.pool.Exec(ctx, "INSERT INTO task_type ("+taskTypeColumns+") VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11)",
+// TaskTypeInsert stores t unless a task type of its name exists
+// (front.TaskTypeStatements).
+func (x statements) TaskTypeInsert(ctx context.Context, t revisit.TaskType) (bool, error) {
+	tag, err := x.q.Exec(ctx, "INSERT INTO task_type ("+taskTypeColumns+") VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11) "+
+		"ON CONFLICT (type) DO NOTHING", taskTypeArgs(t)...)
+	return tag.RowsAffected() > 0, err
+}
+
+// TaskTypeReplace replaces the task type of t's name
+// (front.TaskTypeStatements).
+func (x statements) TaskTypeReplace(ctx context.Context, t revisit.TaskType) (bool, error) {
+	tag, err := x.q.Exec(ctx, "UPDATE task_type SET ("+taskTypeColumns+") = ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11) WHERE type = $1",
 		taskTypeArgs(t)...)
-	err = s.notified(err, wake.OfTaskType(t))
-	if isUniqueViolation(err) {
-		return revisit.Errorf(revisit.CodeConflict, "task type %q exists already", t.Type)
-	}
-	return translate(wrap(err, "create task type %q", t.Type))
+	return tag.RowsAffected() > 0, err
 }
 
-// TaskTypeUpdate replaces an existing task type.
-func (s *Store) TaskTypeUpdate(ctx context.Context, t revisit.TaskType) error {
-	if err := t.Validate(); err != nil {
-		return err
-	}
-	tag, err := s.pool.Exec(ctx, "UPDATE task_type SET ("+taskTypeColumns+") = ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11) WHERE type = $1",
-		taskTypeArgs(t)...)
-	if err != nil {
-		return translate(wrap(err, "update task type %q", t.Type))
-	}
-	if tag.RowsAffected() == 0 {
-		return revisit.Errorf(revisit.CodeNotFound, "task type %q not found", t.Type)
-	}
-	return s.notified(nil, wake.OfTaskType(t))
+// TaskTypesNamed reads the task types of those names
+// (front.TaskTypeStatements).
+func (x statements) TaskTypesNamed(ctx context.Context, names []string) ([]revisit.TaskType, error) {
+	rows, _ := x.q.Query(ctx, "SELECT "+taskTypeColumns+" FROM task_type WHERE type = ANY($1) ORDER BY type", names)
+	return pgx.CollectRows(rows, scanTaskType)
 }
 
-// TaskTypeGet returns one task type.
-func (s *Store) TaskTypeGet(ctx context.Context, name string) (revisit.TaskType, error) {
-	rows, _ := s.pool.Query(ctx, "SELECT "+taskTypeColumns+" FROM task_type WHERE type = $1", name)
-	t, err := pgx.CollectExactlyOneRow(rows, scanTaskType)
-	if err == pgx.ErrNoRows {
-		return t, revisit.Errorf(revisit.CodeNotFound, "task type %q not found", name)
-	}
-	return t, translate(wrap(err, "get task type %q", name))
-}
-
-// TaskTypeList returns every task type, by name.
-func (s *Store) TaskTypeList(ctx context.Context) ([]revisit.TaskType, error) {
-	rows, _ := s.pool.Query(ctx, "SELECT "+taskTypeColumns+" FROM task_type ORDER BY type")
-	ts, err := pgx.CollectRows(rows, scanTaskType)
-	return ts, translate(wrap(err, "list task types"))
+// TaskTypesAll reads every task type (front.TaskTypeStatements).
+func (x statements) TaskTypesAll(ctx context.Context) ([]revisit.TaskType, error) {
+	rows, _ := x.q.Query(ctx, "SELECT "+taskTypeColumns+" FROM task_type ORDER BY type")
+	return pgx.CollectRows(rows, scanTaskType)
 }
 
 func taskTypeArgs(t revisit.TaskType) []any {

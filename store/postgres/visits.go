@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -9,8 +10,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/revisit-sched/revisit"
-	"github.com/revisit-sched/revisit/internal/kit/holder"
 	"github.com/revisit-sched/revisit/store/internal/batch"
+	"github.com/revisit-sched/revisit/store/internal/front"
 )
 
 // visitColumns are the visit_in_flight columns scanVisit reads, in order.
@@ -77,7 +78,7 @@ func (s *Store) VisitsDispatch(ctx context.Context, p revisit.DispatchParams) ([
 	var visits []revisit.Visit
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		if p.Lease != "" {
-			if err := checkLease(ctx, tx, p.Lease, p.Owner, g.Now); err != nil {
+			if err := front.CheckLease(ctx, statements{s: s, q: tx, tx: tx}, p.Lease, p.Owner, g.Now); err != nil {
 				return err
 			}
 		}
@@ -105,28 +106,42 @@ func (s *Store) VisitsDispatch(ctx context.Context, p revisit.DispatchParams) ([
 	return visits, nil
 }
 
-// checkLease fails with ErrConflict unless owner holds the lease at now; it
-// locks the lease row so that no one takes it over before tx ends.
-func checkLease(ctx context.Context, tx pgx.Tx, name, owner string, now time.Time) error {
+// LeaseOf reads a lease and share-locks it, so that no one takes it over
+// before the transaction ends (front.VisitStatements).
+func (x statements) LeaseOf(ctx context.Context, name string) (revisit.Lease, error) {
 	var l revisit.Lease
-	err := tx.QueryRow(ctx, "SELECT name, owner, expires_at FROM lease WHERE name = $1 FOR SHARE", name).
+	err := x.q.QueryRow(ctx, "SELECT name, owner, expires_at FROM lease WHERE name = $1 FOR SHARE", name).
 		Scan(&l.Name, &l.Owner, &l.Expires)
-	if err != nil && err != pgx.ErrNoRows {
-		return err
+	if errors.Is(err, pgx.ErrNoRows) {
+		return revisit.Lease{}, nil
 	}
-	if !l.HeldBy(owner, now) {
-		return revisit.Errorf(revisit.CodeConflict, "lease %s is not held by %s", name, owner)
-	}
-	return nil
+	return l, err
 }
 
-// VisitsSent marks pending visits sent.
-func (s *Store) VisitsSent(ctx context.Context, ids []string, at time.Time) (int, error) {
-	n, err := markSent(ctx, s.pool, ids, at)
-	if err != nil {
-		return 0, translate(wrap(err, "mark %d visits sent", len(ids)))
+// VisitsMarkSent marks pending visits sent (front.VisitStatements).
+func (x statements) VisitsMarkSent(ctx context.Context, ids []string, at time.Time) (int, error) {
+	return markSent(ctx, x.q, ids, at)
+}
+
+// VisitsLoseSent declares lost the sent visits of messages taken out of
+// their queue (front.VisitStatements).
+func (x statements) VisitsLoseSent(ctx context.Context, ids []string, now time.Time) (int, []string, error) {
+	visits := batch.MessageIDs(ids)
+	if len(visits) == 0 {
+		return 0, nil, nil
 	}
-	return n, nil
+	rows, _ := x.tx.Query(ctx, `SELECT DISTINCT visit_type FROM visit_in_flight WHERE id = ANY($1) AND state = 'sent'`, visits)
+	visitTypes, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil || len(visitTypes) == 0 {
+		return 0, nil, err
+	}
+	var n int
+	err = x.s.withIndexLookups(ctx, x.tx, func() error {
+		n, err = restore(ctx, x.tx, `UPDATE visit_in_flight SET state = 'lost', lost_at = $2
+			WHERE id = ANY($1) AND state = 'sent'`, visits, now)
+		return err
+	})
+	return n, visitTypes, err
 }
 
 // markSent marks sent at `at` (or at their scheduled time if later) the
@@ -257,12 +272,10 @@ func (s *Store) oldestFirst(ctx context.Context, step func(tx pgx.Tx) (int, erro
 	})
 }
 
-// VisitsGet returns the visits among ids that exist.
-func (s *Store) VisitsGet(ctx context.Context, ids []string) ([]revisit.Visit, error) {
-	rows, _ := s.pool.Query(ctx, `SELECT `+visitColumns+` FROM visit_in_flight WHERE id = ANY($1)`,
-		batch.MessageIDs(ids))
-	visits, err := pgx.CollectRows(rows, scanVisit)
-	return visits, translate(wrap(err, "get %d visits", len(ids)))
+// VisitsWithIDs reads visits (front.VisitStatements).
+func (x statements) VisitsWithIDs(ctx context.Context, ids []uuid.UUID) ([]revisit.Visit, error) {
+	rows, _ := x.q.Query(ctx, `SELECT `+visitColumns+` FROM visit_in_flight WHERE id = ANY($1)`, ids)
+	return pgx.CollectRows(rows, scanVisit)
 }
 
 // VisitsOfOrigin returns the visits of an origin, probed by URL in the
@@ -347,48 +360,35 @@ func scanVisit(row pgx.CollectableRow) (revisit.Visit, error) {
 	return v, err
 }
 
-// VisitsCount counts visits by visit type and state.
-func (s *Store) VisitsCount(ctx context.Context) ([]revisit.VisitCounts, error) {
-	rows, _ := s.pool.Query(ctx, `SELECT visit_type,
+// VisitCountsByType counts visits by visit type and state
+// (front.VisitStatements).
+func (x statements) VisitCountsByType(ctx context.Context) ([]revisit.VisitCounts, error) {
+	rows, _ := x.q.Query(ctx, `SELECT visit_type,
 			count(*) FILTER (WHERE state = 'pending'),
 			count(*) FILTER (WHERE state = 'sent'),
 			count(*) FILTER (WHERE state = 'lost')
 		FROM visit_in_flight GROUP BY visit_type ORDER BY visit_type`)
-	counts, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (revisit.VisitCounts, error) {
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (revisit.VisitCounts, error) {
 		var c revisit.VisitCounts
 		return c, row.Scan(&c.VisitType, &c.Pending, &c.Sent, &c.Lost)
 	})
-	return counts, translate(wrap(err, "count visits"))
 }
 
-// LeaseAcquire takes or renews a lease, or reports who holds it; a lease
-// whose holder is gone is taken over at once: a holder of this host whose
-// process ended (holder.Gone), or any holder whose presence connection's
-// backend is gone (presence).
-func (s *Store) LeaseAcquire(ctx context.Context, name, owner string, ttl time.Duration) (revisit.Lease, error) {
-	if err := revisit.ValidateLease(name, owner, ttl); err != nil {
-		return revisit.Lease{}, err
-	}
-	return holder.Acquire(owner, func(takeOverFrom string) (revisit.Lease, error) {
-		return s.leaseUpsert(ctx, name, owner, ttl, takeOverFrom)
-	})
-}
-
-// leaseUpsert takes or renews a lease unless another holder than
+// LeaseTake takes or renews a lease unless another holder than
 // takeOverFrom keeps it unexpired with its presence connection still
-// there, and returns who holds it. A backend whose start time this role
-// may not read counts as there.
-func (s *Store) leaseUpsert(ctx context.Context, name, owner string, ttl time.Duration, takeOverFrom string) (revisit.Lease, error) {
-	now := revisit.Microsecond(s.opts.Clock.Now())
+// there, and returns who holds it, in one statement
+// (front.VisitStatements). A backend whose start time this role may not
+// read counts as there.
+func (x statements) LeaseTake(ctx context.Context, name, owner string, now, expires time.Time, takeOverFrom string) (revisit.Lease, error) {
 	var (
 		pid   *int32
 		since *time.Time
 	)
-	if p, at, ok := s.presence.identity(ctx); ok {
+	if p, at, ok := x.s.presence.identity(ctx); ok {
 		pid, since = &p, &at
 	}
 	var l revisit.Lease
-	err := s.pool.QueryRow(ctx, `
+	err := x.q.QueryRow(ctx, `
 		WITH up AS (
 			INSERT INTO lease AS l (name, owner, expires_at, holder_pid, holder_since) VALUES ($1, $2, $3, $6, $7)
 			ON CONFLICT (name) DO UPDATE SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at,
@@ -400,13 +400,13 @@ func (s *Store) leaseUpsert(ctx context.Context, name, owner string, ttl time.Du
 		SELECT name, owner, expires_at FROM up
 		UNION ALL
 		SELECT name, owner, expires_at FROM lease WHERE name = $1 AND NOT EXISTS (SELECT FROM up)`,
-		name, owner, now.Add(ttl), now, takeOverFrom, pid, since).Scan(&l.Name, &l.Owner, &l.Expires)
+		name, owner, expires, now, takeOverFrom, pid, since).Scan(&l.Name, &l.Owner, &l.Expires)
 	l.Expires = l.Expires.UTC()
-	return l, translate(wrap(err, "acquire lease %s", name))
+	return l, err
 }
 
-// LeaseRelease frees the lease if owner holds it.
-func (s *Store) LeaseRelease(ctx context.Context, name, owner string) error {
-	_, err := s.pool.Exec(ctx, "DELETE FROM lease WHERE name = $1 AND owner = $2", name, owner)
-	return translate(wrap(err, "release lease %s", name))
+// LeaseDrop frees a lease its owner holds (front.VisitStatements).
+func (x statements) LeaseDrop(ctx context.Context, name, owner string) error {
+	_, err := x.q.Exec(ctx, "DELETE FROM lease WHERE name = $1 AND owner = $2", name, owner)
+	return err
 }

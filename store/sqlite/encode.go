@@ -163,3 +163,14 @@ func int64Ptr(n *int64) any {
 	}
 	return *n
 }
+
+// jsonArray returns the JSON array of vs, for json_each.
+func jsonArray[T any](vs []T) string {
+	b, err := json.Marshal(vs)
+	if err != nil {
+		// Only called with strings, uuids, integers and their arrays,
+		// which always marshal.
+		return "[]"
+	}
+	return string(b)
+}

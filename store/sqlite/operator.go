@@ -4,11 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/revisit-sched/revisit"
+	"github.com/revisit-sched/revisit/store/internal/front"
 	"github.com/revisit-sched/revisit/store/internal/grabsql"
 )
 
@@ -49,7 +49,7 @@ func (s *Store) VisitsDispatchOrigin(ctx context.Context, p revisit.OriginDispat
 			return revisit.OriginNotListedError(p.Key, p.ListerID)
 		}
 		if !p.Force {
-			if err := checkNotInFlight(ctx, tx, p.Key); err != nil {
+			if err := front.CheckNotInFlight(ctx, statements{s: s, tx: tx}, p.Key); err != nil {
 				return err
 			}
 		}
@@ -70,24 +70,19 @@ func (s *Store) VisitsDispatchOrigin(ctx context.Context, p revisit.OriginDispat
 	return v, err
 }
 
-// checkNotInFlight fails with the ErrConflict of VisitInFlightError when
-// a visit of the origin is pending or sent.
-func checkNotInFlight(ctx context.Context, tx *sql.Tx, key revisit.OriginKey) error {
+// VisitInFlightOf reads the oldest visit of an origin in flight
+// (front.VisitStatements).
+func (x statements) VisitInFlightOf(ctx context.Context, key revisit.OriginKey) (revisit.Visit, bool, error) {
 	var (
-		state     string
-		scheduled time.Time
-		sent      *time.Time
+		v     revisit.Visit
+		state string
 	)
-	err := tx.QueryRowContext(ctx, inFlightOf, key.URL, key.VisitType).Scan(&state, timeCol{&scheduled}, timePtrCol{&sent})
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return nil
-	case err != nil:
-		return err
-	case sent != nil:
-		scheduled = *sent
+	err := x.queryRow(ctx, inFlightOf, []any{key.URL, key.VisitType}, &state, timeCol{&v.ScheduledAt}, timePtrCol{&v.SentAt})
+	if errors.Is(err, sql.ErrNoRows) {
+		return v, false, nil
 	}
-	return revisit.VisitInFlightError(key, revisit.VisitState(state), scheduled)
+	v.State = revisit.VisitState(state)
+	return v, err == nil, err
 }
 
 // ListedOriginsSetEnabled sets enabled on an origin's listed rows.

@@ -172,36 +172,29 @@ const disableOrigin = `UPDATE listed_origin SET enabled = 0 WHERE url = ?1 AND v
 // stats row, or no visit).
 const guardHolds = `SELECT (SELECT last_visit FROM visit_stats WHERE url = ?1 AND visit_type = ?2) IS ?3`
 
-// QueuePositionGet returns the visit type's queue position, 0 if unset.
-func (s *Store) QueuePositionGet(ctx context.Context, visitType string) (int64, error) {
+// QueuePositionOf reads a visit type's queue position
+// (front.QueuePositionStatements).
+func (x statements) QueuePositionOf(ctx context.Context, visitType string) (int64, bool, error) {
 	var pos int64
-	err := s.queryRow(ctx, "SELECT position FROM queue_position WHERE visit_type = ?", []any{visitType}, &pos)
+	err := x.queryRow(ctx, "SELECT position FROM queue_position WHERE visit_type = ?", []any{visitType}, &pos)
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, nil
+		return 0, false, nil
 	}
-	return pos, translate("get queue position", err)
+	return pos, err == nil, err
 }
 
-// QueuePositionSet sets the visit type's queue position.
-func (s *Store) QueuePositionSet(ctx context.Context, visitType string, position int64) error {
-	if err := revisit.ValidateVisitType(visitType); err != nil {
-		return err
-	}
-	return s.write(ctx, "set queue position", func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO queue_position (visit_type, position) VALUES (?1, ?2)
-			ON CONFLICT (visit_type) DO UPDATE SET position = excluded.position`, visitType, position)
-		return err
-	})
+// QueuePositionWrite sets a visit type's queue position
+// (front.QueuePositionStatements).
+func (x statements) QueuePositionWrite(ctx context.Context, visitType string, position int64) error {
+	_, err := x.tx.ExecContext(ctx, `INSERT INTO queue_position (visit_type, position) VALUES (?1, ?2)
+		ON CONFLICT (visit_type) DO UPDATE SET position = excluded.position`, visitType, position)
+	return err
 }
 
-// QueuePositions returns the queue position of every visit type that has
-// one.
-func (s *Store) QueuePositions(ctx context.Context) (map[string]int64, error) {
-	positions, err := query(ctx, s, scanPositions, "SELECT visit_type, position FROM queue_position")
-	if err != nil {
-		return nil, translate("get queue positions", err)
-	}
-	return positions, nil
+// QueuePositionsAll reads every queue position
+// (front.QueuePositionStatements).
+func (x statements) QueuePositionsAll(ctx context.Context) (map[string]int64, error) {
+	return scanPositions(x.query(ctx, "SELECT visit_type, position FROM queue_position"))
 }
 
 // scanPositions reads the rows of visit types and their queue positions.

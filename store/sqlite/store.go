@@ -29,6 +29,7 @@ import (
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/store"
+	"github.com/revisit-sched/revisit/store/internal/front"
 	"github.com/revisit-sched/revisit/store/internal/wake"
 )
 
@@ -46,6 +47,8 @@ const maxCachedStatements = 256
 // Store is a revisit store in one SQLite database file. It is safe for
 // concurrent use.
 type Store struct {
+	// Front holds the methods the two stores share, run by engine.
+	*front.Front
 	w *sql.DB // one connection: every write, in BEGIN IMMEDIATE transactions
 	r *sql.DB // read-only pool; w itself in a store held in memory
 	// writeTurns and readTurns hand w's and r's connections out in the
@@ -111,6 +114,7 @@ func open(ctx context.Context, name string, dsn func(writer bool) string, opts s
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
 	s := &Store{w: w, writeTurns: newTurns(1), opts: opts, stmts: make(map[string]*sql.Stmt)}
+	s.Front = front.New(engine{s})
 	// The writer connects first: it sets the journal mode before any
 	// reader exists.
 	if err := w.PingContext(ctx); err != nil {

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/revisit-sched/revisit"
-	"github.com/revisit-sched/revisit/internal/kit/holder"
 	"github.com/revisit-sched/revisit/store/internal/batch"
+	"github.com/revisit-sched/revisit/store/internal/front"
 )
 
 // visitColumns are the visit_in_flight columns scanVisits reads, in order.
@@ -45,7 +47,7 @@ func (s *Store) VisitsDispatch(ctx context.Context, p revisit.DispatchParams) ([
 	var visits []revisit.Visit
 	err = s.write(ctx, "dispatch "+g.VisitType+" visits", func(tx *sql.Tx) error {
 		if p.Lease != "" {
-			if err := checkLease(ctx, tx, p.Lease, p.Owner, g.Now); err != nil {
+			if err := front.CheckLease(ctx, statements{s: s, tx: tx}, p.Lease, p.Owner, g.Now); err != nil {
 				return err
 			}
 		}
@@ -75,29 +77,35 @@ func (s *Store) VisitsDispatch(ctx context.Context, p revisit.DispatchParams) ([
 	return visits, nil
 }
 
-// checkLease fails with ErrConflict unless owner holds the lease at now.
-func checkLease(ctx context.Context, tx *sql.Tx, name, owner string, now time.Time) error {
+// LeaseOf reads a lease; the single writer's transaction keeps it
+// (front.VisitStatements).
+func (x statements) LeaseOf(ctx context.Context, name string) (revisit.Lease, error) {
 	var l revisit.Lease
-	err := tx.QueryRowContext(ctx, "SELECT name, owner, expires_at FROM lease WHERE name = ?", name).
-		Scan(&l.Name, &l.Owner, timeCol{&l.Expires})
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return err
+	err := x.queryRow(ctx, "SELECT name, owner, expires_at FROM lease WHERE name = ?", []any{name},
+		&l.Name, &l.Owner, timeCol{&l.Expires})
+	if errors.Is(err, sql.ErrNoRows) {
+		return revisit.Lease{}, nil
 	}
-	if !l.HeldBy(owner, now) {
-		return revisit.Errorf(revisit.CodeConflict, "lease %s is not held by %s", name, owner)
-	}
-	return nil
+	return l, err
 }
 
-// VisitsSent marks pending visits sent.
-func (s *Store) VisitsSent(ctx context.Context, ids []string, at time.Time) (int, error) {
-	var n int
-	err := s.write(ctx, "mark visits sent", func(tx *sql.Tx) error {
-		var err error
-		n, err = markSent(ctx, tx, ids, at)
-		return err
-	})
-	return n, err
+// VisitsMarkSent marks pending visits sent (front.VisitStatements).
+func (x statements) VisitsMarkSent(ctx context.Context, ids []string, at time.Time) (int, error) {
+	return markSent(ctx, x.tx, ids, at)
+}
+
+// VisitsLoseSent declares lost the sent visits of messages taken out of
+// their queue (front.VisitStatements).
+func (x statements) VisitsLoseSent(ctx context.Context, ids []string, now time.Time) (int, []string, error) {
+	visits := jsonArray(batch.MessageIDs(ids))
+	visitTypes, err := scanStrings(x.tx.QueryContext(ctx, `SELECT DISTINCT visit_type FROM visit_in_flight
+		WHERE id IN (SELECT value FROM json_each(?1)) AND state = 'sent'`, visits))
+	if err != nil || len(visitTypes) == 0 {
+		return 0, nil, err
+	}
+	n, err := x.s.restoreTx(ctx, x.tx, `UPDATE visit_in_flight SET state = 'lost', lost_at = ?2
+		WHERE id IN (SELECT value FROM json_each(?1)) AND state = 'sent'`, visits, micro(now))
+	return n, visitTypes, err
 }
 
 // markSent marks sent at `at` (or at their scheduled time if later) the
@@ -247,11 +255,10 @@ func (s *Store) restoreTx(ctx context.Context, tx *sql.Tx, change string, args .
 	return len(all), nil
 }
 
-// VisitsGet returns the visits among ids that exist.
-func (s *Store) VisitsGet(ctx context.Context, ids []string) ([]revisit.Visit, error) {
-	visits, err := query(ctx, s, scanVisits, `SELECT `+visitColumns+` FROM visit_in_flight
-		WHERE id IN (SELECT value FROM json_each(?))`, jsonArray(batch.MessageIDs(ids)))
-	return visits, translate("get visits", err)
+// VisitsWithIDs reads visits (front.VisitStatements).
+func (x statements) VisitsWithIDs(ctx context.Context, ids []uuid.UUID) ([]revisit.Visit, error) {
+	return scanVisits(x.query(ctx, `SELECT `+visitColumns+` FROM visit_in_flight
+		WHERE id IN (SELECT value FROM json_each(?))`, jsonArray(ids)))
 }
 
 // VisitsOfOrigin returns the visits of an origin, found through the
@@ -327,14 +334,14 @@ func scanVisits(rows *sql.Rows, err error) ([]revisit.Visit, error) {
 	})
 }
 
-// VisitsCount counts visits by visit type and state.
-func (s *Store) VisitsCount(ctx context.Context) ([]revisit.VisitCounts, error) {
-	counts, err := query(ctx, s, scanVisitCounts, `SELECT visit_type,
+// VisitCountsByType counts visits by visit type and state
+// (front.VisitStatements).
+func (x statements) VisitCountsByType(ctx context.Context) ([]revisit.VisitCounts, error) {
+	return scanVisitCounts(x.query(ctx, `SELECT visit_type,
 			count(*) FILTER (WHERE state = 'pending'),
 			count(*) FILTER (WHERE state = 'sent'),
 			count(*) FILTER (WHERE state = 'lost')
-		FROM visit_in_flight GROUP BY visit_type ORDER BY visit_type`)
-	return counts, translate("count visits", err)
+		FROM visit_in_flight GROUP BY visit_type ORDER BY visit_type`))
 }
 
 // scanVisitCounts reads the rows of VisitsCount's query.
@@ -345,39 +352,23 @@ func scanVisitCounts(rows *sql.Rows, err error) ([]revisit.VisitCounts, error) {
 	})
 }
 
-// LeaseAcquire takes or renews a lease, or reports who holds it; a lease
-// whose holder is gone (holder.Gone) is taken over at once.
-func (s *Store) LeaseAcquire(ctx context.Context, name, owner string, ttl time.Duration) (revisit.Lease, error) {
-	if err := revisit.ValidateLease(name, owner, ttl); err != nil {
+// LeaseTake takes or renews a lease unless another holder than
+// takeOverFrom keeps it unexpired, and reads who holds it
+// (front.VisitStatements).
+func (x statements) LeaseTake(ctx context.Context, name, owner string, now, expires time.Time, takeOverFrom string) (revisit.Lease, error) {
+	if _, err := x.tx.ExecContext(ctx, `INSERT INTO lease (name, owner, expires_at) VALUES (?1, ?2, ?3)
+		ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
+		WHERE lease.owner = excluded.owner OR lease.expires_at <= ?4 OR lease.owner = ?5`,
+		name, owner, micro(expires), micro(now), takeOverFrom); err != nil {
 		return revisit.Lease{}, err
 	}
-	return holder.Acquire(owner, func(takeOverFrom string) (revisit.Lease, error) {
-		return s.leaseUpsert(ctx, name, owner, ttl, takeOverFrom)
-	})
-}
-
-// leaseUpsert takes or renews a lease unless another holder than
-// takeOverFrom keeps it unexpired, and returns who holds it.
-func (s *Store) leaseUpsert(ctx context.Context, name, owner string, ttl time.Duration, takeOverFrom string) (revisit.Lease, error) {
-	now := revisit.Microsecond(s.opts.Clock.Now())
 	var l revisit.Lease
-	err := s.write(ctx, "acquire lease "+name, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO lease (name, owner, expires_at) VALUES (?1, ?2, ?3)
-			ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
-			WHERE lease.owner = excluded.owner OR lease.expires_at <= ?4 OR lease.owner = ?5`,
-			name, owner, micro(now.Add(ttl)), micro(now), takeOverFrom); err != nil {
-			return err
-		}
-		return tx.QueryRowContext(ctx, "SELECT name, owner, expires_at FROM lease WHERE name = ?", name).
-			Scan(&l.Name, &l.Owner, timeCol{&l.Expires})
-	})
-	return l, err
+	return l, x.queryRow(ctx, "SELECT name, owner, expires_at FROM lease WHERE name = ?", []any{name},
+		&l.Name, &l.Owner, timeCol{&l.Expires})
 }
 
-// LeaseRelease frees the lease if owner holds it.
-func (s *Store) LeaseRelease(ctx context.Context, name, owner string) error {
-	return s.write(ctx, "release lease "+name, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, "DELETE FROM lease WHERE name = ? AND owner = ?", name, owner)
-		return err
-	})
+// LeaseDrop frees a lease its owner holds (front.VisitStatements).
+func (x statements) LeaseDrop(ctx context.Context, name, owner string) error {
+	_, err := x.tx.ExecContext(ctx, "DELETE FROM lease WHERE name = ? AND owner = ?", name, owner)
+	return err
 }

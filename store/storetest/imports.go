@@ -155,5 +155,12 @@ func exerciseImports(t *testing.T, newStore NewStore) {
 			Status: revisit.RunLost}}), revisit.ErrNotFound, "runs[0].task_id")
 		requireCode(t, f.s.TaskRunsImport(f.ctx, []revisit.TaskRun{{ID: 60, TaskID: 7, BackendID: "celery-2",
 			Status: revisit.RunLost}}), revisit.ErrConflict, "runs[0].backend_id")
+		requireCode(t, f.s.TaskRunsImport(f.ctx, []revisit.TaskRun{
+			{ID: 51, TaskID: 7, BackendID: "celery-9", Status: revisit.RunLost},
+			{ID: 60, TaskID: 7, BackendID: "celery-2", Status: revisit.RunLost},
+		}), revisit.ErrConflict, "runs[1].backend_id", "a backend id is taken as stored before the batch, whatever the batch renames")
+		got, err = f.s.TaskRunsGet(f.ctx, []int64{7})
+		require.NoError(t, err)
+		require.Equal(t, "celery-2", got[0].BackendID, "nothing half-written")
 	})
 }

@@ -156,6 +156,31 @@ func exerciseListers(t *testing.T, newStore NewStore) {
 		requireCode(t, err, revisit.ErrStaleData, "", "the same token twice")
 	})
 
+	parallel(t, "Lister/UpdateEdges", func(t *testing.T) {
+		f := newFixture(t, newStore)
+		l := f.lister("gitlab", "gitlab.com")
+
+		// A clock that has not moved past the stored updated still moves
+		// it forward, by a microsecond.
+		upd, err := f.s.ListerUpdate(f.ctx, l)
+		require.NoError(t, err)
+		requireTime(t, l.Updated.Add(time.Microsecond), upd.Updated)
+
+		bad := upd
+		bad.CurrentState = json.RawMessage(`[1, 2]`)
+		_, err = f.s.ListerUpdate(f.ctx, bad)
+		requireInvalid(t, err, "current_state")
+		gone := upd
+		gone.ID = uuid.New()
+		_, err = f.s.ListerUpdate(f.ctx, gone)
+		requireCode(t, err, revisit.ErrNotFound, "")
+
+		none, err := f.s.ListerGetByIDs(f.ctx, nil)
+		require.NoError(t, err)
+		require.NotNil(t, none, "an empty list, not none")
+		require.Empty(t, none)
+	})
+
 	parallel(t, "Lister/ListOrder", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		for _, n := range [][2]string{{"gitlab", "gitlab.com"}, {"cgit", "git.kernel.org"},

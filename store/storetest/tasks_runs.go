@@ -272,6 +272,8 @@ func exerciseTaskRuns(t *testing.T, newStore NewStore) {
 		requireCode(t, err, revisit.ErrNotFound, "runs[1].task_id")
 		_, err = f.s.TaskRunsSchedule(f.ctx, []revisit.NewTaskRun{{TaskID: task.ID, BackendID: "x"}, {TaskID: task.ID, BackendID: "taken"}})
 		requireCode(t, err, revisit.ErrConflict, "runs[1].backend_id")
+		_, err = f.s.TaskRunsSchedule(f.ctx, []revisit.NewTaskRun{{TaskID: task.ID, BackendID: "taken"}, {TaskID: 1 << 40, BackendID: "y"}})
+		requireCode(t, err, revisit.ErrNotFound, "runs[1].task_id", "every run's task is checked before the backend ids")
 		require.Len(t, f.runs(task.ID), 1, "nothing half-written")
 
 		_, err = f.s.TaskRunEnd(f.ctx, revisit.TaskRunEnd{BackendID: "taken", Status: revisit.RunStarted})

@@ -327,13 +327,14 @@ func ImportedRuns(runs []revisit.TaskRun) ([][]byte, error) {
 	return metadata, nil
 }
 
-// MissingTask returns the not-found error of the first of runs whose task
-// is not among found, nil when none.
-func MissingTask(runs []revisit.TaskRun, found []int64) error {
-	for i, r := range runs {
-		if !slices.Contains(found, r.TaskID) {
+// MissingTask returns the not-found error of the first run whose task,
+// among taskIDs (the runs' tasks, in order), is not among found, nil when
+// none.
+func MissingTask(taskIDs, found []int64) error {
+	for i, id := range taskIDs {
+		if !slices.Contains(found, id) {
 			return &revisit.Error{Code: revisit.CodeNotFound, Field: fmt.Sprintf("runs[%d].task_id", i),
-				Message: fmt.Sprintf("task %d not found", r.TaskID)}
+				Message: fmt.Sprintf("task %d not found", id)}
 		}
 	}
 	return nil

@@ -108,7 +108,7 @@ func (d Dialect) ReadyArgs(p revisit.ReadyTasksParams, now time.Time) []any {
 	return []any{p.Type, d.Time(now), p.Limit}
 }
 
-// RunColumnsOf are RunColumns of the task run table named alias.
-func RunColumnsOf(alias string) string {
-	return alias + "." + strings.ReplaceAll(RunColumns, ", ", ", "+alias+".")
+// Qualified are columns (Columns, RunColumns) of the table named alias.
+func Qualified(alias, columns string) string {
+	return alias + "." + strings.ReplaceAll(columns, ", ", ", "+alias+".")
 }
