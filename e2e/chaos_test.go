@@ -63,8 +63,13 @@ func TestDatabaseCutAndFrozenUnderLoad(t *testing.T) {
 			defer workers.Done()
 			name := "chaos-" + string(rune('a'+i))
 			for ctx.Err() == nil {
+				// A lease whose answer the fault swallowed after its
+				// commit leaves its messages to no one until the lease
+				// ends: a minute, as a real worker's lease would, well
+				// past a visit held up by a 15 s fault and well within
+				// the test's wait.
 				tasks, err := b.Lease(ctx, embedded.LeaseParams{Queue: embeddedQueue, Worker: name, Max: 5,
-					LeaseFor: time.Hour, Wait: time.Second})
+					LeaseFor: time.Minute, Wait: time.Second})
 				if err != nil {
 					pause(ctx, 200*time.Millisecond) // the database is away: as a worker retries
 					continue
