@@ -27,6 +27,10 @@ func TestAPausedVisitTypeGetsNoRoundOnAnyReplica(t *testing.T) {
 		replica := func(owner string) (*Orchestrator, func() error) {
 			cfg := testConfig(owner)
 			cfg.NoOriginsBackoff, cfg.QueuePollInterval = time.Hour, 50*time.Millisecond
+			// A driver that stops hands its lease back: the takeover
+			// needs no short TTL, and a renewal bounded by a third of
+			// the harness's 600 ms lost the lease on a busy server.
+			cfg.LeaseTTL = 3 * time.Second
 			return startOrchestrator(t, st, b, cfg)
 		}
 		a, stopA := replica("a")
