@@ -112,6 +112,16 @@ orchestrator:
 	return name
 }
 
+// withLeaseTTL sets the lease TTL of the configuration file cfg, written
+// by orchestratorConfig.
+func withLeaseTTL(t *testing.T, cfg, ttl string) {
+	t.Helper()
+	text, err := os.ReadFile(cfg)
+	require.NoError(t, err)
+	require.Contains(t, string(text), "lease_ttl: 300ms")
+	require.NoError(t, os.WriteFile(cfg, []byte(strings.Replace(string(text), "lease_ttl: 300ms", "lease_ttl: "+ttl, 1)), 0o600))
+}
+
 // declaredQueue declares a durable queue for the test (no worker does) and
 // returns a channel to read it with.
 func declaredQueue(t *testing.T, name string) *amqp091.Channel {
@@ -275,6 +285,11 @@ func TestReplicasShareNothingAndTakeOver(t *testing.T) {
 	w := newWorld(t, st, queue, 100_000)
 	w.addNeverVisited(names("a", 1000)...)
 	cfg := orchestratorConfig(t, storeURL, celerytest.URL(), "1ms")
+	// A killed holder's lease is taken over at once (its process and its
+	// presence connection are gone), so the takeover needs no short TTL;
+	// with 300 ms, renewals bounded by 100 ms let the live holder's lease
+	// lapse on a busy server, and the probe below took it.
+	withLeaseTTL(t, cfg, "3s")
 
 	a := startRevisit(t, "--config", cfg, "schedule-recurrent", "--results=false")
 	b := startRevisit(t, "--config", cfg, "schedule-recurrent", "--results=false")
