@@ -48,10 +48,7 @@ func costSince(ctx context.Context, s store.Store, start dbSample, units int64) 
 // RelationFootprint is one table's or index's disk space, in all and per
 // origin of the data set.
 type RelationFootprint struct {
-	Name      string  `json:"name"`
-	Table     string  `json:"table"`
-	Index     bool    `json:"index"`
-	Bytes     int64   `json:"bytes"`
+	store.Relation
 	PerOrigin float64 `json:"bytes_per_origin"`
 }
 
@@ -65,8 +62,7 @@ func footprint(ctx context.Context, s store.Store, n int) ([]RelationFootprint, 
 	rels, err := fp.Footprint(ctx)
 	out := make([]RelationFootprint, len(rels))
 	for i, r := range rels {
-		out[i] = RelationFootprint{Name: r.Name, Table: r.Table, Index: r.Index, Bytes: r.Bytes,
-			PerOrigin: float64(r.Bytes) / float64(max(n, 1))}
+		out[i] = RelationFootprint{Relation: r, PerOrigin: float64(r.Bytes) / float64(max(n, 1))}
 	}
 	return out, err
 }

@@ -94,8 +94,9 @@ func (p *proc) interrupt(t *testing.T, timeout time.Duration) (int, time.Duratio
 }
 
 // orchestratorConfig writes a configuration file for the subprocesses,
-// with rounds of 200 origins at most, roundJitter apart on average.
-func orchestratorConfig(t *testing.T, storeURL, brokerURL, roundJitter string) string {
+// with rounds of 200 origins at most, roundJitter apart on average, and
+// leases of leaseTTL.
+func orchestratorConfig(t *testing.T, storeURL, brokerURL, roundJitter, leaseTTL string) string {
 	t.Helper()
 	name := filepath.Join(t.TempDir(), "revisit.yaml")
 	text := fmt.Sprintf(`store: %q
@@ -105,21 +106,11 @@ orchestrator:
   round_jitter: %s
   queue_full_backoff: 100ms
   no_origins_backoff: 200ms
-  lease_ttl: 300ms
+  lease_ttl: %s
   grace_period: 10s
-`, storeURL, brokerURL, roundJitter)
+`, storeURL, brokerURL, roundJitter, leaseTTL)
 	require.NoError(t, os.WriteFile(name, []byte(text), 0o600))
 	return name
-}
-
-// withLeaseTTL sets the lease TTL of the configuration file cfg, written
-// by orchestratorConfig.
-func withLeaseTTL(t *testing.T, cfg, ttl string) {
-	t.Helper()
-	text, err := os.ReadFile(cfg)
-	require.NoError(t, err)
-	require.Contains(t, string(text), "lease_ttl: 300ms")
-	require.NoError(t, os.WriteFile(cfg, []byte(strings.Replace(string(text), "lease_ttl: 300ms", "lease_ttl: "+ttl, 1)), 0o600))
 }
 
 // declaredQueue declares a durable queue for the test (no worker does) and
@@ -190,7 +181,7 @@ func TestKillNineLosesNothing(t *testing.T) {
 	origins := names("o", 20_000)
 	w.addNeverVisited(origins...)
 	// Rounds of 200 every 25 ms on average: kills land mid-way.
-	cfg := orchestratorConfig(t, storeURL, celerytest.URL(), "50ms")
+	cfg := orchestratorConfig(t, storeURL, celerytest.URL(), "50ms", "300ms")
 
 	const kills = 8
 	for i := range kills {
@@ -284,12 +275,11 @@ func TestReplicasShareNothingAndTakeOver(t *testing.T) {
 	ch := declaredQueue(t, queue)
 	w := newWorld(t, st, queue, 100_000)
 	w.addNeverVisited(names("a", 1000)...)
-	cfg := orchestratorConfig(t, storeURL, celerytest.URL(), "1ms")
 	// A killed holder's lease is taken over at once (its process and its
 	// presence connection are gone), so the takeover needs no short TTL;
 	// with 300 ms, renewals bounded by 100 ms let the live holder's lease
 	// lapse on a busy server, and the probe below took it.
-	withLeaseTTL(t, cfg, "3s")
+	cfg := orchestratorConfig(t, storeURL, celerytest.URL(), "1ms", "3s")
 
 	a := startRevisit(t, "--config", cfg, "schedule-recurrent", "--results=false")
 	b := startRevisit(t, "--config", cfg, "schedule-recurrent", "--results=false")
@@ -344,7 +334,7 @@ func TestSIGTERMMidRound(t *testing.T) {
 	ch := declaredQueue(t, queue)
 	w := newWorld(t, st, queue, 100_000)
 	w.addNeverVisited(names("o", 20_000)...)
-	p := startRevisit(t, "--config", orchestratorConfig(t, storeURL, celerytest.URL(), "20ms"), "schedule-recurrent", "--results=false")
+	p := startRevisit(t, "--config", orchestratorConfig(t, storeURL, celerytest.URL(), "20ms", "300ms"), "schedule-recurrent", "--results=false")
 	celerytest.WaitFor(t, 30*time.Second, "publishing to start", func() bool { return depth(t, ch, queue) > 0 })
 	code, took := p.interrupt(t, 15*time.Second)
 	require.Equal(t, 0, code)

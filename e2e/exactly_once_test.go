@@ -46,7 +46,7 @@ func TestKillNineEmbeddedExactlyOnce(t *testing.T) {
 			w := newWorld(t, st, embeddedQueue, 100_000)
 			origins := names("o", 6000)
 			w.addNeverVisited(origins...)
-			cfg := orchestratorConfig(t, storeURL, "embedded", "50ms")
+			cfg := orchestratorConfig(t, storeURL, "embedded", "50ms", "300ms")
 
 			const kills = 8
 			for range kills {

@@ -6,11 +6,12 @@ import "context"
 type Relation struct {
 	// Name is the table's or the index's name; Table, the table an index
 	// belongs to (a table's own name for a table).
-	Name, Table string
-	Index       bool
+	Name  string `json:"name"`
+	Table string `json:"table"`
+	Index bool   `json:"index"`
 	// Bytes is the space taken: for a table its heap and what stores its
 	// large values, for an index the index.
-	Bytes int64
+	Bytes int64 `json:"bytes"`
 }
 
 // Footprinter is implemented by stores that can tell the disk space of
