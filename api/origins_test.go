@@ -104,6 +104,29 @@ func TestOriginSearch(t *testing.T) {
 	})
 }
 
+// TestOriginSearchWhileOff: with the PostgreSQL store's URL search off, a
+// search answers 503 with the store's message, which says how to turn it
+// on; an origin's page and browsing answer as before.
+func TestOriginSearchWhileOff(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, _ := teststore.Postgres(t)
+	h := newDataHarnessOn(t, st, time.Now)
+	l, err := st.ListerGetOrCreate(ctx, "github", "github")
+	require.NoError(t, err)
+	const linux = "https://github.com/torvalds/linux"
+	_, err = st.ListedOriginsRecord(ctx, []revisit.ListedOrigin{{ListerID: l.ID, URL: linux, VisitType: "git", Enabled: true}})
+	require.NoError(t, err)
+	_, err = st.(store.URLSearchSwitch).SetURLSearch(ctx, false)
+	require.NoError(t, err)
+
+	h.fails("GET", "/api/v1/origins/search?q=linux&match=substring", "", 503, "unavailable", "",
+		"the search of origins by URL is off on this store: `revisit db search on` builds its index")
+	require.Equal(t, linux, h.json("GET", "/api/v1/origins/detail?visit_type=git&url="+url.QueryEscape(linux), "", 200)["url"])
+	require.Equal(t, []string{linux + " git github"},
+		urlsOf(h.json("GET", "/api/v1/origins/browse?visit_type=git", "", 200), map[string]string{l.ID.String(): "github"}))
+}
+
 // TestOriginBrowse browses a visit type's origins through the API: the
 // views, the filters by name, paging both ways, and bad queries named.
 func TestOriginBrowse(t *testing.T) {

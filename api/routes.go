@@ -129,7 +129,7 @@ func (s *Server) dataRoutes() []Route {
 				Param{Name: "page_token", Type: "string", Description: "the next_page_token of the previous page"}),
 			Response: ListedOriginsPage{}, handle: s.handleOriginList},
 		{Method: "GET", Path: "/api/v1/origins/search", Scope: ScopeRead,
-			Summary:  "Search listed origins by URL (a prefix or a substring), lister, visit type and enabled, a page at a time in (url, visit_type, lister_id) order; a page reads a bounded number of matching URLs, so it may be short, even empty, and still have a next_page_token, absent once every match has been read.",
+			Summary:  "Search listed origins by URL (a prefix or a substring), lister, visit type and enabled, a page at a time in (url, visit_type, lister_id) order; a page reads a bounded number of matching URLs, so it may be short, even empty, and still have a next_page_token, absent once every match has been read. Refused (503, unavailable) while the store's URL search is off (revisit db search).",
 			Params:   originSearchParams,
 			Response: OriginSearchPage{}, handle: s.handleOriginSearch},
 		{Method: "GET", Path: "/api/v1/origins/browse", Scope: ScopeRead,

@@ -12,7 +12,7 @@ import (
 func (a *app) dbCommand() *cobra.Command {
 	db := &cobra.Command{
 		Use:   "db",
-		Short: "Manage the store's schema",
+		Short: "Manage the store's schema and its search of origins by URL",
 	}
 	db.AddCommand(&cobra.Command{
 		Use:   "migrate",
@@ -59,5 +59,6 @@ func (a *app) dbCommand() *cobra.Command {
 			return a.printSummary(sentence, cols("current", "latest", "up_to_date"), current, latest, upToDate)
 		},
 	})
+	db.AddCommand(a.dbSearchCommand())
 	return db
 }

@@ -274,3 +274,24 @@ func TestConsoleAsksForAToken(t *testing.T) {
 		require.Contains(t, p, "401", "the pages log no other error")
 	}
 }
+
+// TestConsoleSearchWhileOff: with the store's URL search off, the origins
+// page's search shows the server's reason, which says how to turn it on.
+func TestConsoleSearchWhileOff(t *testing.T) {
+	ctx := context.Background()
+	st, _ := teststore.Postgres(t)
+	_, err := st.(store.URLSearchSwitch).SetURLSearch(ctx, false)
+	require.NoError(t, err)
+	srv := httptest.NewServer(web.Handler(api.New(api.Config{Store: st}), ""))
+	defer srv.Close()
+	bctx := browser.New(t)
+	problems := browser.Errors(t, bctx)
+
+	require.NoError(t, chromedp.Do(bctx, chromedp.Navigate(srv.URL+"/origins?q=project&match=substring")))
+	waitText(t, bctx, "#status", "the search of origins by URL is off on this store: `revisit db search on` builds its index")
+	waitTrue(t, bctx, `document.getElementById("status").classList.contains("error")`)
+	// The browser reports the 503 answer as a failed load; nothing else.
+	for _, p := range problems() {
+		require.Contains(t, p, "503", "the page logs no other error")
+	}
+}

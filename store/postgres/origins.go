@@ -149,7 +149,7 @@ func (s *Store) recordOrigins(ctx context.Context, input []revisit.ListedOrigin,
 // Pending rows are updated where they sit; a new row of an origin pending
 // under another lister takes that grab's last_scheduled. The URL of a new
 // row goes to origin_url_backlog, to be indexed for searches
-// (IndexOriginURLs). The rows of origins
+// (IndexOriginURLs), unless the search is off (urlsearch.go). The rows of origins
 // that several listers list are flagged shared (markScheduled): here those
 // listed twice in the batch, in shareOrigins those that other listers
 // listed before.
@@ -196,8 +196,10 @@ func recordStatement(returned, tail string) string {
 			WHERE b.lister_id = o.lister_id AND b.url = o.url AND b.visit_type = o.visit_type)
 	), searched AS (
 		-- The URLs of the rows inserted, to be indexed for the search
-		-- (migration 00025, IndexOriginURLs).
-		INSERT INTO origin_url_backlog (url) SELECT DISTINCT url FROM up WHERE inserted
+		-- (migration 00025, IndexOriginURLs), unless it is off
+		-- (migration 00030).
+		INSERT INTO origin_url_backlog (url) SELECT DISTINCT url FROM up
+		WHERE inserted AND (SELECT state <> 'off' FROM origin_url_search)
 	)
 	` + tail
 }

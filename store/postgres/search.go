@@ -17,8 +17,16 @@ import (
 // search (store/internal/urlsearch pages it). The matching URLs come from
 // origin_url (migrations/00022), as URLs says, after the URLs waiting in
 // its backlog are indexed, searchCatchUp at most; their rows from the
-// listed and pending tables, through their hash indexes on url.
+// listed and pending tables, through their hash indexes on url. Unless
+// the search is on (urlsearch.go), it is refused as unavailable.
 func (s *Store) OriginsSearch(ctx context.Context, search revisit.OriginSearch) (revisit.OriginSearchPage, error) {
+	state, err := urlSearchState(ctx, s.pool)
+	if err != nil {
+		return revisit.OriginSearchPage{}, translate(wrap(err, "search origins"))
+	}
+	if err := searchRefusal(state); err != nil {
+		return revisit.OriginSearchPage{}, err
+	}
 	for indexed := 0; indexed < searchCatchUp; {
 		n, err := s.IndexOriginURLs(ctx, catchUpBatch)
 		if err != nil {

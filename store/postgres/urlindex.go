@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/revisit-sched/revisit/store"
 )
 
 // IndexOriginURLs moves up to max of the URLs that recordings appended to
@@ -13,12 +15,21 @@ import (
 // same transaction: a search sees a URL once it is in the index's body.
 // Concurrent moves take different URLs (SKIP LOCKED). A move that empties
 // the backlog vacuums it, so that the next ones do not read its dead rows.
+//
+// Unless the search is on (urlsearch.go), nothing is moved: the state is
+// read first, so that a move does not wait for the index that `revisit db
+// search on` builds, and again by the move's statement, whose snapshot
+// follows the locks it waits for, so that what a switch did meanwhile is
+// seen.
 func (s *Store) IndexOriginURLs(ctx context.Context, max int) (int, error) {
 	if max <= 0 {
 		return 0, nil
 	}
 	var moved int
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		if state, err := urlSearchState(ctx, tx); err != nil || state != store.URLSearchOn {
+			return err
+		}
 		if err := tx.QueryRow(ctx, indexOriginURLs, max).Scan(&moved); err != nil || moved == 0 {
 			return err
 		}
@@ -38,7 +49,8 @@ func (s *Store) IndexOriginURLs(ctx context.Context, max int) (int, error) {
 const indexOriginURLs = `
 	WITH moved AS (
 		DELETE FROM origin_url_backlog
-		WHERE ctid = ANY(ARRAY(SELECT ctid FROM origin_url_backlog LIMIT $1 FOR UPDATE SKIP LOCKED))
+		WHERE (SELECT state FROM origin_url_search) = 'on'
+			AND ctid = ANY(ARRAY(SELECT ctid FROM origin_url_backlog LIMIT $1 FOR UPDATE SKIP LOCKED))
 		RETURNING url
 	), indexed AS (
 		INSERT INTO origin_url (url) SELECT DISTINCT url FROM moved ORDER BY url ON CONFLICT DO NOTHING

@@ -31,6 +31,7 @@ func Exercise(t *testing.T, newStore NewStore) {
 	exerciseRecordConcurrency(t, newStore)
 	exerciseBrowse(t, newStore)
 	exerciseSearch(t, newStore)
+	exerciseURLSearchSwitch(t, newStore)
 
 	exerciseGrab(t, newStore)
 	exerciseGrabConcurrency(t, newStore)

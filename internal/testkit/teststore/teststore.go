@@ -53,7 +53,8 @@ func PostgresWith(t testing.TB, opts store.Options) (store.Store, string) {
 
 // EmptyPostgres empties the store at url (made by Postgres or
 // PostgresWith) as it was just migrated: every row is deleted, but the
-// record of migrations, and every sequence starts again. It is faster than a
+// record of migrations and the state of the URL search, and every
+// sequence starts again. It is faster than a
 // new schema, for tests that need many empty stores; open a new store on it
 // (OpenPostgres) rather than keep one that knew what is gone.
 func EmptyPostgres(t testing.TB, url string) {
@@ -63,7 +64,7 @@ func EmptyPostgres(t testing.TB, url string) {
 	require.NoError(t, err)
 	defer conn.Close(ctx)
 	rows, err := conn.Query(ctx, `SELECT quote_ident(tablename) FROM pg_tables
-		WHERE schemaname = current_schema() AND tablename <> 'goose_db_version'`)
+		WHERE schemaname = current_schema() AND tablename NOT IN ('goose_db_version', 'origin_url_search')`)
 	require.NoError(t, err)
 	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	require.NoError(t, err)

@@ -12,8 +12,9 @@ import (
 )
 
 // TestEmptyPostgres empties a store that holds a task type, a lister and
-// tasks: a store opened on it afterwards finds none of them, and numbers
-// its tasks from 1 again, as a store just migrated.
+// tasks: a store opened on it afterwards finds none of them, numbers its
+// tasks from 1 again and searches origins by URL, as a store just
+// migrated.
 func TestEmptyPostgres(t *testing.T) {
 	ctx := context.Background()
 	first, url := Postgres(t)
@@ -43,4 +44,6 @@ func TestEmptyPostgres(t *testing.T) {
 	after := fill(second)
 	require.Equal(t, []int64{before[0].ID, before[1].ID}, []int64{after[0].ID, after[1].ID})
 	require.Equal(t, int64(1), after[0].ID)
+	_, err = second.OriginsSearch(ctx, revisit.OriginSearch{})
+	require.NoError(t, err, "the URL search is on, as migrated")
 }
