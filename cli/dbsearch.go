@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
 
 	"github.com/revisit-sched/revisit/store"
@@ -83,7 +84,7 @@ func (a *app) setURLSearch(cmd *cobra.Command, sw store.URLSearchSwitch, before 
 		freed := max(before.Bytes-after.Bytes, 0)
 		sentence := "URL search already off"
 		if changed {
-			sentence = "URL search turned off: " + byteSize(freed) + " freed"
+			sentence = "URL search turned off: " + humanize.Bytes(uint64(freed)) + " freed"
 		}
 		return a.printSummary(sentence, cols("state", "changed", "freed_bytes"), string(after.State), changed, freed)
 	}
@@ -93,7 +94,7 @@ func (a *app) setURLSearch(cmd *cobra.Command, sw store.URLSearchSwitch, before 
 	}
 	if changed {
 		sentence = fmt.Sprintf("URL search turned on in %s: its tables and indexes take %s",
-			took.Round(100*time.Millisecond), byteSize(after.Bytes))
+			took.Round(100*time.Millisecond), humanize.Bytes(uint64(after.Bytes)))
 	}
 	return a.printSummary(sentence, cols("state", "changed", "seconds", "bytes"), string(after.State), changed,
 		math.Round(took.Seconds()*10)/10, after.Bytes)
@@ -105,23 +106,9 @@ func urlSearchSentence(s store.URLSearchStatus) string {
 	case !s.Own:
 		return "URL search on (uses the listed origins' own index)"
 	case s.State == store.URLSearchOn:
-		return "URL search on: its tables and indexes take " + byteSize(s.Bytes) + " (`revisit db search off` drops them)"
+		return "URL search on: its tables and indexes take " + humanize.Bytes(uint64(s.Bytes)) + " (`revisit db search off` drops them)"
 	case s.State == store.URLSearchBuilding:
 		return "URL search being turned on: its index is being built (if `revisit db search on` was interrupted, run it again)"
 	}
 	return "URL search off: searches are refused and recordings leave no URL to index (`revisit db search on` builds its index)"
-}
-
-// byteSize writes a number of bytes as PostgreSQL's pg_size_pretty does,
-// in units of 1024, with one decimal from a kilobyte up.
-func byteSize(n int64) string {
-	if n < 1024 {
-		return fmt.Sprintf("%d bytes", n)
-	}
-	units := []string{"kB", "MB", "GB", "TB"}
-	v, i := float64(n)/1024, 0
-	for v >= 1024 && i < len(units)-1 {
-		v, i = v/1024, i+1
-	}
-	return fmt.Sprintf("%.1f %s", v, units[i])
 }
