@@ -206,6 +206,17 @@ type URLIndexer interface {
 	IndexOriginURLs(ctx context.Context, max int) (int, error)
 }
 
+// GrabWalker is implemented by stores whose grabs resume the walk of the
+// previous grab of the same parameters when nothing written since could
+// have put an eligible origin ahead of where it stopped (docs/store.md,
+// "Grabs back to back"): the result is the same as from the head of the
+// policy's order, without stepping over the previous picks.
+type GrabWalker interface {
+	// GrabsResumed counts the grabs that resumed a walk since the store
+	// was opened.
+	GrabsResumed() int64
+}
+
 // SettingsAdvisor is implemented by stores whose database server has
 // settings under which revisit is known to run much slower. Long-running
 // commands and the benches log the advice when they start.

@@ -266,7 +266,7 @@ func TestRequeueTellsPicksSetAside(t *testing.T) {
 		var aside bool
 		require.NoError(t, pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 			var err error
-			aside, err = lockAndRequeue(ctx, tx, &pgx.Batch{}, visitType, now, revisit.DefaultCooldowns())
+			aside, _, err = lockAndRequeue(ctx, tx, &pgx.Batch{}, visitType, now, revisit.DefaultCooldowns(), func(*pgx.Batch) {})
 			return err
 		}))
 		return aside

@@ -54,12 +54,14 @@ func (s *Store) GrabNextVisits(ctx context.Context, p revisit.GrabParams) ([]rev
 	if err == nil && !done {
 		// A mark lost in a database crash only offers its origins again,
 		// which the orchestrator tolerates anyway: skip the commit's fsync.
+		var plan grabPlan
 		err = s.inTxWith(ctx, asyncCommit, func(tx pgx.Tx) error {
-			picked, err = s.grab(ctx, tx, p, cooldowns, recordAside)
+			picked, plan, err = s.grab(ctx, tx, p, cooldowns, recordAside)
 			return err
 		})
 		if err == nil && !p.DryRun {
 			s.aside.noteSlowGrab(p.VisitType, !allSetAside(picked, p.Now))
+			s.recordWalk(p, plan, picked)
 		}
 	}
 	if err != nil {
@@ -79,12 +81,15 @@ func (s *Store) GrabNextVisits(ctx context.Context, p revisit.GrabParams) ([]rev
 // origins of p (resolved) and, unless p.DryRun, marks them scheduled,
 // setting aside those that may wait unless mode is moveAll
 // (markScheduled). With recordAside, the candidate query records them
-// (setAsideInQuery), unless the rows it read hold one origin twice.
-func (s *Store) grab(ctx context.Context, tx querier, p revisit.GrabParams, cooldowns revisit.Cooldowns, mode markMode) ([]candidate, error) {
-	q, err := prepareGrab(ctx, tx, nil, p, cooldowns)
+// (setAsideInQuery), unless the rows it read hold one origin twice. Once
+// the transaction commits, the caller records where the grab's walk
+// stopped (recordWalk).
+func (s *Store) grab(ctx context.Context, tx querier, p revisit.GrabParams, cooldowns revisit.Cooldowns, mode markMode) ([]candidate, grabPlan, error) {
+	plan, err := s.prepareGrab(ctx, tx, nil, p, cooldowns)
 	if err != nil {
-		return nil, err
+		return nil, plan, err
 	}
+	q := plan.q
 	inQuery := mode == recordAside && !p.DryRun
 	fetches, firstRows := 0, 0
 	picked, err := grabsql.Pick(p.Count, p.EveryListedRow, func(limit int) ([]candidate, error) {
@@ -100,19 +105,37 @@ func (s *Store) grab(ctx context.Context, tx querier, p revisit.GrabParams, cool
 		return cs, err
 	})
 	if err != nil || p.DryRun || len(picked) == 0 {
-		return picked, err
+		return picked, plan, err
 	}
 	if mode != moveAll {
 		// Not for VisitsDispatch: its throughput counts there, not the
 		// next grab's latency, and a warm-up reads the head again.
-		s.aside.noteWarmup(p, q)
+		s.aside.noteWarmup(p, plan.head)
 	}
 	// The query set its picks aside if it was the only one, every row it
 	// read was picked and no origin came twice.
 	if inQuery && fetches == 1 && len(picked) == firstRows && distinctOrigins(picked) {
 		mode = recordedAside
 	}
-	return picked, markScheduled(ctx, tx, p, p.Now, picked, mode)
+	return picked, plan, markScheduled(ctx, tx, p, p.Now, picked, mode)
+}
+
+// GrabsResumed counts the grabs that resumed the walk of the grab before
+// them (store.GrabWalker).
+func (s *Store) GrabsResumed() int64 { return s.walks.Resumed() }
+
+// recordWalk records where the walk of a committed grab of p, planned as
+// plan, stopped: after its last pick (grabsql.Walks). A dry run walks
+// nothing.
+func (s *Store) recordWalk(p revisit.GrabParams, plan grabPlan, picked []candidate) {
+	if p.DryRun {
+		return
+	}
+	var last *grabsql.Candidate
+	if len(picked) > 0 {
+		last = &picked[len(picked)-1].Candidate
+	}
+	s.walks.Record(dialect, plan.params, last, len(picked) == p.Count, plan.writes)
 }
 
 // grabAtOnce grabs as grab does, in two round trips: the first begins the
@@ -136,10 +159,11 @@ func (s *Store) grabAtOnce(ctx context.Context, p revisit.GrabParams, cooldowns 
 		}
 		conn.Release()
 	}()
-	q, err := prepareGrab(ctx, conn, beginAsync, p, cooldowns)
+	plan, err := s.prepareGrab(ctx, conn, beginAsync, p, cooldowns)
 	if err != nil {
 		return nil, false, err
 	}
+	q := plan.q
 	args := append(slices.Clip(q.Args), p.Count, p.Now)
 	now, raise := len(args), 0
 	if p.Policy == revisit.OriginsWithoutLastUpdate {
@@ -162,17 +186,34 @@ func (s *Store) grabAtOnce(ctx context.Context, p revisit.GrabParams, cooldowns 
 	}
 	done = allSetAside(picked, p.Now) && distinctOrigins(picked)
 	if done {
-		s.aside.noteWarmup(p, q)
+		s.aside.noteWarmup(p, plan.head)
+		s.recordWalk(p, plan, picked)
 	}
 	return picked, done, nil
+}
+
+// grabPlan is the candidate query of a grab.
+type grabPlan struct {
+	// q is the candidate query, rendered from params: from the head of the
+	// policy's order, or resuming the walk of the previous grab of the same
+	// parameters (grabsql.Walks); head is the one from the head, which
+	// the warm-up runs (picksAside.warmUp).
+	q, head grabsql.Query
+	params  grabsql.Params
+	// writes is the count of writes to listed_origin the grab read under
+	// its lock (migration 00031).
+	writes int64
 }
 
 // prepareGrab sends, in one round trip, the statements first (those that
 // begin the transaction, for grabAtOnce), the lookup of the lister that
 // p (resolved, under cooldowns c) filters by, if any, and the grab lock
 // with the requeue step (lockAndRequeue), then renders the candidate
-// query.
-func prepareGrab(ctx context.Context, tx querier, first []string, p revisit.GrabParams, c revisit.Cooldowns) (grabsql.Query, error) {
+// query. Unless p is a dry run, that query resumes the walk of the
+// previous grab of the same parameters (grabsql.Walks) when, under the
+// lock, no write came since and no cooldown ended meanwhile (the probe of
+// grabsql.Dialect.Flips, in the same round trip).
+func (s *Store) prepareGrab(ctx context.Context, tx querier, first []string, p revisit.GrabParams, c revisit.Cooldowns) (grabPlan, error) {
 	gp := grabsql.Params{VisitType: p.VisitType, Policy: p.Policy, Now: p.Now, Disabled: p.Disabled,
 		Cooldowns: c, Sample: p.Sample}
 	var b pgx.Batch
@@ -190,11 +231,33 @@ func prepareGrab(ctx context.Context, tx querier, first []string, p revisit.Grab
 			return err
 		})
 	}
-	setAside, err := lockAndRequeue(ctx, tx, &b, p.VisitType, p.Now, c)
-	if err != nil {
-		return grabsql.Query{}, err
+	walk, resume := grabsql.Walk{}, false
+	if !p.DryRun {
+		walk, resume = s.walks.Find(gp)
 	}
-	return grabQuery(gp, setAside)
+	flipped := false
+	probe := func(b *pgx.Batch) {
+		if !resume {
+			return
+		}
+		if q, ok := dialect.Flips(gp, walk.At); ok {
+			b.Queue(q.SQL, q.Args...).QueryRow(func(row pgx.Row) error { return row.Scan(&flipped) })
+		}
+	}
+	setAside, writes, err := lockAndRequeue(ctx, tx, &b, p.VisitType, p.Now, c, probe)
+	if err != nil {
+		return grabPlan{}, err
+	}
+	plan := grabPlan{params: gp, writes: writes}
+	if plan.head, err = grabQuery(gp, setAside); err != nil {
+		return grabPlan{}, err
+	}
+	plan.q = plan.head
+	if resume && !flipped && walk.Writes == writes {
+		plan.params.After = s.walks.Resume(walk)
+		plan.q, err = grabQuery(plan.params, setAside)
+	}
+	return plan, err
 }
 
 func listerLabel(p revisit.GrabParams) string {
@@ -220,7 +283,9 @@ var requeueChunk = 10000
 // a chunk at a time, with index scans only in the pending indexes' order
 // (withIndexScans). It tells whether picks of the visit type remain set
 // aside: under the grab lock, no new one can be, so a candidate query that
-// finds none need not leave them out.
+// finds none need not leave them out; and the count of writes to
+// listed_origin once its moves are done (readWrites). tail queues more
+// statements at the end of the first round trip.
 //
 // The statements queued in b before (prepareGrab's), the lock, the
 // settings, the picks due, whether any remain and a first requeue
@@ -228,7 +293,8 @@ var requeueChunk = 10000
 // is all. When picks were due, they move and the requeue step
 // runs again to see them; so it does while each statement moves a full
 // chunk.
-func lockAndRequeue(ctx context.Context, tx querier, b *pgx.Batch, visitType string, now time.Time, c revisit.Cooldowns) (setAside bool, err error) {
+func lockAndRequeue(ctx context.Context, tx querier, b *pgx.Batch, visitType string, now time.Time, c revisit.Cooldowns,
+	tail func(*pgx.Batch)) (setAside bool, writes int64, err error) {
 	sql, args := requeueStatement(visitType, now, c)
 	var (
 		due   picks
@@ -240,10 +306,12 @@ func lockAndRequeue(ctx context.Context, tx querier, b *pgx.Batch, visitType str
 	b.Queue(anySetAside, visitType).QueryRow(func(row pgx.Row) error { return row.Scan(&setAside) })
 	b.Queue(sql, args...).Exec(func(tag pgconn.CommandTag) error { moved = int(tag.RowsAffected()); return nil })
 	queueAll(b, defaultScans)
+	b.Queue(readWrites).QueryRow(func(row pgx.Row) error { return row.Scan(&writes) })
+	tail(b)
 	if err := tx.SendBatch(ctx, b).Close(); err != nil || (len(due.ids) == 0 && moved < requeueChunk) {
-		return setAside, err
+		return setAside, writes, err
 	}
-	return setAside, withIndexScans(ctx, tx, func() error {
+	err = withIndexScans(ctx, tx, func() error {
 		if len(due.ids) > 0 {
 			if err := due.move(ctx, tx); err != nil {
 				return err
@@ -255,7 +323,15 @@ func lockAndRequeue(ctx context.Context, tx querier, b *pgx.Batch, visitType str
 		})
 		return err
 	})
+	if err == nil {
+		err = tx.QueryRow(ctx, readWrites).Scan(&writes)
+	}
+	return setAside, writes, err
 }
+
+// readWrites reads the count of statements that have added or changed
+// listed rows (migration 00031).
+const readWrites = "SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM listed_origin_writes"
 
 // requeueStatement renders the statement of the requeue step of visit
 // type visitType at now under cooldowns c, which moves at most
@@ -299,9 +375,12 @@ var dialect = grabsql.Dialect{
 	NullsFirst:     func(col string) string { return col + " NULLS FIRST" },
 	NullsLast:      func(col string) string { return col + " NULLS LAST" },
 	Lag:            "(last_update - last_successful)",
-	Random:         "random()",
-	Time:           func(t time.Time) any { return t },
-	RowColumns:     "ctid, shared, id, last_visit",
+	LagValue: func(d time.Duration) any {
+		return pgtype.Interval{Microseconds: d.Microseconds(), Valid: true}
+	},
+	Random:     "random()",
+	Time:       func(t time.Time) any { return t },
+	RowColumns: "ctid, shared, last_visit",
 	StatusCooldown: func(status, bound string) string {
 		return "(CASE last_visit_status WHEN '" + status + "' THEN last_visit ELSE '-infinity' END) < " + bound
 	},
@@ -374,13 +453,11 @@ func setAsideInQuery(sql string, now int, all bool, raise int) string {
 }
 
 // candidate is a row of the candidate query with its address, by which a
-// grab moves it, whether other listers list its origin too, and its id, by
-// which the candidate queries leave it out while it is set aside.
+// grab moves it, and whether other listers list its origin too.
 type candidate struct {
 	grabsql.Candidate
 	ctid   pgtype.TID
 	shared bool
-	id     int64
 	// lastVisit is the row's last_visit: a pick visited after its grab's
 	// now is not set aside (setAside).
 	lastVisit *time.Time
@@ -389,10 +466,11 @@ type candidate struct {
 // scanCandidate scans a row of grabsql.Columns and dialect.RowColumns.
 func scanCandidate(row pgx.CollectableRow) (candidate, error) {
 	var c candidate
-	dests := append(originDests(&c.Origin), &c.QueuePosition, &c.LastScheduled, &c.ctid, &c.shared, &c.id, &c.lastVisit)
+	dests := append(originDests(&c.Origin), &c.QueuePosition, &c.LastScheduled, &c.LastSuccessful, &c.ID,
+		&c.ctid, &c.shared, &c.lastVisit)
 	err := row.Scan(dests...)
 	normalizeOrigin(&c.Origin)
-	c.LastScheduled = utcPtr(c.LastScheduled)
+	c.LastScheduled, c.LastSuccessful = utcPtr(c.LastScheduled), utcPtr(c.LastSuccessful)
 	return c, err
 }
 
@@ -444,7 +522,7 @@ const (
 func markScheduled(ctx context.Context, tx querier, p revisit.GrabParams, now time.Time, picked []candidate, mode markMode) error {
 	var move, keep picks
 	for _, c := range picked {
-		pk := pick{id: c.id, tid: c.ctid, url: c.Origin.URL, visitType: p.VisitType, shared: c.shared, scheduled: now}
+		pk := pick{id: c.ID, tid: c.ctid, url: c.Origin.URL, visitType: p.VisitType, shared: c.shared, scheduled: now}
 		switch {
 		case mode == moveAll || !setAside(c, now):
 			move.add(pk)

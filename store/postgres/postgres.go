@@ -28,6 +28,7 @@ import (
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/store"
 	"github.com/revisit-sched/revisit/store/internal/front"
+	"github.com/revisit-sched/revisit/store/internal/grabsql"
 )
 
 //go:embed migrations/*.sql
@@ -44,6 +45,8 @@ type Store struct {
 	analyzed atomic.Bool
 	// aside keeps the picks that grabs set aside moving (picksAside).
 	aside *picksAside
+	// walks is where the last grabs stopped in their policies' orders.
+	walks grabsql.Walks
 	// eligible carries store.Notifier's news.
 	eligible *eligibility
 	// presence tells other processes that this store's leases are held.
@@ -51,9 +54,10 @@ type Store struct {
 }
 
 var (
-	_ store.Store    = (*Store)(nil)
-	_ store.Migrator = (*Store)(nil)
-	_ store.Notifier = (*Store)(nil)
+	_ store.Store      = (*Store)(nil)
+	_ store.Migrator   = (*Store)(nil)
+	_ store.Notifier   = (*Store)(nil)
+	_ store.GrabWalker = (*Store)(nil)
 )
 
 // Open connects to the database the URL names (postgres://…). It does not

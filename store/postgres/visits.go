@@ -75,14 +75,19 @@ func (s *Store) VisitsDispatch(ctx context.Context, p revisit.DispatchParams) ([
 	if err != nil {
 		return nil, err
 	}
-	var visits []revisit.Visit
+	var (
+		visits []revisit.Visit
+		picked []candidate
+		plan   grabPlan
+	)
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		if p.Lease != "" {
 			if err := front.CheckLease(ctx, statements{s: s, q: tx, tx: tx}, p.Lease, p.Owner, g.Now); err != nil {
 				return err
 			}
 		}
-		picked, err := s.grab(ctx, tx, g, cooldowns, moveAll)
+		var err error
+		picked, plan, err = s.grab(ctx, tx, g, cooldowns, moveAll)
 		if err != nil || len(picked) == 0 {
 			visits = nil
 			return err
@@ -103,6 +108,7 @@ func (s *Store) VisitsDispatch(ctx context.Context, p revisit.DispatchParams) ([
 	if err != nil {
 		return nil, translate(wrap(err, "dispatch %d %s visits (%s)", g.Count, g.VisitType, g.Policy))
 	}
+	s.recordWalk(g, plan, picked)
 	return visits, nil
 }
 
@@ -137,7 +143,7 @@ func (x statements) VisitsLoseSent(ctx context.Context, ids []string, now time.T
 	}
 	var n int
 	err = x.s.withIndexLookups(ctx, x.tx, func() error {
-		n, err = restore(ctx, x.tx, `UPDATE visit_in_flight SET state = 'lost', lost_at = $2
+		n, err = restore(ctx, x.tx, visitTypes, `UPDATE visit_in_flight SET state = 'lost', lost_at = $2
 			WHERE id = ANY($1) AND state = 'sent'`, visits, now)
 		return err
 	})
@@ -154,38 +160,42 @@ func markSent(ctx context.Context, q querier, ids []string, at time.Time) (int, 
 
 // VisitsRelease releases pending visits, deleted or kept as lost.
 func (s *Store) VisitsRelease(ctx context.Context, ids []string, maybePublished bool) (int, error) {
-	n, err := s.release(ctx, `id = ANY($1)`, batch.MessageIDs(ids), maybePublished)
+	n, err := s.release(ctx, `id = ANY($1)`, batch.MessageIDs(ids), nil, maybePublished)
 	return n, translate(wrap(err, "release %d visits", len(ids)))
 }
 
 // VisitsRecover releases every pending visit of a visit type, deleted or
 // kept as lost.
 func (s *Store) VisitsRecover(ctx context.Context, visitType string, maybePublished bool) (int, error) {
-	n, err := s.release(ctx, `visit_type = $1 AND lost_at IS NULL`, visitType, maybePublished)
+	n, err := s.release(ctx, `visit_type = $1 AND lost_at IS NULL`, visitType, []string{visitType}, maybePublished)
 	return n, translate(wrap(err, "recover %s visits", visitType))
 }
 
 // release releases the pending visits meeting cond, a condition on $1 =
-// key: it deletes them or, when their messages may have been published,
-// keeps them lost since now and sent when scheduled; their origins get
-// their eligibility back either way.
-func (s *Store) release(ctx context.Context, cond string, key any, maybePublished bool) (int, error) {
-	if maybePublished {
-		return s.restoreInTx(ctx, `UPDATE visit_in_flight SET state = 'lost', lost_at = $2, sent_at = scheduled_at
-			WHERE `+cond+` AND state = 'pending'`, key, s.now())
-	}
-	return s.restoreInTx(ctx, `DELETE FROM visit_in_flight WHERE `+cond+` AND state = 'pending'`, key)
-}
-
-// restoreInTx runs restore in a transaction of its own, with statistics
-// and index scans only (withIndexLookups): it joins the visits with
-// listed_origin_pending and listed_origin.
-func (s *Store) restoreInTx(ctx context.Context, change string, args ...any) (int, error) {
+// key, of visitTypes (nil: those the visits have): it deletes them or,
+// when their messages may have been published, keeps them lost since now
+// and sent when scheduled; their origins get their eligibility back
+// either way. It runs with statistics and index scans only
+// (withIndexLookups): it joins the visits with listed_origin_pending and
+// listed_origin.
+func (s *Store) release(ctx context.Context, cond string, key any, visitTypes []string, maybePublished bool) (int, error) {
+	cond += " AND state = 'pending'"
 	var n int
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		return s.withIndexLookups(ctx, tx, func() error {
 			var err error
-			n, err = restore(ctx, tx, change, args...)
+			if visitTypes == nil {
+				rows, _ := tx.Query(ctx, `SELECT DISTINCT visit_type FROM visit_in_flight WHERE `+cond, key)
+				if visitTypes, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil || len(visitTypes) == 0 {
+					return err
+				}
+			}
+			if maybePublished {
+				n, err = restore(ctx, tx, visitTypes, `UPDATE visit_in_flight SET state = 'lost', lost_at = $2,
+					sent_at = scheduled_at WHERE `+cond, key, s.now())
+			} else {
+				n, err = restore(ctx, tx, visitTypes, `DELETE FROM visit_in_flight WHERE `+cond, key)
+			}
 			return err
 		})
 	})
@@ -208,7 +218,7 @@ var (
 // are eligible again, which the visit type's subscribers hear.
 func (s *Store) VisitsExpire(ctx context.Context, visitType string, before time.Time) (int, error) {
 	n, err := s.oldestFirst(ctx, func(tx pgx.Tx) (int, error) {
-		return restore(ctx, tx, expireChunk, visitType, revisit.Microsecond(before), visitChunk, s.now())
+		return restore(ctx, tx, []string{visitType}, expireChunk, visitType, revisit.Microsecond(before), visitChunk, s.now())
 	})
 	if n > 0 {
 		err = s.notified(err, []string{visitType})
@@ -217,8 +227,13 @@ func (s *Store) VisitsExpire(ctx context.Context, visitType string, before time.
 }
 
 // restore runs change, a DELETE or UPDATE of visit_in_flight, and gives
-// the origins of the rows it touched their eligibility back.
-func restore(ctx context.Context, tx pgx.Tx, change string, args ...any) (int, error) {
+// the origins of the rows it touched, all of visitTypes, their
+// eligibility back, holding those visit types' grab locks in shared mode
+// as every writer of listed rows does (migration 00031).
+func restore(ctx context.Context, tx pgx.Tx, visitTypes []string, change string, args ...any) (int, error) {
+	if err := shareGrabLocks(ctx, tx, visitTypes); err != nil {
+		return 0, err
+	}
 	var n int
 	err := tx.QueryRow(ctx, `WITH gone AS (`+change+` RETURNING url, visit_type, scheduled_at, prev_scheduled)`+
 		restoreEligibility, args...).Scan(&n)
@@ -253,7 +268,7 @@ func chunked(format, cond string) string {
 }
 
 // oldestFirst runs step, a statement of chunked, one chunk per transaction
-// with statistics and index scans only (restoreInTx), until it changes fewer rows than a chunk, and
+// with statistics and index scans only (as release), until it changes fewer rows than a chunk, and
 // returns how many it changed in all.
 func (s *Store) oldestFirst(ctx context.Context, step func(tx pgx.Tx) (int, error)) (int, error) {
 	return inChunks(visitChunk, func() (int, error) {

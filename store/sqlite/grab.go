@@ -17,12 +17,14 @@ import (
 // migrations/00001_schema.sql: SQLite sorts nulls first in ascending order,
 // and "nulls last" is the pair ((col IS NULL), col) that
 // listed_origin_stop_after_success indexes. Marked rows are left out.
+// Times are stored in microseconds, and so is the lag.
 var dialect = grabsql.Dialect{
 	Placeholder:    func(n int) string { return "?" + strconv.Itoa(n) },
 	IsDistinctFrom: "IS NOT",
 	NullsFirst:     func(col string) string { return col },
-	NullsLast:      func(col string) string { return "(" + col + " IS NULL), " + col },
+	NullsLastPair:  true,
 	Lag:            "(last_update - last_successful)",
+	LagValue:       func(d time.Duration) any { return d.Microseconds() },
 	Random:         "((random() & 9223372036854775807) / 9223372036854775808.0)",
 	Time:           func(t time.Time) any { return micro(t) },
 	Exclude:        "id NOT IN (SELECT id FROM listed_origin_mark)",
@@ -59,52 +61,114 @@ func (s *Store) GrabNextVisits(ctx context.Context, p revisit.GrabParams) ([]rev
 	if err != nil {
 		return nil, err
 	}
-	var out []revisit.ListedOrigin
+	var (
+		picked []candidate
+		w      walked
+	)
 	err = s.write(ctx, "grab next visits of "+p.VisitType, func(tx *sql.Tx) error {
-		picked, err := s.grab(ctx, tx, p, cooldowns)
-		out = make([]revisit.ListedOrigin, len(picked))
-		for i, c := range picked {
-			out[i] = c.Origin
-		}
+		picked, w, err = s.grab(ctx, tx, p, cooldowns)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
+	s.recordWalk(p, w, picked)
+	out := make([]revisit.ListedOrigin, len(picked))
+	for i, c := range picked {
+		out[i] = c.Origin
+	}
 	return out, nil
+}
+
+// walked is how a grab walked its policy's order: its candidate query's
+// parameters, the write token it read, and whether it folded marks back
+// (then the next grab starts from the head).
+type walked struct {
+	params grabsql.Params
+	token  writeToken
+	folded bool
+}
+
+// recordWalk records where the walk of a committed grab of p stopped:
+// after its last pick (grabsql.Walks). A dry run walks nothing.
+func (s *Store) recordWalk(p revisit.GrabParams, w walked, picked []candidate) {
+	if p.DryRun {
+		return
+	}
+	var last *grabsql.Candidate
+	if len(picked) > 0 && !w.folded {
+		last = &picked[len(picked)-1].Candidate
+	}
+	s.walks.Record(dialect, w.params, last, len(picked) == p.Count, w.token)
 }
 
 // grab selects the top p.Count eligible origins of p (resolved) and, unless
 // p.DryRun, marks them scheduled, inside the write transaction tx. The
 // marks that p's cooldowns would let through are folded first, so that the
-// candidate query, which leaves marked origins out, stays exact.
-func (s *Store) grab(ctx context.Context, tx *sql.Tx, p revisit.GrabParams, cooldowns revisit.Cooldowns) ([]candidate, error) {
-	params := grabsql.Params{VisitType: p.VisitType, Policy: p.Policy, Now: p.Now, Disabled: p.Disabled,
-		Cooldowns: cooldowns, Sample: p.Sample}
-	if err := resolveLister(ctx, tx, p, &params); err != nil {
-		return nil, err
+// candidate query, which leaves marked origins out, stays exact. Unless it
+// is a dry run, or folded marks, it resumes the walk of the previous grab
+// of the same parameters when no write came since (grabsql.Walks); once tx
+// commits, the caller records where this one stopped (recordWalk).
+func (s *Store) grab(ctx context.Context, tx *sql.Tx, p revisit.GrabParams, cooldowns revisit.Cooldowns) ([]candidate, walked, error) {
+	w := walked{params: grabsql.Params{VisitType: p.VisitType, Policy: p.Policy, Now: p.Now, Disabled: p.Disabled,
+		Cooldowns: cooldowns, Sample: p.Sample}}
+	if err := resolveLister(ctx, tx, p, &w.params); err != nil {
+		return nil, w, err
 	}
 	released, args := releasedMarks(p.VisitType, p.Now, cooldowns)
-	if err := s.foldMarks(ctx, tx, released, args...); err != nil {
-		return nil, err
-	}
-	q, err := dialect.Build(params)
+	folded, err := s.foldMarks(ctx, tx, released, args...)
 	if err != nil {
-		return nil, err
+		return nil, w, err
+	}
+	if w.folded = folded > 0; !p.DryRun && !w.folded {
+		if w.token, err = s.writeTokenOf(ctx, tx); err != nil {
+			return nil, w, err
+		}
+		if w.params.After, err = s.resumable(ctx, tx, w.params, w.token); err != nil {
+			return nil, w, err
+		}
+	}
+	q, err := dialect.Build(w.params)
+	if err != nil {
+		return nil, w, err
 	}
 	st, err := s.stmt(ctx, tx, q.SQL)
 	if err != nil {
-		return nil, err
+		return nil, w, err
 	}
 	picked, err := grabsql.Pick(p.Count, p.EveryListedRow, func(limit int) ([]candidate, error) {
 		args := append(q.Args[:len(q.Args):len(q.Args)], limit)
 		return scanCandidates(st.QueryContext(ctx, args...))
 	})
 	if err != nil || p.DryRun || len(picked) == 0 {
-		return picked, err
+		return picked, w, err
 	}
-	return picked, s.mark(ctx, tx, p, picked)
+	return picked, w, s.mark(ctx, tx, p, picked)
 }
+
+// resumable returns where the previous grab of params stopped
+// (grabsql.Walks), if a grab of params with token as its write token may
+// resume there: no write came since, and no cooldown ended meanwhile
+// (grabsql.Dialect.Flips); nil otherwise.
+func (s *Store) resumable(ctx context.Context, tx *sql.Tx, params grabsql.Params, token writeToken) (grabsql.Key, error) {
+	walk, ok := s.walks.Find(params)
+	if !ok || walk.Writes != token {
+		return nil, nil
+	}
+	q, ok := dialect.Flips(params, walk.At)
+	if !ok {
+		return s.walks.Resume(walk), nil
+	}
+	var flipped bool
+	if err := tx.QueryRowContext(ctx, q.SQL, q.Args...).Scan(&flipped); err != nil || flipped {
+		return nil, err
+	}
+	return s.walks.Resume(walk), nil
+}
+
+// GrabsResumed counts the grabs that resumed the walk of the grab before
+// them (store.GrabWalker).
+func (s *Store) GrabsResumed() int64 { return s.walks.Resumed() }
 
 // resolveLister fills the lister filter of params from p: by id, or by name
 // and instance name; ErrNotFound if the lister does not exist.
@@ -154,10 +218,10 @@ func (s *Store) mark(ctx context.Context, tx *sql.Tx, p revisit.GrabParams, pick
 	// leaf to the next instead of seeking a random leaf each: the mark of
 	// 1000 picks takes a fifth to a third less time (docs/performance.md,
 	// P6).
-	slices.SortFunc(own, func(a, b candidate) int { return cmp.Compare(a.id, b.id) })
+	slices.SortFunc(own, func(a, b candidate) int { return cmp.Compare(a.ID, b.ID) })
 	rows := make([][3]any, len(own))
 	for i, c := range own {
-		rows[i] = [3]any{c.id, c.Origin.URL, c.lastVisit}
+		rows[i] = [3]any{c.ID, c.Origin.URL, c.lastVisit}
 	}
 	for _, m := range []struct {
 		query string

@@ -38,44 +38,46 @@ func releasedMarks(visitType string, now time.Time, c revisit.Cooldowns) (string
 
 // foldMarks drops the marks that query selects, with the other marks of
 // their origins, and writes each into visit_stats and onto every listed row
-// of its origin (last_scheduled = the later of the two).
-func (s *Store) foldMarks(ctx context.Context, tx *sql.Tx, query string, args ...any) error {
+// of its origin (last_scheduled = the later of the two), and returns how
+// many it folded.
+func (s *Store) foldMarks(ctx context.Context, tx *sql.Tx, query string, args ...any) (int, error) {
 	type mark struct {
 		url, visitType string
 		scheduled      int64
 	}
 	sel, err := s.stmt(ctx, tx, query)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	rows, err := sel.QueryContext(ctx, args...)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	var marks []mark
 	for rows.Next() {
 		var m mark
 		if err := rows.Scan(&m.url, &m.visitType, &m.scheduled); err != nil {
 			rows.Close()
-			return err
+			return 0, err
 		}
 		marks = append(marks, m)
 	}
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil || len(marks) == 0 {
-		return err
+		return 0, err
 	}
+	s.wroteListed()
 	for _, q := range []string{dropMark, foldStats, foldListed} {
 		st, err := s.stmt(ctx, tx, q)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		for _, m := range marks {
 			if _, err := st.ExecContext(ctx, m.url, m.visitType, m.scheduled); err != nil {
-				return err
+				return 0, err
 			}
 		}
 	}
-	return nil
+	return len(marks), nil
 }
 
 // foldStats and foldListed write a mark (?1 url, ?2 visit type, ?3

@@ -92,6 +92,7 @@ func (s *Store) ListedOriginsSetEnabled(ctx context.Context, key revisit.OriginK
 	}
 	var changed int
 	err := s.write(ctx, "set enabled on "+key.URL, func(tx *sql.Tx) error {
+		s.wroteListed()
 		var rows int
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM listed_origin
 			WHERE url = ?1 AND visit_type = ?2 AND (?3 IS NULL OR lister_id = ?3)`,

@@ -117,6 +117,7 @@ func (s *Store) recordOrigins(ctx context.Context, input []revisit.ListedOrigin,
 		upsert = upsertOriginReturning
 	}
 	err = s.write(ctx, "record listed origins", func(tx *sql.Tx) error {
+		s.wroteListed()
 		res, stored = revisit.RecordResult{}, nil
 		if err := checkListers(ctx, tx, input); err != nil {
 			return err
@@ -312,7 +313,6 @@ func scanStrings(rows *sql.Rows, err error) ([]string, error) {
 // grab's mark needs of the listed row.
 type candidate struct {
 	grabsql.Candidate
-	id     int64
 	shared bool
 	// lastVisit is the row's last_visit in microseconds, nil if none.
 	lastVisit *int64
@@ -320,7 +320,7 @@ type candidate struct {
 
 // rowColumns are the columns after grabsql.Columns that scanCandidates reads
 // into a candidate's own fields.
-const rowColumns = "id, shared, last_visit"
+const rowColumns = "shared, last_visit"
 
 // scanCandidates reads the rows of a query returning grabsql.Columns then
 // rowColumns.
@@ -328,7 +328,7 @@ func scanCandidates(rows *sql.Rows, err error) ([]candidate, error) {
 	var or originRow
 	return collect(rows, err, nil, func(rows *sql.Rows) (c candidate, err error) {
 		err = rows.Scan(append(or.dests(&c.Origin), int64PtrCol{&c.QueuePosition}, timePtrCol{&c.LastScheduled},
-			&c.id, &c.shared, int64PtrCol{&c.lastVisit})...)
+			timePtrCol{&c.LastSuccessful}, &c.ID, &c.shared, int64PtrCol{&c.lastVisit})...)
 		or.finish(&c.Origin)
 		return c, err
 	})

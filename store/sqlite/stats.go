@@ -107,6 +107,7 @@ func (s *Store) VisitStatsWrite(ctx context.Context, writes []revisit.VisitStats
 		return res, err
 	}
 	err = s.write(ctx, "write visit stats", func(tx *sql.Tx) error {
+		s.wroteListed()
 		res = revisit.VisitStatsWriteResult{}
 		var stmts [5]*sql.Stmt
 		for i, q := range []string{guardHolds, upsertStats, copyStats, takeMark, disableOrigin} {

@@ -23,6 +23,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -30,13 +31,15 @@ import (
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/store"
 	"github.com/revisit-sched/revisit/store/internal/front"
+	"github.com/revisit-sched/revisit/store/internal/grabsql"
 	"github.com/revisit-sched/revisit/store/internal/wake"
 )
 
 var (
-	_ store.Store    = (*Store)(nil)
-	_ store.Migrator = (*Store)(nil)
-	_ store.Notifier = (*Store)(nil)
+	_ store.Store      = (*Store)(nil)
+	_ store.Migrator   = (*Store)(nil)
+	_ store.Notifier   = (*Store)(nil)
+	_ store.GrabWalker = (*Store)(nil)
 )
 
 // maxCachedStatements bounds the writer's prepared-statement cache; grab
@@ -63,6 +66,14 @@ type Store struct {
 
 	// eligible wakes up the subscribers of store.Notifier.
 	eligible wake.Hub
+
+	// listed counts the committed write transactions that added or
+	// changed listed rows; listedNow, under the write turn, says that the
+	// one in progress does (wroteListed). Grabs read it to resume the walk
+	// of the previous grab of the same parameters (walks, writeTokenOf).
+	listed    atomic.Int64
+	listedNow bool
+	walks     grabsql.Walks
 
 	closeOnce sync.Once
 	closeErr  error
@@ -243,6 +254,7 @@ func (s *Store) write(ctx context.Context, op string, fn func(tx *sql.Tx) error)
 		return translate(op, err)
 	}
 	defer s.writeTurns.give()
+	s.listedNow = false
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return translate(op, err)
@@ -254,8 +266,28 @@ func (s *Store) write(ctx context.Context, op string, fn func(tx *sql.Tx) error)
 	if err := tx.Commit(); err != nil {
 		return translate(op, err)
 	}
+	if s.listedNow {
+		s.listed.Add(1)
+	}
 	s.prepareWanted(ctx)
 	return nil
+}
+
+// wroteListed notes that the write transaction in progress adds or
+// changes listed rows: once it commits, the walks of earlier grabs end.
+func (s *Store) wroteListed() { s.listedNow = true }
+
+// writeToken is what tells a grab, in its write transaction, whether
+// listed rows may have changed since an earlier grab: the write
+// transactions of this store that changed them, and SQLite's count of the
+// commits of other connections to the file (PRAGMA data_version).
+type writeToken struct{ listed, others int64 }
+
+// writeTokenOf reads the write token in tx, a write transaction.
+func (s *Store) writeTokenOf(ctx context.Context, tx *sql.Tx) (writeToken, error) {
+	t := writeToken{listed: s.listed.Load()}
+	err := tx.QueryRowContext(ctx, "PRAGMA data_version").Scan(&t.others)
+	return t, err
 }
 
 // stmt returns the statement of query for tx. Statements are prepared once

@@ -44,14 +44,19 @@ func (s *Store) VisitsDispatch(ctx context.Context, p revisit.DispatchParams) ([
 	if err != nil {
 		return nil, err
 	}
-	var visits []revisit.Visit
+	var (
+		visits []revisit.Visit
+		picked []candidate
+		w      walked
+	)
 	err = s.write(ctx, "dispatch "+g.VisitType+" visits", func(tx *sql.Tx) error {
 		if p.Lease != "" {
 			if err := front.CheckLease(ctx, statements{s: s, tx: tx}, p.Lease, p.Owner, g.Now); err != nil {
 				return err
 			}
 		}
-		picked, err := s.grab(ctx, tx, g, cooldowns)
+		var err error
+		picked, w, err = s.grab(ctx, tx, g, cooldowns)
 		if err != nil || len(picked) == 0 {
 			return err
 		}
@@ -74,6 +79,7 @@ func (s *Store) VisitsDispatch(ctx context.Context, p revisit.DispatchParams) ([
 	if err != nil {
 		return nil, err
 	}
+	s.recordWalk(g, w, picked)
 	return visits, nil
 }
 
@@ -240,6 +246,9 @@ func (s *Store) restoreTx(ctx context.Context, tx *sql.Tx, change string, args .
 		if _, err := known.ExecContext(ctx, g.url, g.visitType, g.prev); err != nil {
 			return 0, err
 		}
+	}
+	if len(all) > 0 {
+		s.wroteListed()
 	}
 	for _, q := range []string{restoreStats, restoreListed} {
 		st, err := s.stmt(ctx, tx, q)

@@ -39,6 +39,7 @@ func Exercise(t *testing.T, newStore NewStore) {
 	exerciseScheduled(t, newStore)
 	exerciseSharedOrigins(t, newStore)
 	exerciseProperty(t, newStore)
+	exerciseWalks(t, newStore)
 
 	exerciseStats(t, newStore)
 	exerciseStatsWrite(t, newStore)

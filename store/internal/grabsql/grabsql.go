@@ -7,6 +7,7 @@ package grabsql
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,8 +23,15 @@ type Dialect struct {
 	// NullsFirst and NullsLast render an ascending order term with nulls
 	// first or last, in the form the engine's index matches.
 	NullsFirst, NullsLast func(col string) string
-	// Lag is the expression of already_visited_order_by_lag's index.
-	Lag string
+	// NullsLastPair says that the engine's indexes order "nulls last" as
+	// the pair ((col IS NULL), col), nulls first within col: the candidate
+	// query then orders by that pair and NullsLast is not used.
+	NullsLastPair bool
+	// Lag is the expression of already_visited_order_by_lag's index, and
+	// LagValue the value it takes for a row whose last_update is later than
+	// its last_successful by d, as the engine binds it.
+	Lag      string
+	LagValue func(d time.Duration) any
 	// Random is an expression uniform in [0, 1).
 	Random string
 	// Time converts a time to the engine's bind value.
@@ -56,7 +64,7 @@ const OutcomeCounts = "count(*), count(*) FILTER (WHERE last_visit_status = 'suc
 
 // Columns are the listed_origin columns the candidate query returns, in
 // order: OriginColumns, then what a Candidate adds.
-const Columns = OriginColumns + ", next_visit_queue_position, last_scheduled"
+const Columns = OriginColumns + ", next_visit_queue_position, last_scheduled, last_successful, id"
 
 // Query is a rendered candidate query and its arguments but the row limit,
 // which is the last placeholder (so callers can widen it and query again).
@@ -78,10 +86,19 @@ type Params struct {
 	ListingFinishedAt *time.Time
 	Cooldowns         revisit.Cooldowns
 	Sample            float64
+	// After, when set, resumes a walk of the policy's order: the query
+	// returns the eligible rows that come after this key only (KeyOf).
+	After Key
 }
 
+// Key is a row's place in a policy's order, as KeyOf reads it from the
+// row: the values of the order's terms as the engine binds them, nil for
+// a null, the row's id last.
+type Key []any
+
 // Build renders the candidate query: eligible rows of listed_origin, in the
-// policy's order then id, with the limit as the final placeholder.
+// policy's order then id, with the limit as the final placeholder. With
+// p.After, only the rows after that key (resume).
 func (d Dialect) Build(p Params) (Query, error) {
 	b := builder{d: d}
 	where := []string{
@@ -91,22 +108,15 @@ func (d Dialect) Build(p Params) (Query, error) {
 	if p.ListerID != nil {
 		where = append(where, "lister_id = "+b.arg(p.ListerID))
 	}
-	var order []string
 	switch p.Policy {
-	case revisit.OldestScheduledFirst:
-		order = []string{d.NullsFirst("last_scheduled")}
 	case revisit.NeverVisitedOldestUpdateFirst:
 		where = append(where, "last_successful IS NULL", "last_update IS NOT NULL")
-		order = []string{"last_update"}
 	case revisit.AlreadyVisitedOrderByLag:
 		where = append(where, "last_update > last_successful")
-		order = []string{d.Lag + " DESC"}
 	case revisit.OriginsWithoutLastUpdate:
 		where = append(where, "last_update IS NULL")
-		order = []string{d.NullsFirst("next_visit_queue_position"), "first_seen"}
 	case revisit.StopAfterSuccess:
 		where = append(where, "last_visit_status "+d.IsDistinctFrom+" 'successful'")
-		order = []string{d.NullsLast("last_update"), "first_seen"}
 	case revisit.FirstVisitsAfterListing:
 		if p.ListerID == nil {
 			return Query{}, revisit.Invalidf("lister", "policy %s needs a lister", p.Policy)
@@ -116,9 +126,9 @@ func (d Dialect) Build(p Params) (Query, error) {
 		} else {
 			where = append(where, "(last_scheduled IS NULL OR last_scheduled < "+b.time(*p.ListingFinishedAt)+")")
 		}
-		order = []string{d.NullsFirst("last_scheduled")}
-	default:
-		_, err := revisit.ParsePolicy(string(p.Policy))
+	}
+	terms, err := d.terms(p.Policy)
+	if err != nil {
 		return Query{}, err
 	}
 	where = append(where, b.cooldowns(p.Now, p.Cooldowns)...)
@@ -128,14 +138,172 @@ func (d Dialect) Build(p Params) (Query, error) {
 	if p.Sample > 0 {
 		where = append(where, d.Random+" < "+b.arg(p.Sample))
 	}
-	order = append(order, "id")
+	order := make([]string, len(terms))
+	for i, t := range terms {
+		order[i] = d.orderBy(t)
+	}
 	columns := Columns
 	if d.RowColumns != "" {
 		columns += ", " + d.RowColumns
 	}
-	sql := fmt.Sprintf("SELECT %s FROM listed_origin WHERE %s ORDER BY %s LIMIT %s",
-		columns, strings.Join(where, " AND "), strings.Join(order, ", "), d.Placeholder(len(b.args)+1))
-	return Query{SQL: sql, Args: b.args}, nil
+	selectWhere := func(conds []string) string {
+		return fmt.Sprintf("SELECT %s FROM listed_origin WHERE %s ORDER BY %s LIMIT ",
+			columns, strings.Join(slices.Concat(where, conds), " AND "), strings.Join(order, ", "))
+	}
+	if p.After == nil {
+		return Query{SQL: selectWhere(nil) + d.Placeholder(len(b.args)+1), Args: b.args}, nil
+	}
+	if len(p.After) != len(terms) {
+		return Query{}, fmt.Errorf("grabsql: a %s key has %d values, not %d", p.Policy, len(terms), len(p.After))
+	}
+	return resume(&b, terms, p.After, selectWhere), nil
+}
+
+// resume renders the rows after key in the order of terms: one range of
+// the policy's index a branch, each branch all the rows whose first terms
+// equal the key's and whose next term comes after the key's, deepest term
+// first, so that the branches follow each other in the order. Each reads
+// only what the branches before it left of the limit; a materialized
+// CTE's rows come out in the order they went in, and so do UNION ALL's
+// branches, one after the other.
+func resume(b *builder, terms []term, key Key, selectWhere func(conds []string) string) Query {
+	values := make([]string, len(key))
+	for i, v := range key {
+		if v != nil {
+			values[i] = b.arg(v)
+		}
+	}
+	var branches [][]string
+	for j := len(terms) - 1; j >= 0; j-- {
+		var same []string
+		for i, t := range terms[:j] {
+			if key[i] == nil {
+				same = append(same, t.expr+" IS NULL")
+			} else {
+				same = append(same, t.expr+" = "+values[i])
+			}
+		}
+		for _, after := range terms[j].after(values[j]) {
+			branches = append(branches, append(slices.Clip(same), after))
+		}
+	}
+	limit := b.d.Placeholder(len(b.args) + 1)
+	var ctes, union, taken []string
+	for i, conds := range branches {
+		name := fmt.Sprintf("after%d", i)
+		ctes = append(ctes, name+" AS MATERIALIZED ("+selectWhere(conds)+strings.Join(append([]string{limit}, taken...), " - ")+")")
+		union = append(union, "SELECT * FROM "+name)
+		taken = append(taken, "(SELECT count(*) FROM "+name+")")
+	}
+	return Query{SQL: "WITH " + strings.Join(ctes, ", ") + " " + strings.Join(union, " UNION ALL "), Args: b.args}
+}
+
+// term is one term of a policy's order.
+type term struct {
+	expr string
+	desc bool
+	// nullable terms sort their nulls first, or last with nullsLast.
+	nullable, nullsLast bool
+	// value returns the term's value in a row, nil for a null.
+	value func(c Candidate) any
+}
+
+// after renders the conditions of the rows whose term comes after value
+// (a rendered placeholder, "" for a null), one a branch in their order.
+func (t term) after(value string) []string {
+	switch {
+	case !t.nullable && t.desc:
+		return []string{t.expr + " < " + value}
+	case !t.nullable:
+		return []string{t.expr + " > " + value}
+	case value == "" && t.nullsLast:
+		return nil
+	case value == "":
+		return []string{t.expr + " IS NOT NULL"}
+	case t.nullsLast:
+		return []string{t.expr + " > " + value, t.expr + " IS NULL"}
+	default:
+		return []string{t.expr + " > " + value}
+	}
+}
+
+// orderBy renders t as an ORDER BY term that the engine's index matches.
+func (d Dialect) orderBy(t term) string {
+	switch {
+	case t.desc:
+		return t.expr + " DESC"
+	case t.nullable && t.nullsLast:
+		return d.NullsLast(t.expr)
+	case t.nullable:
+		return d.NullsFirst(t.expr)
+	default:
+		return t.expr
+	}
+}
+
+// terms returns the terms of policy's order, id last.
+func (d Dialect) terms(policy revisit.Policy) ([]term, error) {
+	timeOf := func(f func(c Candidate) *time.Time) func(Candidate) any {
+		return func(c Candidate) any {
+			if t := f(c); t != nil {
+				return d.Time(*t)
+			}
+			return nil
+		}
+	}
+	lastScheduled := term{expr: "last_scheduled", nullable: true,
+		value: timeOf(func(c Candidate) *time.Time { return c.LastScheduled })}
+	lastUpdate := term{expr: "last_update", value: timeOf(func(c Candidate) *time.Time { return c.Origin.LastUpdate })}
+	firstSeen := term{expr: "first_seen", value: func(c Candidate) any { return d.Time(c.Origin.FirstSeen) }}
+	var ts []term
+	switch policy {
+	case revisit.OldestScheduledFirst, revisit.FirstVisitsAfterListing:
+		ts = []term{lastScheduled}
+	case revisit.NeverVisitedOldestUpdateFirst:
+		ts = []term{lastUpdate}
+	case revisit.AlreadyVisitedOrderByLag:
+		ts = []term{{expr: d.Lag, desc: true, value: func(c Candidate) any {
+			if c.Origin.LastUpdate == nil || c.LastSuccessful == nil {
+				return nil
+			}
+			return d.LagValue(c.Origin.LastUpdate.Sub(*c.LastSuccessful))
+		}}}
+	case revisit.OriginsWithoutLastUpdate:
+		ts = []term{{expr: "next_visit_queue_position", nullable: true, value: func(c Candidate) any {
+			if c.QueuePosition == nil {
+				return nil
+			}
+			return *c.QueuePosition
+		}}, firstSeen}
+	case revisit.StopAfterSuccess:
+		lastUpdate.nullable, lastUpdate.nullsLast = true, true
+		ts = []term{lastUpdate, firstSeen}
+		if d.NullsLastPair {
+			lastUpdate.nullsLast = false
+			ts = []term{{expr: "(last_update IS NULL)", value: func(c Candidate) any { return c.Origin.LastUpdate == nil }},
+				lastUpdate, firstSeen}
+		}
+	default:
+		_, err := revisit.ParsePolicy(string(policy))
+		return nil, err
+	}
+	return append(ts, term{expr: "id", value: func(c Candidate) any { return c.ID }}), nil
+}
+
+// KeyOf returns the key of row c in policy's order, which a later
+// candidate query of the same policy resumes after (Params.After).
+func (d Dialect) KeyOf(policy revisit.Policy, c Candidate) (Key, error) {
+	terms, err := d.terms(policy)
+	if err != nil {
+		return nil, err
+	}
+	key := make(Key, len(terms))
+	for i, t := range terms {
+		if key[i] = t.value(c); key[i] == nil && !t.nullable {
+			return nil, fmt.Errorf("grabsql: row %d has no %s, which orders %s", c.ID, t.expr, policy)
+		}
+	}
+	return key, nil
 }
 
 type builder struct {

@@ -13,6 +13,9 @@ type Candidate struct {
 	QueuePosition *int64
 	// LastScheduled is the origin's last_scheduled before this grab.
 	LastScheduled *time.Time
+	// LastSuccessful is the row's last_successful; ID is its id.
+	LastSuccessful *time.Time
+	ID             int64
 }
 
 // Row is a row of the candidate query as a store scans it: a Candidate,

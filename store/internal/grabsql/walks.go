@@ -1,0 +1,140 @@
+package grabsql
+
+import (
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/revisit-sched/revisit"
+)
+
+// Walks remembers where the last grab of each set of parameters stopped in
+// its policy's order, so that the next one starts after the rows the last
+// one took instead of stepping over them (docs/store.md, "Grabs back to
+// back"). A store keeps one. Before a grab that marks, it finds the walk
+// to resume (Find) and, under the visit type's grab lock, checks that
+// nothing may have put an eligible row ahead of where it stopped: no write
+// to listed rows (its write token, the same) and no row whose cooldown
+// ended meanwhile (Flips). After the grab commits, it records where the
+// grab stopped (Record).
+//
+// A write token is any comparable value that every write adding or
+// changing listed rows changes.
+type Walks struct {
+	mu      sync.Mutex
+	walks   map[walkKey]Walk
+	resumed atomic.Int64
+}
+
+// Walk is where a grab stopped: after the row of After, at the time At,
+// with Writes as the write token.
+type Walk struct {
+	After  Key
+	At     time.Time
+	Writes any
+}
+
+// walkKey is what two grabs must share to be one walk: Params but Now and
+// After.
+type walkKey struct {
+	visitType string
+	policy    revisit.Policy
+	disabled  bool
+	lister    any
+	finished  time.Time
+	cooldowns revisit.Cooldowns
+}
+
+func keyOf(p Params) walkKey {
+	k := walkKey{visitType: p.VisitType, policy: p.Policy, disabled: p.Disabled, lister: p.ListerID, cooldowns: p.Cooldowns}
+	if p.ListingFinishedAt != nil {
+		k.finished = *p.ListingFinishedAt
+	}
+	return k
+}
+
+// Find returns the walk that a grab of p may resume: the last grab of the
+// same parameters stopped there, no later than p.Now. A sampled grab
+// resumes nothing.
+func (w *Walks) Find(p Params) (Walk, bool) {
+	if p.Sample != 0 {
+		return Walk{}, false
+	}
+	w.mu.Lock()
+	last, ok := w.walks[keyOf(p)]
+	w.mu.Unlock()
+	return last, ok && !p.Now.Before(last.At)
+}
+
+// Resume returns where walk stopped, for the candidate query of a grab
+// that resumes it (Params.After), and counts that grab (Resumed).
+func (w *Walks) Resume(walk Walk) Key {
+	w.resumed.Add(1)
+	return walk.After
+}
+
+// Resumed counts the grabs that resumed a walk (Resume).
+func (w *Walks) Resumed() int64 { return w.resumed.Load() }
+
+// Record records where a committed grab of p, which read writes as its
+// write token, stopped: after last, the last row it took, when it took a
+// full count; a grab that found fewer (last nil, or full false) ends the
+// walk.
+func (w *Walks) Record(d Dialect, p Params, last *Candidate, full bool, writes any) {
+	if p.Sample != 0 {
+		return
+	}
+	var after Key
+	if last != nil && full {
+		after, _ = d.KeyOf(p.Policy, *last)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if after == nil {
+		delete(w.walks, keyOf(p))
+		return
+	}
+	if w.walks == nil {
+		w.walks = make(map[walkKey]Walk)
+	}
+	w.walks[keyOf(p)] = Walk{After: after, At: p.Now, Writes: writes}
+}
+
+// Flips renders a query of one boolean: whether a listed row of p's visit
+// type may have become eligible, or stopped being eligible, for p between
+// since and p.Now (since not later). The cooldowns are the only conditions
+// of the candidate query that depend on the time, each a bound that a
+// row's time crosses: the query looks for a row whose time lies between
+// the bound at since and the bound at p.Now, through the indexes on
+// last_scheduled and on the last failures. It returns false when p has no
+// cooldown: then eligibility does not depend on the time.
+func (d Dialect) Flips(p Params, since time.Time) (Query, bool) {
+	b := builder{d: d}
+	visitType, enabled := b.arg(p.VisitType), b.arg(!p.Disabled)
+	var probes []string
+	crossed := func(col string, gap time.Duration) string {
+		return col + " >= " + b.time(since.Add(-gap)) + " AND " + col + " < " + b.time(p.Now.Add(-gap))
+	}
+	for _, gap := range []time.Duration{p.Cooldowns.Absolute, p.Cooldowns.Scheduled} {
+		if gap > 0 {
+			probes = append(probes, "visit_type = "+visitType+" AND enabled = "+enabled+" AND "+crossed("last_scheduled", gap))
+		}
+	}
+	for _, c := range []struct {
+		status string
+		gap    time.Duration
+	}{{"failed", p.Cooldowns.Failed}, {"not_found", p.Cooldowns.NotFound}} {
+		if c.gap > 0 {
+			probes = append(probes, "visit_type = "+visitType+" AND last_visit_status IN ('failed', 'not_found') AND last_visit_status = '"+
+				c.status+"' AND "+crossed("last_visit", c.gap))
+		}
+	}
+	if len(probes) == 0 {
+		return Query{}, false
+	}
+	for i, w := range probes {
+		probes[i] = "EXISTS (SELECT 1 FROM listed_origin WHERE " + w + ")"
+	}
+	return Query{SQL: "SELECT " + strings.Join(probes, " OR "), Args: b.args}, true
+}
