@@ -69,6 +69,9 @@ type Latency struct {
 	P50      time.Duration `json:"p50_ns"`
 	P99      time.Duration `json:"p99_ns"`
 	Max      time.Duration `json:"max_ns"`
+	// Resumed is how many of the calls resumed the walk of the call
+	// before them, on a store that does (store.GrabWalker).
+	Resumed int `json:"resumed,omitempty"`
 }
 
 // StoreReport is what RunStore measured.
@@ -351,6 +354,11 @@ func timeGrabsWith(ctx context.Context, s store.Store, grab grabber, c grabCase,
 	}
 	times := make([]time.Duration, 0, n)
 	returned := 0
+	resumed := func() int64 { return 0 }
+	if w, ok := s.(store.GrabWalker); ok {
+		resumed = w.GrabsResumed
+	}
+	resumedBefore := resumed()
 	var pending []revisit.ListedOrigin
 	for i := range n {
 		p := revisit.GrabParams{VisitType: c.visitType, Count: count, Policy: c.policy,
@@ -381,7 +389,8 @@ func timeGrabsWith(ctx context.Context, s store.Store, grab grabber, c grabCase,
 	}
 	slices.Sort(times)
 	return Latency{Case: c.name, Mode: mode, Calls: n, Count: count, Returned: returned / max(n, 1),
-		P50: times[len(times)/2], P99: times[min(len(times)-1, len(times)*99/100)], Max: times[len(times)-1]}, nil
+		P50: times[len(times)/2], P99: times[min(len(times)-1, len(times)*99/100)], Max: times[len(times)-1],
+		Resumed: int(resumed() - resumedBefore)}, nil
 }
 
 // visit processes a successful visit of each origin, a millisecond after

@@ -554,7 +554,7 @@ Cases that ran short of eligible origins in either run are left out.`,
 				case bench.SelectOnly:
 					measure, name, met = "select only: "+l.Case, "", ""
 				case bench.BackToBack:
-					measure, name, met = "grab, no results between: "+l.Case, "", ""
+					measure, name, met = fmt.Sprintf("grab, no results between (%d resumed): %s", l.Resumed, l.Case), "", ""
 				}
 				if err := rw.Row(measure, l.Calls, l.Returned, ms(l.P50), ms(l.P99), ms(l.Max), name, met,
 					"", "", "", ""); err != nil {

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -26,7 +27,10 @@ import (
 func TestGrabPlans(t *testing.T) {
 	ctx := context.Background()
 	s := OpenMigrated(t, nil)
-	for _, c := range grabsql.PlanCases(uuid.New()) {
+	lister := uuid.New()
+	resumed, err := grabsql.ResumedPlanCases(dialect, lister)
+	require.NoError(t, err)
+	for _, c := range append(grabsql.PlanCases(lister), resumed...) {
 		t.Run(c.Name, func(t *testing.T) {
 			q, err := dialect.Build(c.Params)
 			require.NoError(t, err)
@@ -40,6 +44,11 @@ func TestGrabPlans(t *testing.T) {
 				if !strings.Contains(plan, "Index Scan using "+c.Index+" ") {
 					t.Errorf("plan does not walk %s:\n%s", c.Index, plan)
 				}
+				if scans := listedScan.FindAllString(plan, -1); slices.ContainsFunc(scans, func(scan string) bool {
+					return !strings.Contains(scan, "Scan using "+c.Index+" ")
+				}) {
+					t.Errorf("a scan of listed_origin does not walk %s:\n%s", c.Index, plan)
+				}
 				if strings.Contains(plan, "Sort") {
 					t.Errorf("plan sorts:\n%s", plan)
 				}
@@ -47,6 +56,10 @@ func TestGrabPlans(t *testing.T) {
 		})
 	}
 }
+
+// listedScan matches the scans of listed_origin in a plan (aliased
+// listed_origin_N when a statement reads it more than once).
+var listedScan = regexp.MustCompile(`\S*Scan[^\n]* on listed_origin(?: listed_origin_\d+)? `)
 
 // TestSetAsideProbePlan checks that the candidate queries leave the picks
 // set aside out by probing listed_origin_picked's key once per candidate,

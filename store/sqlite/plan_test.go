@@ -18,11 +18,19 @@ import (
 func TestGrabPlans(t *testing.T) {
 	s := openTest(t, nil)
 	ctx := context.Background()
-	for _, c := range grabsql.PlanCases(uuid.NewString()) {
+	lister := uuid.NewString()
+	resumed, err := grabsql.ResumedPlanCases(dialect, lister)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range append(grabsql.PlanCases(lister), resumed...) {
 		t.Run(c.Name, func(t *testing.T) {
 			plan := explain(t, ctx, s, c.Params)
 			if !strings.Contains(plan, "USING INDEX "+c.Index+" ") {
 				t.Errorf("plan does not use %s:\n%s", c.Index, plan)
+			}
+			if scans, walks := strings.Count(plan, " listed_origin "), strings.Count(plan, "listed_origin USING INDEX "+c.Index+" "); scans != walks {
+				t.Errorf("a scan of listed_origin does not use %s:\n%s", c.Index, plan)
 			}
 			if strings.Contains(plan, "TEMP B-TREE") {
 				t.Errorf("plan sorts:\n%s", plan)

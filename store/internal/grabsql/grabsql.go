@@ -146,12 +146,21 @@ func (d Dialect) Build(p Params) (Query, error) {
 	if d.RowColumns != "" {
 		columns += ", " + d.RowColumns
 	}
-	selectWhere := func(conds []string) string {
+	// selectWhere renders the query of the rows that also meet conds, in
+	// the order of the terms but those that equal a value in all of them
+	// (fixed), up to a limit that follows.
+	selectWhere := func(conds []string, fixed []bool) string {
+		var by []string
+		for i, o := range order {
+			if i >= len(fixed) || !fixed[i] {
+				by = append(by, o)
+			}
+		}
 		return fmt.Sprintf("SELECT %s FROM listed_origin WHERE %s ORDER BY %s LIMIT ",
-			columns, strings.Join(slices.Concat(where, conds), " AND "), strings.Join(order, ", "))
+			columns, strings.Join(slices.Concat(where, conds), " AND "), strings.Join(by, ", "))
 	}
 	if p.After == nil {
-		return Query{SQL: selectWhere(nil) + d.Placeholder(len(b.args)+1), Args: b.args}, nil
+		return Query{SQL: selectWhere(nil, nil) + d.Placeholder(len(b.args)+1), Args: b.args}, nil
 	}
 	if len(p.After) != len(terms) {
 		return Query{}, fmt.Errorf("grabsql: a %s key has %d values, not %d", p.Policy, len(terms), len(p.After))
@@ -162,36 +171,44 @@ func (d Dialect) Build(p Params) (Query, error) {
 // resume renders the rows after key in the order of terms: one range of
 // the policy's index a branch, each branch all the rows whose first terms
 // equal the key's and whose next term comes after the key's, deepest term
-// first, so that the branches follow each other in the order. Each reads
+// first, so that the branches follow each other in the order. A branch
+// is not ordered by the terms it sets equal to a value: SQLite would sort
+// its rows otherwise; PostgreSQL walks the index either way, but only
+// with the terms it sets null kept. Each reads
 // only what the branches before it left of the limit; a materialized
 // CTE's rows come out in the order they went in, and so do UNION ALL's
 // branches, one after the other.
-func resume(b *builder, terms []term, key Key, selectWhere func(conds []string) string) Query {
+func resume(b *builder, terms []term, key Key, selectWhere func(conds []string, fixed []bool) string) Query {
 	values := make([]string, len(key))
 	for i, v := range key {
 		if v != nil {
 			values[i] = b.arg(v)
 		}
 	}
-	var branches [][]string
+	type branch struct {
+		conds []string
+		fixed []bool
+	}
+	var branches []branch
 	for j := len(terms) - 1; j >= 0; j-- {
 		var same []string
+		fixed := make([]bool, j)
 		for i, t := range terms[:j] {
 			if key[i] == nil {
 				same = append(same, t.expr+" IS NULL")
 			} else {
-				same = append(same, t.expr+" = "+values[i])
+				same, fixed[i] = append(same, t.expr+" = "+values[i]), true
 			}
 		}
 		for _, after := range terms[j].after(values[j]) {
-			branches = append(branches, append(slices.Clip(same), after))
+			branches = append(branches, branch{append(slices.Clip(same), after), fixed})
 		}
 	}
 	limit := b.d.Placeholder(len(b.args) + 1)
 	var ctes, union, taken []string
-	for i, conds := range branches {
+	for i, br := range branches {
 		name := fmt.Sprintf("after%d", i)
-		ctes = append(ctes, name+" AS MATERIALIZED ("+selectWhere(conds)+strings.Join(append([]string{limit}, taken...), " - ")+")")
+		ctes = append(ctes, name+" AS MATERIALIZED ("+selectWhere(br.conds, br.fixed)+strings.Join(append([]string{limit}, taken...), " - ")+")")
 		union = append(union, "SELECT * FROM "+name)
 		taken = append(taken, "(SELECT count(*) FROM "+name+")")
 	}

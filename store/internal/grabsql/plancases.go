@@ -53,3 +53,43 @@ func PlanCases(listerID any) []PlanCase {
 		}), "listed_origin_stop_after_success"},
 	}
 }
+
+// ResumedPlanCases returns the cases of PlanCases, but the sampled one,
+// with each grab resuming a walk (Params.After): after a row with every
+// term of the order known, and after one whose nullable terms are null.
+// Every range of the resumed query must walk the case's index.
+func ResumedPlanCases(d Dialect, listerID any) ([]PlanCase, error) {
+	known := Candidate{LastScheduled: &planTime, LastSuccessful: &planTime, QueuePosition: new(int64), ID: 42,
+		Origin: revisit.ListedOrigin{LastUpdate: &planLater, FirstSeen: planTime}}
+	nulls := known
+	nulls.LastScheduled, nulls.QueuePosition = nil, nil
+	nulls.Origin.LastUpdate = nil
+	var cases []PlanCase
+	for _, c := range PlanCases(listerID) {
+		if c.Params.Sample != 0 {
+			continue
+		}
+		for _, row := range []struct {
+			name string
+			c    Candidate
+		}{{"resumed", known}, {"resumed_at_nulls", nulls}} {
+			key, err := d.KeyOf(c.Params.Policy, row.c)
+			if err != nil && row.c.Origin.LastUpdate == nil {
+				continue // the policy's rows all have a last update
+			}
+			if err != nil {
+				return nil, err
+			}
+			r := c
+			r.Name += "/" + row.name
+			r.Params.After = key
+			cases = append(cases, r)
+		}
+	}
+	return cases, nil
+}
+
+var (
+	planTime  = time.Date(2025, 5, 1, 0, 0, 0, 0, time.UTC)
+	planLater = planTime.Add(time.Hour)
+)
