@@ -94,11 +94,11 @@ func RunRPC(ctx context.Context, cfg RPCConfig) (RPCReport, error) {
 			continue
 		}
 		progress(cfg.Progress, "grab %s", gc.name)
-		direct, err := timeGrabs(ctx, se, gc, se.now, cfg.Grabs, 1000, Visited)
+		direct, err := timeGrabs(ctx, se.Store, gc, se.now, cfg.Grabs, 1000, Visited)
 		if err != nil {
 			return rep, err
 		}
-		remote, err := timeGrabsWith(ctx, se, c.grab, gc, se.now, cfg.Grabs, 1000, Visited)
+		remote, err := timeGrabsWith(ctx, se.Store, c.grab, gc, se.now, cfg.Grabs, 1000, Visited)
 		if err != nil {
 			return rep, err
 		}

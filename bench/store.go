@@ -216,7 +216,7 @@ func RunStore(ctx context.Context, cfg StoreConfig) (StoreReport, error) {
 	for _, c := range grabCases(se.a) {
 		progress(cfg.Progress, "grab %s", c.name)
 		for _, mode := range []GrabMode{SelectOnly, Visited, BackToBack} {
-			lat, err := timeGrabs(ctx, se, c, se.now, cfg.Grabs, cfg.Count, mode)
+			lat, err := timeGrabs(ctx, se.Store, c, se.now, cfg.Grabs, cfg.Count, mode)
 			if err != nil {
 				return rep, err
 			}
