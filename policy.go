@@ -2,6 +2,7 @@ package revisit
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -107,6 +108,19 @@ const MaxGrabCount = 100_000
 
 // GrabCount is the rule of the count of a grab, whichever way it comes.
 var GrabCount = Limit{Field: "count", Min: 1, Max: MaxGrabCount}
+
+// ListerFilter names the lister filter as the caller gave it: "" for
+// none, "id:" and the lister's id, or "name:" with its name and instance
+// name; two grabs that filter the same way share it.
+func (p GrabParams) ListerFilter() string {
+	switch {
+	case p.ListerID != nil:
+		return "id:" + p.ListerID.String()
+	case p.ListerName != "":
+		return "name:" + strconv.Quote(p.ListerName) + "/" + strconv.Quote(p.ListerInstanceName)
+	}
+	return ""
+}
 
 // Validate checks the parameters and returns the cooldowns to apply.
 func (p GrabParams) Validate() (Cooldowns, error) {

@@ -135,7 +135,7 @@ func (s *Store) recordWalk(p revisit.GrabParams, plan grabPlan, picked []candida
 	if len(picked) > 0 {
 		last = &picked[len(picked)-1].Candidate
 	}
-	s.walks.Record(dialect, plan.params, last, len(picked) == p.Count, plan.writes)
+	s.walks.Record(dialect, plan.params, p.ListerFilter(), last, len(picked) == p.Count, plan.writes)
 }
 
 // grabAtOnce grabs as grab does, in two round trips: the first begins the
@@ -233,7 +233,7 @@ func (s *Store) prepareGrab(ctx context.Context, tx querier, first []string, p r
 	}
 	walk, resume := grabsql.Walk{}, false
 	if !p.DryRun {
-		walk, resume = s.walks.Find(gp)
+		walk, resume = s.walks.Find(gp, p.ListerFilter())
 	}
 	flipped := false
 	probe := func(b *pgx.Batch) {
@@ -253,7 +253,7 @@ func (s *Store) prepareGrab(ctx context.Context, tx querier, first []string, p r
 		return grabPlan{}, err
 	}
 	plan.q = plan.head
-	if resume && !flipped && walk.Writes == writes {
+	if resume && !flipped && walk.Writes == writes && walk.Holds(gp) {
 		plan.params.After = s.walks.Resume(walk)
 		plan.q, err = grabQuery(plan.params, setAside)
 	}

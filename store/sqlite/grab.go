@@ -99,7 +99,7 @@ func (s *Store) recordWalk(p revisit.GrabParams, w walked, picked []candidate) {
 	if len(picked) > 0 && !w.folded {
 		last = &picked[len(picked)-1].Candidate
 	}
-	s.walks.Record(dialect, w.params, last, len(picked) == p.Count, w.token)
+	s.walks.Record(dialect, w.params, p.ListerFilter(), last, len(picked) == p.Count, w.token)
 }
 
 // grab selects the top p.Count eligible origins of p (resolved) and, unless
@@ -124,7 +124,7 @@ func (s *Store) grab(ctx context.Context, tx *sql.Tx, p revisit.GrabParams, cool
 		if w.token, err = s.writeTokenOf(ctx, tx); err != nil {
 			return nil, w, err
 		}
-		if w.params.After, err = s.resumable(ctx, tx, w.params, w.token); err != nil {
+		if w.params.After, err = s.resumable(ctx, tx, w.params, p.ListerFilter(), w.token); err != nil {
 			return nil, w, err
 		}
 	}
@@ -146,13 +146,14 @@ func (s *Store) grab(ctx context.Context, tx *sql.Tx, p revisit.GrabParams, cool
 	return picked, w, s.mark(ctx, tx, p, picked)
 }
 
-// resumable returns where the previous grab of params stopped
-// (grabsql.Walks), if a grab of params with token as its write token may
+// resumable returns where the previous grab of params, filtered by lister
+// as lister says, stopped (grabsql.Walks), if a grab of params with token
+// as its write token may
 // resume there: no write came since, and no cooldown ended meanwhile
 // (grabsql.Dialect.Flips); nil otherwise.
-func (s *Store) resumable(ctx context.Context, tx *sql.Tx, params grabsql.Params, token writeToken) (grabsql.Key, error) {
-	walk, ok := s.walks.Find(params)
-	if !ok || walk.Writes != token {
+func (s *Store) resumable(ctx context.Context, tx *sql.Tx, params grabsql.Params, lister string, token writeToken) (grabsql.Key, error) {
+	walk, ok := s.walks.Find(params, lister)
+	if !ok || walk.Writes != token || !walk.Holds(params) {
 		return nil, nil
 	}
 	q, ok := dialect.Flips(params, walk.At)

@@ -28,41 +28,52 @@ type Walks struct {
 }
 
 // Walk is where a grab stopped: after the row of After, at the time At,
-// with Writes as the write token.
+// with Writes as the write token; finished is the filtered lister's last
+// listing then.
 type Walk struct {
-	After  Key
-	At     time.Time
-	Writes any
+	After    Key
+	At       time.Time
+	Writes   any
+	finished time.Time
 }
 
-// walkKey is what two grabs must share to be one walk: Params but Now and
-// After.
+// Holds tells whether the walk's lister filter is still p's: the lister's
+// last listing has not changed since (first_visits_after_listing reads it).
+func (w Walk) Holds(p Params) bool { return w.finished.Equal(finishedOf(p)) }
+
+// walkKey is what two grabs must share to be one walk: Params but Now,
+// After and the lister filter's resolution, and the lister filter as the
+// caller gave it (revisit.GrabParams.ListerFilter).
 type walkKey struct {
 	visitType string
 	policy    revisit.Policy
 	disabled  bool
-	lister    any
-	finished  time.Time
+	lister    string
 	cooldowns revisit.Cooldowns
 }
 
-func keyOf(p Params) walkKey {
-	k := walkKey{visitType: p.VisitType, policy: p.Policy, disabled: p.Disabled, lister: p.ListerID, cooldowns: p.Cooldowns}
-	if p.ListingFinishedAt != nil {
-		k.finished = *p.ListingFinishedAt
-	}
-	return k
+func keyOf(p Params, lister string) walkKey {
+	return walkKey{visitType: p.VisitType, policy: p.Policy, disabled: p.Disabled, lister: lister, cooldowns: p.Cooldowns}
 }
 
-// Find returns the walk that a grab of p may resume: the last grab of the
-// same parameters stopped there, no later than p.Now. A sampled grab
+func finishedOf(p Params) time.Time {
+	if p.ListingFinishedAt == nil {
+		return time.Time{}
+	}
+	return *p.ListingFinishedAt
+}
+
+// Find returns the walk that a grab of p, filtered by lister as lister
+// says (revisit.GrabParams.ListerFilter), may resume: the last grab of the
+// same parameters stopped there, no later than p.Now. p's lister need not
+// be resolved yet: the caller checks Holds once it is. A sampled grab
 // resumes nothing.
-func (w *Walks) Find(p Params) (Walk, bool) {
+func (w *Walks) Find(p Params, lister string) (Walk, bool) {
 	if p.Sample != 0 {
 		return Walk{}, false
 	}
 	w.mu.Lock()
-	last, ok := w.walks[keyOf(p)]
+	last, ok := w.walks[keyOf(p, lister)]
 	w.mu.Unlock()
 	return last, ok && !p.Now.Before(last.At)
 }
@@ -77,11 +88,11 @@ func (w *Walks) Resume(walk Walk) Key {
 // Resumed counts the grabs that resumed a walk (Resume).
 func (w *Walks) Resumed() int64 { return w.resumed.Load() }
 
-// Record records where a committed grab of p, which read writes as its
-// write token, stopped: after last, the last row it took, when it took a
-// full count; a grab that found fewer (last nil, or full false) ends the
-// walk.
-func (w *Walks) Record(d Dialect, p Params, last *Candidate, full bool, writes any) {
+// Record records where a committed grab of p (its lister resolved),
+// filtered as lister says, which read writes as its write token, stopped:
+// after last, the last row it took, when it took a full count; a grab
+// that found fewer (last nil, or full false) ends the walk.
+func (w *Walks) Record(d Dialect, p Params, lister string, last *Candidate, full bool, writes any) {
 	if p.Sample != 0 {
 		return
 	}
@@ -92,13 +103,13 @@ func (w *Walks) Record(d Dialect, p Params, last *Candidate, full bool, writes a
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if after == nil {
-		delete(w.walks, keyOf(p))
+		delete(w.walks, keyOf(p, lister))
 		return
 	}
 	if w.walks == nil {
 		w.walks = make(map[walkKey]Walk)
 	}
-	w.walks[keyOf(p)] = Walk{After: after, At: p.Now, Writes: writes}
+	w.walks[keyOf(p, lister)] = Walk{After: after, At: p.Now, Writes: writes, finished: finishedOf(p)}
 }
 
 // Flips renders a query of one boolean: whether a listed row of p's visit
