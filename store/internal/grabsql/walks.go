@@ -27,6 +27,12 @@ type Walks struct {
 	resumed atomic.Int64
 }
 
+// maxWalks bounds the walks a Walks remembers: each set of grab
+// parameters that took a full count keeps one, and callers choose the
+// lister and the cooldowns. Past it, the walks are forgotten, and the
+// next grabs start from the head.
+const maxWalks = 4096
+
 // Walk is where a grab stopped: after the row of After, at the time At,
 // with Writes as the write token; finished is the filtered lister's last
 // listing then.
@@ -106,7 +112,7 @@ func (w *Walks) Record(d Dialect, p Params, lister string, last *Candidate, full
 		delete(w.walks, keyOf(p, lister))
 		return
 	}
-	if w.walks == nil {
+	if w.walks == nil || len(w.walks) >= maxWalks {
 		w.walks = make(map[walkKey]Walk)
 	}
 	w.walks[keyOf(p, lister)] = Walk{After: after, At: p.Now, Writes: writes, finished: finishedOf(p)}
