@@ -125,17 +125,9 @@ func (s *Store) grab(ctx context.Context, tx querier, p revisit.GrabParams, cool
 func (s *Store) GrabsResumed() int64 { return s.walks.Resumed() }
 
 // recordWalk records where the walk of a committed grab of p, planned as
-// plan, stopped: after its last pick (grabsql.Walks). A dry run walks
-// nothing.
+// plan, stopped (grabsql.Record).
 func (s *Store) recordWalk(p revisit.GrabParams, plan grabPlan, picked []candidate) {
-	if p.DryRun {
-		return
-	}
-	var last *grabsql.Candidate
-	if len(picked) > 0 {
-		last = &picked[len(picked)-1].Candidate
-	}
-	s.walks.Record(dialect, plan.params, p.ListerFilter(), last, len(picked) == p.Count, plan.writes)
+	grabsql.Record(&s.walks, dialect, p, plan.params, picked, plan.writes)
 }
 
 // grabAtOnce grabs as grab does, in two round trips: the first begins the
@@ -231,10 +223,7 @@ func (s *Store) prepareGrab(ctx context.Context, tx querier, first []string, p r
 			return err
 		})
 	}
-	walk, resume := grabsql.Walk{}, false
-	if !p.DryRun {
-		walk, resume = s.walks.Find(gp, p.ListerFilter())
-	}
+	walk, resume := s.walks.Find(p, gp)
 	flipped := false
 	probe := func(b *pgx.Batch) {
 		if !resume {

@@ -89,17 +89,13 @@ type walked struct {
 	folded bool
 }
 
-// recordWalk records where the walk of a committed grab of p stopped:
-// after its last pick (grabsql.Walks). A dry run walks nothing.
+// recordWalk records where the walk of a committed grab of p stopped
+// (grabsql.Record); one that folded marks ends it.
 func (s *Store) recordWalk(p revisit.GrabParams, w walked, picked []candidate) {
-	if p.DryRun {
-		return
+	if w.folded {
+		picked = nil
 	}
-	var last *grabsql.Candidate
-	if len(picked) > 0 && !w.folded {
-		last = &picked[len(picked)-1].Candidate
-	}
-	s.walks.Record(dialect, w.params, p.ListerFilter(), last, len(picked) == p.Count, w.token)
+	grabsql.Record(&s.walks, dialect, p, w.params, picked, w.token)
 }
 
 // grab selects the top p.Count eligible origins of p (resolved) and, unless
@@ -124,7 +120,7 @@ func (s *Store) grab(ctx context.Context, tx *sql.Tx, p revisit.GrabParams, cool
 		if w.token, err = s.writeTokenOf(ctx, tx); err != nil {
 			return nil, w, err
 		}
-		if w.params.After, err = s.resumable(ctx, tx, w.params, p.ListerFilter(), w.token); err != nil {
+		if w.params.After, err = s.resumable(ctx, tx, p, w.params, w.token); err != nil {
 			return nil, w, err
 		}
 	}
@@ -146,13 +142,12 @@ func (s *Store) grab(ctx context.Context, tx *sql.Tx, p revisit.GrabParams, cool
 	return picked, w, s.mark(ctx, tx, p, picked)
 }
 
-// resumable returns where the previous grab of params, filtered by lister
-// as lister says, stopped (grabsql.Walks), if a grab of params with token
-// as its write token may
-// resume there: no write came since, and no cooldown ended meanwhile
-// (grabsql.Dialect.Flips); nil otherwise.
-func (s *Store) resumable(ctx context.Context, tx *sql.Tx, params grabsql.Params, lister string, token writeToken) (grabsql.Key, error) {
-	walk, ok := s.walks.Find(params, lister)
+// resumable returns where the previous grab of the parameters of p, its
+// candidate query rendered from params, stopped (grabsql.Walks), if it may
+// resume there with token as its write token: no write came since, and no
+// cooldown ended meanwhile (grabsql.Dialect.Flips); nil otherwise.
+func (s *Store) resumable(ctx context.Context, tx *sql.Tx, p revisit.GrabParams, params grabsql.Params, token writeToken) (grabsql.Key, error) {
+	walk, ok := s.walks.Find(p, params)
 	if !ok || walk.Writes != token || !walk.Holds(params) {
 		return nil, nil
 	}

@@ -12,12 +12,12 @@ import (
 // Walks remembers where the last grab of each set of parameters stopped in
 // its policy's order, so that the next one starts after the rows the last
 // one took instead of stepping over them (docs/store.md, "Grabs back to
-// back"). A store keeps one. Before a grab that marks, it finds the walk
-// to resume (Find) and, under the visit type's grab lock, checks that
-// nothing may have put an eligible row ahead of where it stopped: no write
-// to listed rows (its write token, the same) and no row whose cooldown
-// ended meanwhile (Flips). After the grab commits, it records where the
-// grab stopped (Record).
+// back"). A store keeps one. Before a grab, it finds the walk to resume
+// (Find) and, under the visit type's grab lock, checks that nothing may
+// have put an eligible row ahead of where it stopped: no write to listed
+// rows (its write token, the same) and no row whose cooldown ended
+// meanwhile (Flips). After the grab commits, it records where the grab
+// stopped (Record).
 //
 // A write token is any comparable value that every write adding or
 // changing listed rows changes.
@@ -69,17 +69,16 @@ func finishedOf(p Params) time.Time {
 	return *p.ListingFinishedAt
 }
 
-// Find returns the walk that a grab of p, filtered by lister as lister
-// says (revisit.GrabParams.ListerFilter), may resume: the last grab of the
-// same parameters stopped there, no later than p.Now. p's lister need not
-// be resolved yet: the caller checks Holds once it is. A sampled grab
-// resumes nothing.
-func (w *Walks) Find(p Params, lister string) (Walk, bool) {
-	if p.Sample != 0 {
+// Find returns the walk that the grab g, its candidate query rendered from
+// p, may resume: the last grab of the same parameters stopped there, no
+// later than p.Now. p's lister need not be resolved yet: the caller checks
+// Holds once it is. A dry run or a sampled grab resumes nothing.
+func (w *Walks) Find(g revisit.GrabParams, p Params) (Walk, bool) {
+	if g.DryRun || p.Sample != 0 {
 		return Walk{}, false
 	}
 	w.mu.Lock()
-	last, ok := w.walks[keyOf(p, lister)]
+	last, ok := w.walks[keyOf(p, g.ListerFilter())]
 	w.mu.Unlock()
 	return last, ok && !p.Now.Before(last.At)
 }
@@ -94,18 +93,20 @@ func (w *Walks) Resume(walk Walk) Key {
 // Resumed counts the grabs that resumed a walk (Resume).
 func (w *Walks) Resumed() int64 { return w.resumed.Load() }
 
-// Record records where a committed grab of p (its lister resolved),
-// filtered as lister says, which read writes as its write token, stopped:
-// after last, the last row it took, when it took a full count; a grab
-// that found fewer (last nil, or full false) ends the walk.
-func (w *Walks) Record(d Dialect, p Params, lister string, last *Candidate, full bool, writes any) {
-	if p.Sample != 0 {
+// Record records where the committed grab g, its candidate query
+// rendered from p (its lister resolved), which read writes as its write
+// token and took picked, stopped: after its last pick, when it took a full
+// count. A grab that took fewer, or none (picked nil), ends the walk; a
+// dry run or a sampled grab changes nothing.
+func Record[R Row](w *Walks, d Dialect, g revisit.GrabParams, p Params, picked []R, writes any) {
+	if g.DryRun || p.Sample != 0 {
 		return
 	}
 	var after Key
-	if last != nil && full {
-		after, _ = d.KeyOf(p.Policy, *last)
+	if len(picked) > 0 && len(picked) == g.Count {
+		after, _ = d.KeyOf(p.Policy, picked[len(picked)-1].Base())
 	}
+	lister := g.ListerFilter()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if after == nil {
@@ -143,6 +144,8 @@ func (d Dialect) Flips(p Params, since time.Time) (Query, bool) {
 		gap    time.Duration
 	}{{"failed", p.Cooldowns.Failed}, {"not_found", p.Cooldowns.NotFound}} {
 		if c.gap > 0 {
+			// The IN term is listed_origin_failures' own condition, which
+			// SQLite uses the index for only when the query says it.
 			probes = append(probes, "visit_type = "+visitType+" AND last_visit_status IN ('failed', 'not_found') AND last_visit_status = '"+
 				c.status+"' AND "+crossed("last_visit", c.gap))
 		}
