@@ -257,20 +257,31 @@ func (s *Store) write(ctx context.Context, op string, fn func(tx *sql.Tx) error)
 	s.listedNow = false
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
-		return translate(op, err)
+		return translate(op, stopped(ctx, err))
 	}
 	if err := fn(tx); err != nil {
 		_ = tx.Rollback()
-		return translate(op, err)
+		return translate(op, stopped(ctx, err))
 	}
 	if err := tx.Commit(); err != nil {
-		return translate(op, err)
+		return translate(op, stopped(ctx, err))
 	}
 	if s.listedNow {
 		s.listed.Add(1)
 	}
 	s.prepareWanted(ctx)
 	return nil
+}
+
+// stopped returns the context's error in place of err when ctx ended: a
+// transaction whose context ends is rolled back under the caller, whose
+// statements then fail with "statement is closed" or "transaction has
+// already been committed or rolled back", which say nothing of the cause.
+func stopped(ctx context.Context, err error) error {
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(err, cause) {
+		return cause
+	}
+	return err
 }
 
 // wroteListed notes that the write transaction in progress adds or
