@@ -52,12 +52,38 @@ func TestSettingsAdviceComparesSharedBuffersWithTheListedOrigins(t *testing.T) {
 		{12 * gib, 6 * gib, ""},
 		{128 << 20, 900 << 20, ""}, // a small store stays in any cache
 	} {
-		advice := settingsAdvice("lz4", c.sharedBuffers, c.listedOrigins)
-		switch {
-		case c.want == "" && len(advice) != 0:
-			t.Errorf("shared_buffers %d, listed origins %d: advice %q, want none", c.sharedBuffers, c.listedOrigins, advice)
-		case c.want != "" && (len(advice) != 1 || !strings.HasPrefix(advice[0], c.want)):
-			t.Errorf("shared_buffers %d, listed origins %d: advice %q, want %q…", c.sharedBuffers, c.listedOrigins, advice, c.want)
-		}
+		advice := settingsAdvice(serverSettings{walCompression: "lz4", sharedBuffers: c.sharedBuffers,
+			listedOrigins: c.listedOrigins, hugePages: "on"})
+		requireAdvice(t, advice, c.want)
+	}
+}
+
+func TestSettingsAdviceAsksForHugePagesUnderALargeSharedCache(t *testing.T) {
+	t.Parallel()
+	const gib = 1 << 30
+	for _, c := range []struct {
+		sharedBuffers int64
+		hugePages     string
+		want          string
+	}{
+		{12 * gib, "off", "shared_buffers (12 GiB) is not on huge pages"},
+		{12 * gib, "on", ""},
+		{12 * gib, "", ""},     // huge_pages = try on a server older than 17: not known
+		{128 << 20, "off", ""}, // a small cache is mapped quickly
+	} {
+		advice := settingsAdvice(serverSettings{walCompression: "lz4", sharedBuffers: c.sharedBuffers, hugePages: c.hugePages})
+		requireAdvice(t, advice, c.want)
+	}
+}
+
+// requireAdvice fails unless advice is one sentence starting with want, or
+// none when want is empty.
+func requireAdvice(t *testing.T, advice []string, want string) {
+	t.Helper()
+	switch {
+	case want == "" && len(advice) != 0:
+		t.Errorf("advice %q, want none", advice)
+	case want != "" && (len(advice) != 1 || !strings.HasPrefix(advice[0], want)):
+		t.Errorf("advice %q, want %q…", advice, want)
 	}
 }
