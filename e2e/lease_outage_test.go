@@ -21,8 +21,8 @@ import (
 
 // TestLeaseRenewalWaitsOutAnOutage cuts, then freezes, the database of an
 // idle orchestrator for 15 s each: its lease renewals are spaced and
-// logged once, and the lease is renewed within 2 s of the database's
-// return.
+// logged once, and the lease is renewed soon after the database's return
+// (renewedWithin).
 func TestLeaseRenewalWaitsOutAnOutage(t *testing.T) {
 	t.Parallel()
 	direct, storeURL := teststore.Postgres(t)
@@ -58,9 +58,15 @@ func TestLeaseRenewalWaitsOutAnOutage(t *testing.T) {
 		celerytest.WaitFor(t, 10*time.Second, "the lease renewed", func() bool { return logs.of("lease renewed again") > renewed })
 		took := time.Since(back)
 		t.Logf("%s: lease renewed %v after the database's return", fault.name, took)
-		require.Less(t, took, 2*time.Second, "%s: the lease is renewed within 2 s of the return", fault.name)
+		require.Less(t, took, renewedWithin, "%s: the lease is renewed soon after the return", fault.name)
 	}
 }
+
+// renewedWithin bounds the time from the database's return to the lease's
+// renewal: an attempt begun just before the return may run out its timeout
+// (a third of the 3 s TTL), the next waits at most RenewRetryMax and its
+// jitter (1 s), and the renewal itself takes a fresh connection.
+const renewedWithin = 3 * time.Second
 
 // countedLeases counts the lease renewals a store is asked for.
 type countedLeases struct {
