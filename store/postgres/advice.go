@@ -43,9 +43,12 @@ type serverSettings struct {
 
 // bigStore is the size of the listed origins' tables from which a
 // shared_buffers smaller than them is worth a warning: below it, any
-// server keeps them in its cache anyway. It is also the shared cache from
-// which ordinary pages are worth a warning.
+// server keeps them in its cache anyway.
 const bigStore = 1 << 30
+
+// bigSharedCache is the shared_buffers from which a cache on ordinary
+// pages, not huge ones, is worth a warning.
+const bigSharedCache = 1 << 30
 
 // slowCompressions are the wal_compression methods measured to slow revisit
 // down, with what was measured against lz4 (docs/deploy/README.md).
@@ -72,7 +75,7 @@ func settingsAdvice(set serverSettings) []string {
 			"instead of 4 GB made recording 55%% and result processing 45%% faster; raise shared_buffers",
 			humanize.IBytes(uint64(set.sharedBuffers)), humanize.IBytes(uint64(set.listedOrigins))))
 	}
-	if set.sharedBuffers >= bigStore && set.hugePages == "off" {
+	if set.sharedBuffers >= bigSharedCache && set.hugePages == "off" {
 		advice = append(advice, fmt.Sprintf("shared_buffers (%s) is not on huge pages: each connection maps "+
 			"the shared cache 4 kB at a time as results and recording touch it at random; on the 10M set "+
 			"huge pages made results 1.15x to 4.9x faster, depending on the machine; set vm.nr_hugepages "+
