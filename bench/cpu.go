@@ -62,3 +62,46 @@ func (s cpuSample) per(end cpuSample, units int64) CPU {
 	return CPU{RevisitMicros: us(s.self, end.self), PostgresMicros: us(s.postgres, end.postgres),
 		RabbitMQMicros: us(s.rabbitmq, end.rabbitmq)}
 }
+
+// usage is the processor time used so far, or over spans of a run, in
+// seconds: by this process and the local servers (cpuSample), and by the
+// whole machine, busy and in all (every processor's time, idle included),
+// with how many processors it has.
+type usage struct {
+	cpu        cpuSample
+	busy, time float64
+	cores      int
+}
+
+// sampleUsage reads the processor time used so far; on a host without
+// /proc, the machine's part is zero.
+func sampleUsage() usage {
+	u := usage{cpu: sampleCPU()}
+	if fs, err := procfs.NewDefaultFS(); err == nil {
+		if st, err := fs.Stat(); err == nil {
+			c := st.CPUTotal
+			u.busy = c.User + c.Nice + c.System + c.IRQ + c.SoftIRQ + c.Steal
+			u.time = u.busy + c.Idle + c.Iowait
+			u.cores = len(st.CPU)
+		}
+	}
+	return u
+}
+
+// plus returns u with the time used from start to end added.
+func (u usage) plus(start, end usage) usage {
+	return usage{
+		cpu: cpuSample{self: u.cpu.self + end.cpu.self - start.cpu.self,
+			postgres: u.cpu.postgres + end.cpu.postgres - start.cpu.postgres,
+			rabbitmq: u.cpu.rabbitmq + end.cpu.rabbitmq - start.cpu.rabbitmq},
+		busy: u.busy + end.busy - start.busy, time: u.time + end.time - start.time, cores: end.cores}
+}
+
+// busyCores returns how many of the machine's processors u kept busy on
+// average: its busy share of all processors' time, times their number.
+func (u usage) busyCores() float64 {
+	if u.time <= 0 {
+		return 0
+	}
+	return u.busy / u.time * float64(u.cores)
+}

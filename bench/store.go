@@ -72,6 +72,13 @@ type Latency struct {
 	// Resumed is how many of the calls resumed the walk of the call
 	// before them, on a store that does (store.GrabWalker).
 	Resumed int `json:"resumed,omitempty"`
+	// CPU is the processor time a call cost, and BusyCores how many of
+	// the machine's processors were busy on average meanwhile: over the
+	// timed calls, or, back to back, over the whole run of them, which
+	// then also holds what the store does beside the calls (PostgreSQL:
+	// moving each grab's picks set aside).
+	CPU       CPU     `json:"cpu"`
+	BusyCores float64 `json:"busy_cores"`
 }
 
 // StoreReport is what RunStore measured.
@@ -359,6 +366,12 @@ func timeGrabsWith(ctx context.Context, s store.Store, grab grabber, c grabCase,
 		resumed = w.GrabsResumed
 	}
 	resumedBefore := resumed()
+	// Back to back, the usage is read around the whole run: reading it
+	// between the calls would leave the store time to catch up.
+	var used, runStart usage
+	if mode == BackToBack {
+		runStart = sampleUsage()
+	}
 	var pending []revisit.ListedOrigin
 	for i := range n {
 		p := revisit.GrabParams{VisitType: c.visitType, Count: count, Policy: c.policy,
@@ -366,12 +379,19 @@ func timeGrabsWith(ctx context.Context, s store.Store, grab grabber, c grabCase,
 		if c.lister != nil {
 			p.ListerID = &c.lister.ID
 		}
+		var callStart usage
+		if mode != BackToBack {
+			callStart = sampleUsage()
+		}
 		start := time.Now()
 		got, untimed, err := grab(ctx, p)
 		if err != nil {
 			return Latency{}, fmt.Errorf("%s: %w", c.name, err)
 		}
 		times = append(times, time.Since(start)-untimed)
+		if mode != BackToBack {
+			used = used.plus(callStart, sampleUsage())
+		}
 		returned += len(got)
 		switch mode {
 		case Visited:
@@ -382,6 +402,9 @@ func timeGrabsWith(ctx context.Context, s store.Store, grab grabber, c grabCase,
 			pending = append(pending, got...)
 		}
 	}
+	if mode == BackToBack {
+		used = used.plus(runStart, sampleUsage())
+	}
 	for batch := range slices.Chunk(pending, max(count, 1)) {
 		if err := visit(ctx, s, batch, now.Add(time.Duration(n)*time.Second)); err != nil {
 			return Latency{}, fmt.Errorf("%s: %w", c.name, err)
@@ -390,7 +413,7 @@ func timeGrabsWith(ctx context.Context, s store.Store, grab grabber, c grabCase,
 	slices.Sort(times)
 	return Latency{Case: c.name, Mode: mode, Calls: n, Count: count, Returned: returned / max(n, 1),
 		P50: times[len(times)/2], P99: times[min(len(times)-1, len(times)*99/100)], Max: times[len(times)-1],
-		Resumed: int(resumed() - resumedBefore)}, nil
+		Resumed: int(resumed() - resumedBefore), CPU: cpuSample{}.per(used.cpu, int64(n)), BusyCores: used.busyCores()}, nil
 }
 
 // visit processes a successful visit of each origin, a millisecond after

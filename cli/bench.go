@@ -506,9 +506,15 @@ Use an empty store: the run adds origins and marks visits.
 Beside the rates, what the load and the recording cost the database per
 origin: the server's processor time when it runs on this host (db_cpu_us)
 and the bytes written to its write-ahead log (wal_bytes, PostgreSQL); both
-count all the server does meanwhile, so measure on an idle server. Then
-the disk space of every table and index once the data set is loaded, in
-all and per origin.
+count all the server does meanwhile, so measure on an idle server. Beside
+each grab's latency, what a grab cost the server (db_cpu_us) and this
+process (revisit_cpu_us) in processor time, and how many of the machine's
+processors were busy meanwhile (cores_busy): over the timed calls, or,
+for the grabs back to back, over their whole run, which then also holds
+what the store does beside them (PostgreSQL moves each grab's picks to
+its pending table). A cores_busy close to the machine's count says that
+the grabs waited for processors. Then the disk space of every table and
+index once the data set is loaded, in all and per origin.
 
 With --baseline, the JSON output (--format json) of a run on a smaller
 set, it also reports P1g: how much each case's grab p50 grew from there
@@ -546,7 +552,7 @@ Cases that ran short of eligible origins in either run are left out.`,
 			}
 			target := bench.GrabTargetFor(caps)
 			rw := a.rows(cols("measure", "calls", "returned", "p50_ms", "p99_ms", "max_ms", "target", "met",
-				"db_cpu_us", "wal_bytes", "bytes", "bytes_per_origin"))
+				"db_cpu_us", "wal_bytes", "revisit_cpu_us", "cores_busy", "bytes", "bytes_per_origin"))
 			for _, l := range rep.Grabs {
 				// The target is for select and mark in the steady state.
 				measure, name, met := "grab "+l.Case, target.Name, any(target.Met(l))
@@ -557,7 +563,8 @@ Cases that ran short of eligible origins in either run are left out.`,
 					measure, name, met = fmt.Sprintf("grab, no results between (%d resumed): %s", l.Resumed, l.Case), "", ""
 				}
 				if err := rw.Row(measure, l.Calls, l.Returned, ms(l.P50), ms(l.P99), ms(l.Max), name, met,
-					"", "", "", ""); err != nil {
+					math.Round(l.CPU.PostgresMicros), "", math.Round(l.CPU.RevisitMicros), math.Round(l.BusyCores*100)/100,
+					"", ""); err != nil {
 					return err
 				}
 			}
@@ -567,13 +574,13 @@ Cases that ran short of eligible origins in either run are left out.`,
 					continue
 				}
 				if err := rw.Row("growth from the baseline: grab "+l.Case, l.Calls, l.Returned, ms(l.P50), "", "",
-					fmt.Sprintf("P1g %.2f×", growth), growth <= bench.GrowthTarget, "", "", "", ""); err != nil {
+					fmt.Sprintf("P1g %.2f×", growth), growth <= bench.GrowthTarget, "", "", "", "", "", ""); err != nil {
 					return err
 				}
 			}
 			if rep.Loaded {
 				if err := rw.Row(append([]any{fmt.Sprintf("load %d origins (origins/s; the database's cost per origin)", rep.Origins),
-					1, rep.Origins, "", "", "", fmt.Sprintf("%.0f/s", rep.LoadPS), ""}, costCells(rep.LoadCost, "", "")...)...); err != nil {
+					1, rep.Origins, "", "", "", fmt.Sprintf("%.0f/s", rep.LoadPS), ""}, costCells(rep.LoadCost, "", "", "", "")...)...); err != nil {
 					return err
 				}
 			}
@@ -582,16 +589,16 @@ Cases that ran short of eligible origins in either run are left out.`,
 				measure = fmt.Sprintf("record 1000-origin batches, half new, %d at once (origins/s)", writers)
 			}
 			if err := rw.Row(append([]any{measure, batches, batches * 1000, "", "", "", fmt.Sprintf("P3 %.0f/s", rep.RecordPS),
-				rep.RecordPS >= bench.RecordTarget}, costCells(rep.RecordCost, "", "")...)...); err != nil {
+				rep.RecordPS >= bench.RecordTarget}, costCells(rep.RecordCost, "", "", "", "")...)...); err != nil {
 				return err
 			}
 			if rep.IndexPS > 0 {
 				if err := rw.Row("then index their new URLs for search (URLs/s)", "", "", "", "", "",
-					fmt.Sprintf("%.0f/s", rep.IndexPS), "", "", "", "", ""); err != nil {
+					fmt.Sprintf("%.0f/s", rep.IndexPS), "", "", "", "", "", "", ""); err != nil {
 					return err
 				}
 				if err := rw.Row("record and index, in all (origins/s)", batches, batches*1000, "", "", "",
-					fmt.Sprintf("%.0f/s", rep.RecordIndexedPS), "", "", "", "", ""); err != nil {
+					fmt.Sprintf("%.0f/s", rep.RecordIndexedPS), "", "", "", "", "", "", ""); err != nil {
 					return err
 				}
 			}
@@ -600,7 +607,7 @@ Cases that ran short of eligible origins in either run are left out.`,
 				for _, r := range rep.Footprint {
 					all += r.Bytes
 				}
-				if err := rw.Row("footprint: all tables and indexes", "", "", "", "", "", "", "", "", "",
+				if err := rw.Row("footprint: all tables and indexes", "", "", "", "", "", "", "", "", "", "", "",
 					all, math.Round(float64(all)/float64(rep.Origins)*10)/10); err != nil {
 					return err
 				}
@@ -610,7 +617,7 @@ Cases that ran short of eligible origins in either run are left out.`,
 				if r.Index {
 					what = "index on " + r.Table
 				}
-				if err := rw.Row(fmt.Sprintf("footprint: %s (%s)", r.Name, what), "", "", "", "", "", "", "", "", "",
+				if err := rw.Row(fmt.Sprintf("footprint: %s (%s)", r.Name, what), "", "", "", "", "", "", "", "", "", "", "",
 					r.Bytes, math.Round(r.PerOrigin*10)/10); err != nil {
 					return err
 				}

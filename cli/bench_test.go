@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -90,9 +91,9 @@ func TestBenchStoreReportsGrowthOverABaseline(t *testing.T) {
 }
 
 // bench store and bench feedback say what recording and folding cost the
-// database (its write-ahead log on PostgreSQL), and bench store the disk
-// space of each table and index once the data set is loaded, on both
-// stores.
+// database (its write-ahead log on PostgreSQL), and bench store what each
+// grab cost in processor time, and the disk space of each table and index
+// once the data set is loaded, on both stores.
 func TestBenchReportsTheDatabasesCost(t *testing.T) {
 	h := newHarness(t)
 	pg := pgtest.URL(t)
@@ -104,6 +105,12 @@ func TestBenchReportsTheDatabasesCost(t *testing.T) {
 		for _, r := range rows {
 			measure := r["measure"].(string)
 			switch {
+			case strings.HasPrefix(measure, "grab"):
+				for _, col := range []string{"db_cpu_us", "revisit_cpu_us"} {
+					require.GreaterOrEqual(t, r[col], 0.0, "%s: %s: %v", engine, col, r)
+				}
+				require.GreaterOrEqual(t, r["cores_busy"], 0.0, "%s: %v", engine, r)
+				require.LessOrEqual(t, r["cores_busy"], float64(runtime.NumCPU()), "%s: %v", engine, r)
 			case strings.HasPrefix(measure, "record 1000-origin batches"):
 				if engine == "postgres" {
 					require.Greater(t, r["wal_bytes"], 100.0, "an origin recorded writes to the log: %v", r)
