@@ -26,14 +26,14 @@ func spin(t *testing.T, d time.Duration) {
 // of processor time, with 200 ms spent between them, come to 0.6 s, one
 // processor at least busy during the spans.
 func TestUsageOverSpans(t *testing.T) {
-	if sampleUsage().cores == 0 {
+	if beginSpan().cores == 0 {
 		t.Skip("no /proc on this host: nothing to measure with")
 	}
 	var used usage
 	for range 2 {
-		start := sampleUsage()
+		start := beginSpan()
 		spin(t, 300*time.Millisecond)
-		used = used.plus(start, sampleUsage())
+		used = used.plus(start, endSpan())
 		spin(t, 200*time.Millisecond)
 	}
 	// /proc counts processor time in ticks of 10 ms: a few of slack.
@@ -45,5 +45,21 @@ func TestUsageOverSpans(t *testing.T) {
 	}
 	if per := (cpuSample{}).per(used.cpu, 2); per.RevisitMicros < 280_000 || per.RevisitMicros > 330_000 {
 		t.Fatalf("%.0f µs a span, want about 300,000", per.RevisitMicros)
+	}
+}
+
+// A span's own reads are not in it: fifty empty spans cost this process
+// nothing, though each read of /proc's processes costs it about 2 ms.
+func TestEmptySpansCostNothing(t *testing.T) {
+	if beginSpan().cores == 0 {
+		t.Skip("no /proc on this host: nothing to measure with")
+	}
+	var used usage
+	for range 50 {
+		start := beginSpan()
+		used = used.plus(start, endSpan())
+	}
+	if used.cpu.self > 0.03 {
+		t.Fatalf("fifty empty spans: %.3f s of this process's time, want none", used.cpu.self)
 	}
 }

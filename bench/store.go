@@ -370,7 +370,7 @@ func timeGrabsWith(ctx context.Context, s store.Store, grab grabber, c grabCase,
 	// between the calls would leave the store time to catch up.
 	var used, runStart usage
 	if mode == BackToBack {
-		runStart = sampleUsage()
+		runStart = beginSpan()
 	}
 	var pending []revisit.ListedOrigin
 	for i := range n {
@@ -381,7 +381,7 @@ func timeGrabsWith(ctx context.Context, s store.Store, grab grabber, c grabCase,
 		}
 		var callStart usage
 		if mode != BackToBack {
-			callStart = sampleUsage()
+			callStart = beginSpan()
 		}
 		start := time.Now()
 		got, untimed, err := grab(ctx, p)
@@ -390,7 +390,7 @@ func timeGrabsWith(ctx context.Context, s store.Store, grab grabber, c grabCase,
 		}
 		times = append(times, time.Since(start)-untimed)
 		if mode != BackToBack {
-			used = used.plus(callStart, sampleUsage())
+			used = used.plus(callStart, endSpan())
 		}
 		returned += len(got)
 		switch mode {
@@ -403,7 +403,7 @@ func timeGrabsWith(ctx context.Context, s store.Store, grab grabber, c grabCase,
 		}
 	}
 	if mode == BackToBack {
-		used = used.plus(runStart, sampleUsage())
+		used = used.plus(runStart, endSpan())
 	}
 	for batch := range slices.Chunk(pending, max(count, 1)) {
 		if err := visit(ctx, s, batch, now.Add(time.Duration(n)*time.Second)); err != nil {
