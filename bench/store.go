@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -366,6 +367,9 @@ func timeGrabsWith(ctx context.Context, s store.Store, grab grabber, c grabCase,
 		resumed = w.GrabsResumed
 	}
 	resumedBefore := resumed()
+	// The calls do not pay for the garbage of what ran before them (the
+	// previous mode's results, above all).
+	runtime.GC()
 	// Back to back, the usage is read around the whole run: reading it
 	// between the calls would leave the store time to catch up.
 	var used, runStart usage
