@@ -29,24 +29,33 @@ import (
 //     (picksAside.warmUp).
 //
 // Each takes its picks out of the table (takePicks), locked in id order so
-// that no two of them wait for each other in turn (a deadlock), then moves
-// them (movePicks).
+// that no two of them wait for each other in turn (a deadlock), and moves
+// them (movePicksFrom): flushPicks and the flusher in one statement, a
+// grab once it has read them.
 
-// takePicks renders the statement that deletes and returns the picks set
-// aside that cond selects, locked in id order; a pick that another mover
-// has locked is waited for, and skipped if that mover moved it. The picks
-// are found through the primary key (withIndexScans): the table churns a
-// grab's worth of rows at every grab, and its estimated size counts the
-// dead ones until a vacuum.
-func takePicks(cond string) string {
+// takePicks renders the statement that deletes the picks set aside that
+// cond selects, locked in id order, and returns their columns returning;
+// a pick that another mover has locked is waited for, and skipped if that
+// mover moved it. The picks are found through the primary key
+// (withIndexScans): the table churns a grab's worth of rows at every
+// grab, and its estimated size counts the dead ones until a vacuum. The
+// planner estimates the picks the statement returns from the array it
+// compares ids with, whose length it does not know (a few rows), not
+// from the table: so movePicksFrom takes them from it.
+func takePicks(cond, returning string) string {
 	return `DELETE FROM listed_origin_picked WHERE id = ANY(ARRAY(
 		SELECT id FROM listed_origin_picked WHERE ` + cond + ` ORDER BY id FOR UPDATE))
-		RETURNING id, tid, url, visit_type, scheduled_at`
+		RETURNING ` + returning
 }
 
 var (
-	takeAll = takePicks("true")
-	takeDue = takePicks("visit_type = $1 AND ($2::timestamptz IS NULL OR scheduled_at < $2)")
+	// flushAll moves every pick set aside, in one statement: the picks
+	// never leave the database.
+	flushAll = movePicksFrom(takePicks("true", "tid, url, visit_type, false AS shared, scheduled_at AS scheduled"))
+	// takeDue takes the picks of visit type $1 grabbed before $2 (all of
+	// them when null), for the grab to move (lockAndRequeue).
+	takeDue = takePicks("visit_type = $1 AND ($2::timestamptz IS NULL OR scheduled_at < $2)",
+		"id, tid, url, visit_type, scheduled_at")
 )
 
 // anySetAside tells whether picks of visit type $1 are set aside. ORDER BY
@@ -60,8 +69,15 @@ const anySetAside = `SELECT count(*) > 0 FROM (
 // with index scans only (withIndexScans). When there is none, as between
 // grabs, it costs one probe of the picks' key, and no move.
 func flushPicks(ctx context.Context, tx pgx.Tx) error {
-	_, err := movePicksAside(ctx, tx, takeAll)
+	_, err := moveAllAside(ctx, tx)
 	return err
+}
+
+// moveAllAside moves every pick set aside to listed_origin_pending and
+// returns how many it moved.
+func moveAllAside(ctx context.Context, tx pgx.Tx) (moved int, err error) {
+	err = tx.QueryRow(ctx, flushAll).Scan(&moved)
+	return moved, err
 }
 
 // dueBefore returns the time before which the picks set aside at a grab
@@ -77,18 +93,6 @@ func dueBefore(now time.Time, c revisit.Cooldowns) *time.Time {
 		}
 	}
 	return before
-}
-
-// movePicksAside takes the picks that take (a takePicks statement of args)
-// selects out of listed_origin_picked and moves them to
-// listed_origin_pending, and returns how many it moved.
-func movePicksAside(ctx context.Context, tx pgx.Tx, take string, args ...any) (int, error) {
-	rows, _ := tx.Query(ctx, take, args...)
-	var ps picks
-	if err := collectPicks(rows, &ps); err != nil || len(ps.ids) == 0 {
-		return 0, err
-	}
-	return len(ps.ids), ps.move(ctx, tx)
 }
 
 // collectPicks adds the picks of rows, of a takePicks statement, to ps.
@@ -234,7 +238,7 @@ func (a *picksAside) flush(ctx context.Context) (moved, warmed int, err error) {
 	err = pgx.BeginFunc(ctx, a.pool, func(tx pgx.Tx) error {
 		return withIndexScans(ctx, tx, func() error {
 			var err error
-			moved, err = movePicksAside(ctx, tx, takeAll)
+			moved, err = moveAllAside(ctx, tx)
 			return err
 		})
 	})

@@ -552,20 +552,18 @@ func setAside(c candidate, now time.Time) bool {
 	return !c.shared && (c.lastVisit == nil || !c.lastVisit.After(now))
 }
 
-// movePicks moves picked rows to listed_origin_pending: $1 the addresses
-// the candidate query read, $2 their URLs, $3 their visit types, $4
-// whether shared, $5 the time of their grab, their new mark unless a later
-// one is there. Each pick's row moves by its address, and the other
-// listers' rows of the origins that are shared, or whose picked row has
-// moved, by URL (OFFSET 0 keeps that lookup a probe per origin, and the
-// visit type out of it: see TestMovePlan). The picks come as arrays, whose
-// length the planner knows: read from a table, their number was estimated
-// from its pages, dead rows included, and the planner hashed all of
-// listed_origin to find them (2 s a move).
-var movePicks = `
-	WITH picked AS (
-		SELECT * FROM unnest($1::tid[], $2::text[], $3::text[], $4::bool[], $5::timestamptz[])
-			AS p(tid, url, visit_type, shared, scheduled)
+// movePicksFrom renders the statement that moves the picks that the
+// statement picked returns (tid, url, visit_type, shared, scheduled: a
+// picked row's address, URL and visit type, whether its origin is shared,
+// the time of its grab) to listed_origin_pending, the time of their grab
+// their new mark unless a later one is there, and returns how many picks
+// it took. Each pick's row moves by its address, and the other listers'
+// rows of the origins that are shared, or whose picked row has moved, by
+// URL (OFFSET 0 keeps that lookup a probe per origin, and the visit type
+// out of it: see TestMovePlan).
+func movePicksFrom(picked string) string {
+	return `
+	WITH picked AS (` + picked + `
 	), by_row AS (
 		DELETE FROM listed_origin l USING picked p
 		WHERE l.ctid = p.tid AND l.visit_type = p.visit_type AND l.url = p.url RETURNING l.*, p.scheduled
@@ -577,11 +575,23 @@ var movePicks = `
 				AND NOT EXISTS (SELECT FROM picked q WHERE q.tid = o.ctid)) o
 		WHERE l.ctid = o.ctid
 		RETURNING l.*, o.scheduled
+	), moved AS (
+		INSERT INTO listed_origin_pending (` + listedColumns + `)
+		SELECT ` + listedColumnsWith("GREATEST(last_scheduled, scheduled)") + ` FROM by_row
+		UNION ALL
+		SELECT ` + listedColumnsWith("GREATEST(last_scheduled, scheduled)") + ` FROM by_url
 	)
-	INSERT INTO listed_origin_pending (` + listedColumns + `)
-	SELECT ` + listedColumnsWith("GREATEST(last_scheduled, scheduled)") + ` FROM by_row
-	UNION ALL
-	SELECT ` + listedColumnsWith("GREATEST(last_scheduled, scheduled)") + ` FROM by_url`
+	SELECT count(*) FROM picked`
+}
+
+// movePicks moves the picks of $1 (addresses), $2 (URLs), $3 (visit
+// types), $4 (whether shared) and $5 (times of their grab), as
+// movePicksFrom. The picks come as arrays, whose length the planner
+// knows: read from a table by a query whose size the planner estimated
+// from the table's pages, dead rows included, the planner hashed all of
+// listed_origin to find them (2 s a move).
+var movePicks = movePicksFrom(`SELECT * FROM unnest($1::tid[], $2::text[], $3::text[], $4::bool[], $5::timestamptz[])
+		AS p(tid, url, visit_type, shared, scheduled)`)
 
 // setPicksAside records the picks of $1 (ids), $2 (addresses) and $3 (URLs)
 // of visit type $4, grabbed at $5, in listed_origin_picked.

@@ -167,6 +167,29 @@ func TestMovePlan(t *testing.T) {
 	require.NotContains(t, plan, "Seq Scan on listed_origin")
 }
 
+// TestFlushPlan checks that the flusher's move, which reads its picks out
+// of listed_origin_picked in the same statement, reaches them as a grab's
+// move does, by address, even when the statistics of the picks' table say
+// it holds thousands: the planner counts the picks from the array of ids
+// it takes, not from the table (a move planned from the table's size
+// hashed all of listed_origin, 2 s a move).
+func TestFlushPlan(t *testing.T) {
+	ctx := context.Background()
+	s := OpenMigrated(t, nil)
+	recordGitOrigins(t, s, 5000)
+	_, err := s.pool.Exec(ctx, `INSERT INTO listed_origin_picked (id, tid, url, visit_type, scheduled_at)
+		SELECT id, ctid, url, visit_type, now() FROM listed_origin`)
+	require.NoError(t, err)
+	_, err = s.pool.Exec(ctx, "ANALYZE listed_origin_picked")
+	require.NoError(t, err)
+	plan := explainWith(t, ctx, s, strings.Join(indexScansOnly, "; "), flushAll)
+	for _, want := range []string{"TID Cond: (ctid = p.tid)", "Index Scan using listed_origin_url "} {
+		require.Contains(t, plan, want)
+	}
+	require.NotContains(t, plan, "Seq Scan on listed_origin")
+	require.NotContains(t, plan, "Hash Join")
+}
+
 // TestPendingLookupPlans checks that the statements that find pending
 // origins by URL (a result's, a released visit's, recording's) probe the
 // hash index of listed_origin_pending, as they run in production
