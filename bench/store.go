@@ -98,9 +98,11 @@ type StoreReport struct {
 	IndexPS         float64 `json:"index_urls_per_s,omitempty"`
 	RecordIndexedPS float64 `json:"record_and_index_origins_per_s,omitempty"`
 	// LoadCost and RecordCost are what loading the data set and recording
-	// cost the database per origin.
-	LoadCost   DBCost `json:"load_cost"`
-	RecordCost DBCost `json:"record_cost"`
+	// cost the database per origin; RecordIndexedCost is RecordCost with
+	// the indexing of the new URLs counted in.
+	LoadCost          DBCost `json:"load_cost"`
+	RecordCost        DBCost `json:"record_cost"`
+	RecordIndexedCost DBCost `json:"record_and_index_cost"`
 	// Footprint is the disk space of the store's tables and indexes once
 	// the data set is loaded, before the run adds to it.
 	Footprint []RelationFootprint `json:"footprint,omitempty"`
@@ -246,10 +248,12 @@ func RunStore(ctx context.Context, cfg StoreConfig) (StoreReport, error) {
 		return rep, err
 	}
 	urls, indexing, err := indexURLs(ctx, se.Store)
-	if urls > 0 {
-		rep.IndexPS = float64(urls) / indexing.Seconds()
-		rep.RecordIndexedPS = recorded / (took + indexing).Seconds()
+	if err != nil || urls == 0 {
+		return rep, err
 	}
+	rep.IndexPS = float64(urls) / indexing.Seconds()
+	rep.RecordIndexedPS = recorded / (took + indexing).Seconds()
+	rep.RecordIndexedCost, err = costSince(ctx, se.Store, db, int64(recorded))
 	return rep, err
 }
 

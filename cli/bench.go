@@ -597,8 +597,8 @@ Cases that ran short of eligible origins in either run are left out.`,
 					fmt.Sprintf("%.0f/s", rep.IndexPS), "", "", "", "", "", "", ""); err != nil {
 					return err
 				}
-				if err := rw.Row("record and index, in all (origins/s)", batches, batches*1000, "", "", "",
-					fmt.Sprintf("%.0f/s", rep.RecordIndexedPS), "", "", "", "", "", "", ""); err != nil {
+				if err := rw.Row(append([]any{"record and index, in all (origins/s)", batches, batches * 1000, "", "", "",
+					fmt.Sprintf("%.0f/s", rep.RecordIndexedPS), ""}, costCells(rep.RecordIndexedCost, "", "", "", "")...)...); err != nil {
 					return err
 				}
 			}

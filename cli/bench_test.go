@@ -100,8 +100,8 @@ func TestBenchReportsTheDatabasesCost(t *testing.T) {
 	for engine, url := range map[string]string{"postgres": pg, "sqlite": "sqlite://" + filepath.Join(h.dir, "cost.db")} {
 		h.url = url
 		rows := h.jsonList("bench", "store", "--origins", "3000", "--grabs", "1", "--count", "10", "--record-batches", "2")
-		var all, sum float64
-		var listed bool
+		var all, sum, recordWAL float64
+		var listed, indexed bool
 		for _, r := range rows {
 			measure := r["measure"].(string)
 			switch {
@@ -117,6 +117,10 @@ func TestBenchReportsTheDatabasesCost(t *testing.T) {
 				} else {
 					require.EqualValues(t, 0, r["wal_bytes"], "no server log to measure: %v", r)
 				}
+				recordWAL = r["wal_bytes"].(float64)
+			case measure == "record and index, in all (origins/s)":
+				indexed = true
+				require.Greater(t, r["wal_bytes"], recordWAL, "indexing the new URLs writes to the log too: %v", r)
 			case measure == "footprint: all tables and indexes":
 				all = r["bytes"].(float64)
 				require.InDelta(t, all/3000, r["bytes_per_origin"], 0.1)
@@ -126,6 +130,7 @@ func TestBenchReportsTheDatabasesCost(t *testing.T) {
 			}
 		}
 		require.True(t, listed, "%s: listed_origin's footprint in %v", engine, rows)
+		require.Equal(t, engine == "postgres", indexed, "%s: only PostgreSQL indexes URLs after recording: %v", engine, rows)
 		require.Positive(t, all, engine)
 		require.Equal(t, all, sum, "%s: the total is the sum of the tables and indexes", engine)
 	}
