@@ -22,11 +22,21 @@ const inFlightActivity = `
 	SELECT visit_type, 'lost', '', date_trunc('minute', lost_at, 'UTC') AS m, count(*)
 		FROM visit_in_flight WHERE lost_at >= $1 AND lost_at < $2 GROUP BY 1, 4`
 
-// statsActivity reads the visit stats rows that recall a schedule in [$1,
-// $2) or results since $1 (recent.Activity counts them). visit_stats has
-// no index on those times (results keep its updates in place,
-// docs/store.md): its scan is the cost, once per process start.
+// statsActivity reads the visit stats that recall a schedule in [$1, $2)
+// or results since $1 (recent.Activity counts them), once an origin:
+// those of listed origins from one of their listed rows (a pending one's
+// schedule from before its grab: visit_in_flight counts the grab's), those
+// of the others from visit_stats. No index
+// holds those times: the scan of the tables is the cost, once per process
+// start.
 const statsActivity = `
+	SELECT DISTINCT ON (url, visit_type) visit_type, last_scheduled, last_visit, last_visit_status, recent
+	FROM listed_origin WHERE (last_scheduled >= $1 AND last_scheduled < $2) OR last_visit >= $1
+	UNION ALL
+	SELECT DISTINCT ON (url, visit_type) visit_type, stats_scheduled, last_visit, last_visit_status, recent
+	FROM listed_origin_pending p WHERE ((stats_scheduled >= $1 AND stats_scheduled < $2) OR last_visit >= $1)
+		AND NOT EXISTS (SELECT FROM listed_origin l WHERE l.url = p.url AND l.visit_type = p.visit_type)
+	UNION ALL
 	SELECT visit_type, last_scheduled, last_visit, last_visit_status, recent FROM visit_stats
 	WHERE (last_scheduled >= $1 AND last_scheduled < $2) OR last_visit >= $1`
 

@@ -262,9 +262,8 @@ var requeueChunk = 10000
 
 // lockAndRequeue takes the grab lock of a visit type, then moves back to
 // listed_origin its pending origins that the scheduled and absolute
-// cooldowns c at now would let a grab return, folding their last_scheduled
-// into visit_stats, so that the candidate query, which reads listed_origin
-// only, stays exact. With the default cooldowns it finds nothing: results
+// cooldowns c at now would let a grab return, with their grab's mark, so
+// that the candidate query, which reads listed_origin only, stays exact. With the default cooldowns it finds nothing: results
 // and lost visits bring origins back long before.
 //
 // It also moves the picks set aside that may be due to the pending table
@@ -345,10 +344,6 @@ func requeueStatement(visitType string, now time.Time, c revisit.Cooldowns) (str
 		WITH due AS ((` + strings.Join(branches, ") UNION (") + `)
 		), back AS (
 			DELETE FROM listed_origin_pending WHERE ctid = ANY(ARRAY(SELECT ctid FROM due)) RETURNING *
-		), folded AS (
-			INSERT INTO visit_stats AS vs (url, visit_type, last_scheduled)
-			SELECT url, visit_type, max(last_scheduled) FROM back GROUP BY url, visit_type
-			ON CONFLICT (url, visit_type) DO UPDATE SET last_scheduled = GREATEST(vs.last_scheduled, EXCLUDED.last_scheduled)
 		)
 		INSERT INTO listed_origin (` + listedColumns + `) OVERRIDING SYSTEM VALUE SELECT ` + listedColumns + ` FROM back`, args
 }
@@ -501,8 +496,6 @@ const (
 // listed_origin_picked, to move after the grab (flushPicks), which
 // recordedAside says is done; shared origins move at once. For
 // origins_without_last_update it also raises the queue position.
-// visit_stats keeps its last_scheduled until the origin comes back
-// (docs/store.md, "Pending origins").
 //
 // A picked row is found by the address the candidate query read, under the
 // grab lock that keeps recording and results out; the origin's other rows
@@ -576,10 +569,10 @@ func movePicksFrom(picked string) string {
 		WHERE l.ctid = o.ctid
 		RETURNING l.*, o.scheduled
 	), moved AS (
-		INSERT INTO listed_origin_pending (` + listedColumns + `)
-		SELECT ` + listedColumnsWith("GREATEST(last_scheduled, scheduled)") + ` FROM by_row
+		INSERT INTO listed_origin_pending (` + pendingColumns + `)
+		SELECT ` + pendingValues("GREATEST(last_scheduled, scheduled)") + ` FROM by_row
 		UNION ALL
-		SELECT ` + listedColumnsWith("GREATEST(last_scheduled, scheduled)") + ` FROM by_url
+		SELECT ` + pendingValues("GREATEST(last_scheduled, scheduled)") + ` FROM by_url
 	)
 	SELECT count(*) FROM picked`
 }

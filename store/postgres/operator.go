@@ -29,9 +29,13 @@ const inFlightOf = `SELECT state, scheduled_at, sent_at FROM visit_in_flight
 	WHERE url = $1 AND visit_type = $2 AND state IN ('pending', 'sent') ORDER BY scheduled_at LIMIT 1`
 
 // statsScheduledOf selects the last_scheduled of an origin's stats ($1
-// url, $2 visit type), which its visit gives back when released or lost
-// (a pending origin's mark is on its pending rows).
-const statsScheduledOf = `SELECT last_scheduled FROM visit_stats WHERE url = $1 AND visit_type = $2`
+// url, $2 visit type), which its visit gives back when released or lost:
+// a pending origin's from before its grab's mark.
+const statsScheduledOf = `SELECT s FROM (
+		SELECT 0, stats_scheduled FROM listed_origin_pending WHERE url = $1 AND visit_type = $2
+		UNION ALL
+		SELECT 1, last_scheduled FROM listed_origin WHERE url = $1 AND visit_type = $2) AS r(pending, s)
+	ORDER BY pending LIMIT 1`
 
 // markOrigin marks an origin scheduled at $3 ($1 url, $2 visit type) as
 // a grab does: its listed rows, every lister's, move to the pending table
@@ -41,8 +45,8 @@ var markOrigin = `
 	WITH moved AS (
 		DELETE FROM listed_origin WHERE url = $1 AND visit_type = $2 RETURNING *
 	), pend AS (
-		INSERT INTO listed_origin_pending (` + listedColumns + `)
-		SELECT ` + listedColumnsWith("GREATEST(last_scheduled, $3::timestamptz)") + ` FROM moved
+		INSERT INTO listed_origin_pending (` + pendingColumns + `)
+		SELECT ` + pendingValues("GREATEST(last_scheduled, $3::timestamptz)") + ` FROM moved
 	)
 	UPDATE listed_origin_pending SET last_scheduled = GREATEST(last_scheduled, $3::timestamptz)
 	WHERE url = $1 AND visit_type = $2`

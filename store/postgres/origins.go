@@ -31,9 +31,10 @@ func (s *Store) ListedOriginsImport(ctx context.Context, origins []revisit.Liste
 // when keepSeen, and counts what it did.
 func (s *Store) recordCounted(ctx context.Context, origins []revisit.ListedOrigin, keepSeen bool) (revisit.RecordResult, error) {
 	var res revisit.RecordResult
-	err := s.recordOrigins(ctx, origins, keepSeen, func(tx pgx.Tx, args []any) (newURLs, newTypes []string, err error) {
-		err = tx.QueryRow(ctx, recordCounting, args...).Scan(&res.Inserted, &res.Updated, &newURLs, &newTypes)
-		return newURLs, newTypes, err
+	err := s.recordOrigins(ctx, origins, keepSeen, func(tx pgx.Tx, args []any) (added newRows, err error) {
+		err = tx.QueryRow(ctx, recordCounting, args...).Scan(&res.Inserted, &res.Updated, &added.urls, &added.types,
+			&added.shared)
+		return added, err
 	})
 	return res, err
 }
@@ -42,17 +43,17 @@ func (s *Store) recordCounted(ctx context.Context, origins []revisit.ListedOrigi
 // returns the rows it wrote.
 func (s *Store) ListedOriginsRecordReturning(ctx context.Context, origins []revisit.ListedOrigin) ([]revisit.ListedOrigin, error) {
 	var stored []revisit.ListedOrigin
-	err := s.recordOrigins(ctx, origins, false, func(tx pgx.Tx, args []any) (newURLs, newTypes []string, err error) {
+	err := s.recordOrigins(ctx, origins, false, func(tx pgx.Tx, args []any) (added newRows, err error) {
 		rows, _ := tx.Query(ctx, recordReturning, args...)
 		written, err := pgx.CollectRows(rows, scanWritten)
 		stored = make([]revisit.ListedOrigin, len(written))
 		for i, w := range written {
 			stored[i] = w.origin
-			if w.inserted && !w.shared {
-				newURLs, newTypes = append(newURLs, w.origin.URL), append(newTypes, w.origin.VisitType)
+			if w.inserted {
+				added.add(w.origin.URL, w.origin.VisitType, w.shared)
 			}
 		}
-		return newURLs, newTypes, err
+		return added, err
 	})
 	if err != nil {
 		return nil, err
@@ -60,15 +61,27 @@ func (s *Store) ListedOriginsRecordReturning(ctx context.Context, origins []revi
 	return batch.InInputOrder(origins, stored), nil
 }
 
+// newRows are the rows a recording inserted, by column: their URLs, visit
+// types, and whether another lister lists their origin in the batch.
+type newRows struct {
+	urls, types []string
+	shared      []bool
+}
+
+func (n *newRows) add(url, visitType string, shared bool) {
+	n.urls, n.types, n.shared = append(n.urls, url), append(n.types, visitType), append(n.shared, shared)
+}
+
 // recordOrigins validates a batch and upserts it in one transaction (with
 // each origin's first_seen and last_seen when keepSeen, else now): it
 // checks and holds the batch's listers (naming a bad one by its index in
 // input), takes the grab locks of its visit types in shared mode, runs the
-// recording statement through write (with its arguments), flags shared the
-// rows of the new origins write reports that other listers list too, and
-// wakes up the subscribers of the visit types once committed.
+// recording statement through write (with its arguments), gives the rows
+// it inserted their origins' stats and flags them shared where other
+// listers list their origins too (settleNewOrigins), and wakes up the
+// subscribers of the visit types once committed.
 func (s *Store) recordOrigins(ctx context.Context, input []revisit.ListedOrigin, keepSeen bool,
-	write func(tx pgx.Tx, args []any) (newURLs, newTypes []string, err error)) error {
+	write func(tx pgx.Tx, args []any) (added newRows, err error)) error {
 	origins, err := batch.ListedOrigins(input)
 	if err != nil || len(origins) == 0 {
 		return err
@@ -111,7 +124,7 @@ func (s *Store) recordOrigins(ctx context.Context, input []revisit.ListedOrigin,
 	}
 	args := []any{listers, urls, types, extras, enabled, updates, forks, forkURLs, s.now(), firstSeen, lastSeen}
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
-		var newURLs, newTypes []string
+		var added newRows
 		if err := checkListers(ctx, tx, input); err != nil {
 			return err
 		}
@@ -123,7 +136,7 @@ func (s *Store) recordOrigins(ctx context.Context, input []revisit.ListedOrigin,
 		// batch).
 		err := s.withIndexLookups(ctx, tx, func() error {
 			var err error
-			newURLs, newTypes, err = write(tx, args)
+			added, err = write(tx, args)
 			return err
 		})
 		if err != nil {
@@ -132,7 +145,7 @@ func (s *Store) recordOrigins(ctx context.Context, input []revisit.ListedOrigin,
 		if err := s.ensureStatistics(ctx, tx); err != nil {
 			return err
 		}
-		return shareOrigins(ctx, tx, newURLs, newTypes)
+		return settleNewOrigins(ctx, tx, added)
 	})
 	return translate(wrap(s.notified(err, wake.OfOrigins(origins)), "record %d listed origins", n))
 }
@@ -147,11 +160,12 @@ func (s *Store) recordOrigins(ctx context.Context, input []revisit.ListedOrigin,
 // whether they are shared.
 //
 // Pending rows are updated where they sit; a new row of an origin pending
-// under another lister takes that grab's last_scheduled. The URL of a new
+// under another lister takes that grab's last_scheduled, and the origin's
+// stats afterwards (settleNewOrigins). The URL of a new
 // row goes to origin_url_backlog, to be indexed for searches
 // (IndexOriginURLs), unless the search is off (urlsearch.go). The rows of origins
 // that several listers list are flagged shared (markScheduled): here those
-// listed twice in the batch, in shareOrigins those that other listers
+// listed twice in the batch, in settleNewOrigins those that other listers
 // listed before.
 func recordStatement(returned, tail string) string {
 	return `
@@ -161,7 +175,7 @@ func recordStatement(returned, tail string) string {
 			AS b(lister_id, url, visit_type, extra, enabled, last_update, is_fork, forked_from_url, first_seen, last_seen)
 	), multi AS (
 		-- Origins that several listers list in this batch; those
-		-- that other listers listed before are found by shareOrigins.
+		-- that other listers listed before are found by settleNewOrigins.
 		SELECT url, visit_type FROM b GROUP BY url, visit_type HAVING count(*) > 1
 	), pend AS (
 		UPDATE listed_origin_pending p SET extra_loader_arguments = b.extra::jsonb, enabled = b.enabled,
@@ -173,11 +187,9 @@ func recordStatement(returned, tail string) string {
 		INSERT INTO listed_origin AS lo (` + grabsql.OriginColumns + `,
 			last_successful, last_visit, last_visit_status, last_scheduled, next_visit_queue_position, shared)
 		SELECT b.lister_id, b.url, b.visit_type, b.extra::jsonb, b.enabled, COALESCE(b.first_seen, $9), COALESCE(b.last_seen, $9),
-			b.last_update, b.is_fork, b.forked_from_url,
-			vs.last_successful, vs.last_visit, vs.last_visit_status,
-			GREATEST(vs.last_scheduled, (` + pendingMark("b") + `)),
-			vs.next_visit_queue_position, (b.url, b.visit_type) IN (SELECT * FROM multi)
-		FROM b LEFT JOIN visit_stats vs ON vs.url = b.url AND vs.visit_type = b.visit_type
+			b.last_update, b.is_fork, b.forked_from_url, NULL, NULL, NULL, (` + pendingMark("b") + `), NULL,
+			(b.url, b.visit_type) IN (SELECT * FROM multi)
+		FROM b
 		WHERE NOT EXISTS (SELECT FROM pend
 			WHERE pend.lister_id = b.lister_id AND pend.url = b.url AND pend.visit_type = b.visit_type)
 		ON CONFLICT (lister_id, url, visit_type) DO UPDATE SET
@@ -205,12 +217,13 @@ func recordStatement(returned, tail string) string {
 }
 
 // recordCounting is the recording statement that returns how many rows it
-// inserted and updated, and the new origins (their URLs and visit types)
-// that no other lister lists in the batch.
+// inserted and updated, and the rows inserted (their URLs, visit types and
+// whether another lister lists their origin in the batch).
 var recordCounting = recordStatement("lister_id, url, visit_type", `
 	SELECT count(*) FILTER (WHERE inserted), count(*) FILTER (WHERE NOT inserted) + (SELECT count(*) FROM pend),
-		COALESCE(array_agg(url) FILTER (WHERE inserted AND NOT shared), '{}'),
-		COALESCE(array_agg(visit_type) FILTER (WHERE inserted AND NOT shared), '{}')
+		COALESCE(array_agg(url) FILTER (WHERE inserted), '{}'),
+		COALESCE(array_agg(visit_type) FILTER (WHERE inserted), '{}'),
+		COALESCE(array_agg(shared) FILTER (WHERE inserted), '{}')
 	FROM up`)
 
 // recordReturning is the recording statement that returns every row it
@@ -240,29 +253,73 @@ func qualified(alias, columns string) string {
 	return alias + "." + strings.ReplaceAll(columns, ", ", ", "+alias+".")
 }
 
-// shareOrigins flags shared every listed row (pending or not) of the
-// origins (urls[i], types[i]) that the recording in tx has just inserted a
-// row of, if another lister lists them too.
+// settleNewOrigins gives the rows that a recording in tx has just
+// inserted the stats of their origins, from visit_stats (an origin that no
+// lister listed until now, whose row moves) or from the origin's other
+// listed rows; and flags shared every listed row (pending or not) of the
+// new origins that another lister lists too.
 //
 // The recording statement cannot see the rows that a concurrent recording
-// has inserted and not committed yet: two listers that list one new origin
+// has inserted and not committed yet, nor the stats that a concurrent
+// result has written in visit_stats: two listers that list one new origin
 // at the same moment would each insert an unshared row, and a grab would
-// move one row and offer the origin again through the other. So the
+// move one row and offer the origin again through the other; a result
+// would stay in visit_stats, out of the listed rows' sight. So the
 // recordings that inserted rows take their visit types' record locks, in
-// turn, before looking: the second to look sees the first's committed rows
+// turn, before looking, as results that write visit_stats do
+// (VisitStatsWrite): the second to look sees the first's committed rows
 // (a lock is released after its transaction's commit is visible).
-func shareOrigins(ctx context.Context, tx pgx.Tx, urls, types []string) error {
-	if len(urls) == 0 {
+func settleNewOrigins(ctx context.Context, tx pgx.Tx, added newRows) error {
+	if len(added.urls) == 0 {
 		return nil
 	}
-	if err := lockVisitTypes(ctx, tx, recordLockKey, types); err != nil {
+	if err := lockVisitTypes(ctx, tx, recordLockKey, added.types); err != nil {
 		return err
 	}
+	var unsharedURLs, unsharedTypes []string
+	for i, shared := range added.shared {
+		if !shared {
+			unsharedURLs, unsharedTypes = append(unsharedURLs, added.urls[i]), append(unsharedTypes, added.types[i])
+		}
+	}
 	return withIndexScans(ctx, tx, func() error {
-		_, err := tx.Exec(ctx, shareListedRows, urls, types)
-		return err
+		var b pgx.Batch
+		b.Queue(takeOriginStats, added.urls, added.types)
+		if len(unsharedURLs) > 0 {
+			b.Queue(shareListedRows, unsharedURLs, unsharedTypes)
+		}
+		return tx.SendBatch(ctx, &b).Close()
 	})
 }
+
+// takeOriginStats gives the listed rows without stats of the origins ($1
+// their URLs, $2 their visit types) the stats of their origin: its
+// visit_stats row, which it deletes, or those of its other listed rows;
+// their mark is the later of the two.
+var takeOriginStats = `
+	WITH n AS (
+		SELECT DISTINCT * FROM unnest($1::text[], $2::text[]) AS n(url, visit_type)
+	), moved AS (
+		DELETE FROM visit_stats vs USING n WHERE vs.url = n.url AND vs.visit_type = n.visit_type
+		RETURNING vs.url, vs.visit_type, ` + qualified("vs", storedStats) + `
+	), src AS (
+		SELECT DISTINCT ON (url, visit_type) * FROM (
+			SELECT * FROM moved
+			UNION ALL
+			SELECT n.url, n.visit_type, o.* FROM n CROSS JOIN LATERAL (
+				SELECT ` + storedStats + ` FROM listed_origin
+				WHERE url = n.url AND visit_type = n.visit_type AND ` + hasStats + `
+				UNION ALL
+				SELECT ` + storedStats + ` FROM listed_origin_pending WHERE url = n.url AND visit_type = n.visit_type
+				OFFSET 0) o
+		) s ORDER BY url, visit_type, last_scheduled DESC NULLS LAST
+	)
+	UPDATE listed_origin lo SET last_successful = s.last_successful, last_visit = s.last_visit,
+		last_visit_status = s.last_visit_status, last_scheduled = GREATEST(lo.last_scheduled, s.last_scheduled),
+		last_snapshot = s.last_snapshot, next_visit_queue_position = s.next_visit_queue_position,
+		next_position_offset = s.next_position_offset, successive_visits = s.successive_visits, recent = s.recent
+	FROM src s
+	WHERE lo.url = s.url AND lo.visit_type = s.visit_type AND lo.next_position_offset IS NULL`
 
 // shareListedRows flags shared every row of the origins ($1 their URLs, $2
 // their visit types) that more than one lister lists.

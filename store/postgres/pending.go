@@ -2,13 +2,18 @@ package postgres
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/revisit-sched/revisit"
 )
 
 // listedColumns are every column of listed_origin, and of
-// listed_origin_pending, in table order.
+// listed_origin_pending, in table order: the listing, then the origin's
+// visit stats (migration 00032).
 var listedColumns = listedColumnsWith("last_scheduled")
 
 // listedColumnsWith returns listedColumns with lastScheduled, an
@@ -17,14 +22,30 @@ var listedColumns = listedColumnsWith("last_scheduled")
 func listedColumnsWith(lastScheduled string) string {
 	return "id, lister_id, url, visit_type, extra_loader_arguments, enabled, first_seen, last_seen, " +
 		"last_update, is_fork, forked_from_url, last_successful, last_visit, last_visit_status, " +
-		lastScheduled + ", next_visit_queue_position, shared"
+		lastScheduled + ", next_visit_queue_position, shared, last_snapshot, next_position_offset, " +
+		"successive_visits, recent"
+}
+
+// pendingColumns are listedColumns, then the column that only
+// listed_origin_pending has: stats_scheduled, the last_scheduled of the
+// origin's stats before the grab that marked the row.
+var pendingColumns = listedColumns + ", stats_scheduled"
+
+// pendingValues renders the values of pendingColumns for a listed row that
+// moves to listed_origin_pending marked at mark (an expression of its
+// columns). A marked origin has stats, as a grab's upsert of its stats
+// gives it upstream: its next_position_offset is set (hasStats).
+func pendingValues(mark string) string {
+	return strings.Replace(listedColumnsWith(mark), "next_position_offset",
+		fmt.Sprintf("COALESCE(next_position_offset, %d)", revisit.DefaultNextPositionOffset), 1) + ", last_scheduled"
 }
 
 // grabLockKey is the advisory lock key of a visit type's grabs.
 const grabLockKey = "hashtextextended('revisit.grab:' || $1, 0)"
 
 // recordLockKey is the advisory lock key that recordings which insert rows
-// of a visit type take in turn (shareOrigins).
+// of a visit type take in turn (settleNewOrigins), and so do results that
+// write visit_stats (VisitStatsWrite).
 const recordLockKey = "hashtextextended('revisit.record:' || $1, 0)"
 
 // shareGrabLocks takes the grab locks of visitTypes in shared mode, in a

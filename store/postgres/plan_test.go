@@ -299,9 +299,11 @@ func urlLookups() map[string]statement {
 	release := `WITH gone AS (DELETE FROM visit_in_flight WHERE id = ANY($1) AND state = 'pending'
 		RETURNING url, visit_type, scheduled_at, prev_scheduled)` + restoreEligibility
 	return map[string]statement{
-		"result":  {writeStats, make([]any, 14)},
-		"release": {release, []any{[]uuid.UUID{uuid.New()}}},
-		"shared":  {shareListedRows, []any{[]string{"https://example.org/a"}, []string{"git"}}},
+		"result":   {writeListedStats, make([]any, 14)},
+		"unlisted": {writeUnlistedStats, make([]any, 14)},
+		"settle":   {takeOriginStats, []any{[]string{"https://example.org/a"}, []string{"git"}}},
+		"release":  {release, []any{[]uuid.UUID{uuid.New()}}},
+		"shared":   {shareListedRows, []any{[]string{"https://example.org/a"}, []string{"git"}}},
 	}
 }
 

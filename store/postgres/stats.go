@@ -16,11 +16,13 @@ import (
 const statsColumns = "url, visit_type, last_successful, last_visit, last_visit_status, last_scheduled, " +
 	"last_snapshot, next_visit_queue_position, next_position_offset, successive_visits"
 
-// VisitStatsGet returns the stats that exist among keys; a pending origin's
-// last_scheduled is the one its grab set (docs/store.md, "Pending origins").
-// The marks are looked up by index only (withIndexLookups): the pending
-// table's size swings between none and millions, and statistics taken at
-// one end led the planner to scan the whole table once per key at the other.
+// VisitStatsGet returns the stats that exist among keys: a listed
+// origin's from its listed rows, pending or not (a pending origin's
+// last_scheduled is its grab's mark), the others' from visit_stats
+// (docs/store.md, "Where an origin's stats live"). The rows are looked up
+// by index only (withIndexLookups): the pending table's size swings
+// between none and millions, and statistics taken at one end led the
+// planner to scan the whole table once per key at the other.
 func (s *Store) VisitStatsGet(ctx context.Context, keys []revisit.OriginKey) ([]revisit.VisitStats, error) {
 	urls, types := make([]string, len(keys)), make([]string, len(keys))
 	for i, k := range keys {
@@ -39,15 +41,29 @@ func (s *Store) VisitStatsGet(ctx context.Context, keys []revisit.OriginKey) ([]
 	return stats, translate(wrap(err, "get visit stats"))
 }
 
-// getStats is VisitStatsGet's statement.
+// storedStats are the columns of an origin's stats, on its listed rows as
+// in visit_stats, in the order scanStats reads them after the key.
+const storedStats = "last_successful, last_visit, last_visit_status, last_scheduled, last_snapshot, " +
+	"next_visit_queue_position, next_position_offset, successive_visits, recent"
+
+// hasStats is the condition of a listed row that holds stats: a result
+// wrote them, or a grab marked it (pendingValues).
+const hasStats = "next_position_offset IS NOT NULL"
+
+// getStats is VisitStatsGet's statement: of an origin's rows with stats,
+// the one with the latest mark (they differ in nothing else).
 var getStats = `
-	SELECT k.url, k.visit_type, vs.last_successful, vs.last_visit, vs.last_visit_status,
-		GREATEST(vs.last_scheduled, m.last_scheduled), vs.last_snapshot, vs.next_visit_queue_position,
-		COALESCE(vs.next_position_offset, $3), COALESCE(vs.successive_visits, $4), vs.recent
+	SELECT k.url, k.visit_type, s.last_successful, s.last_visit, s.last_visit_status, s.last_scheduled,
+		s.last_snapshot, s.next_visit_queue_position, COALESCE(s.next_position_offset, $3),
+		COALESCE(s.successive_visits, $4), s.recent
 	FROM (SELECT DISTINCT * FROM unnest($1::text[], $2::text[]) AS k(url, visit_type)) AS k
-	LEFT JOIN visit_stats vs ON vs.url = k.url AND vs.visit_type = k.visit_type
-	LEFT JOIN LATERAL (` + pendingMark("k") + `) AS m(last_scheduled) ON true
-	WHERE vs.url IS NOT NULL OR m.last_scheduled IS NOT NULL
+	CROSS JOIN LATERAL (
+		SELECT ` + storedStats + ` FROM listed_origin WHERE url = k.url AND visit_type = k.visit_type AND ` + hasStats + `
+		UNION ALL
+		SELECT ` + storedStats + ` FROM listed_origin_pending WHERE url = k.url AND visit_type = k.visit_type
+		UNION ALL
+		SELECT ` + storedStats + ` FROM visit_stats WHERE url = k.url AND visit_type = k.visit_type
+		ORDER BY last_scheduled DESC NULLS LAST LIMIT 1) AS s
 	ORDER BY k.url, k.visit_type`
 
 // VisitStatsUpsert writes stats, never overwriting a value with null.
@@ -81,19 +97,72 @@ func onlyKeys(writes []revisit.VisitStatsWrite, keys []revisit.OriginKey) []revi
 	return out
 }
 
-// VisitStatsWrite writes stats and copies them onto the listed origins, in
-// one statement: a guarded write happens only if the stored last_visit is
-// still the one it names (an UPDATE re-checks that on the newest row
-// version; an INSERT that meets a row inserted since finds a conflict and
-// does nothing); pending origins among those written come back to
-// listed_origin, their grab's last_scheduled folded into the stats; the
-// origins to disable are disabled with their copy.
+// VisitStatsWrite writes stats where they live: on the listed rows of a
+// listed origin, pending ones moving back to listed_origin with them, and
+// in visit_stats for an origin that no lister lists (docs/store.md,
+// "Where an origin's stats live"). A guarded write happens only if the
+// stored last_visit is still the one it names (an UPDATE re-checks that on
+// the newest row version; an INSERT that meets a row inserted since finds
+// a conflict and does nothing). The origins to disable are disabled in
+// the same statement.
+//
+// The writes of origins that no lister lists go in a second statement,
+// after the record locks of their visit types (recordLockKey): a
+// recording that lists such an origin for the first time moves its
+// visit_stats row onto the new rows under those locks (settleNewOrigins),
+// so neither misses the other's write. An origin listed since the first
+// statement looked is written on its listed rows then.
 func (s *Store) VisitStatsWrite(ctx context.Context, writes []revisit.VisitStatsWrite) (revisit.VisitStatsWriteResult, error) {
 	var res revisit.VisitStatsWriteResult
 	writes, err := batch.VisitStatsWrites(writes)
 	if err != nil || len(writes) == 0 {
 		return res, err
 	}
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		res = revisit.VisitStatsWriteResult{}
+		if err := shareGrabLocks(ctx, tx, visitTypesOf(writes)); err != nil {
+			return err
+		}
+		return s.withIndexLookups(ctx, tx, func() error {
+			todo, locked := writes, false
+			for len(todo) > 0 {
+				unlisted, err := writeStatsWith(ctx, tx, writeListedStats, todo, &res)
+				if err != nil || len(unlisted) == 0 {
+					return err
+				}
+				todo = onlyKeys(todo, unlisted)
+				if !locked {
+					if err := lockVisitTypes(ctx, tx, recordLockKey, visitTypesOf(todo)); err != nil {
+						return err
+					}
+					locked = true
+				}
+				relisted, err := writeStatsWith(ctx, tx, writeUnlistedStats, todo, &res)
+				if err != nil {
+					return err
+				}
+				todo = onlyKeys(writes, relisted)
+			}
+			return nil
+		})
+	})
+	return res, translate(wrap(s.notified(err, wake.OfStats(writes)), "write %d visit stats", len(writes)))
+}
+
+// visitTypesOf returns the visit type of each write.
+func visitTypesOf(writes []revisit.VisitStatsWrite) []string {
+	types := make([]string, len(writes))
+	for i, w := range writes {
+		types[i] = w.Stats.VisitType
+	}
+	return types
+}
+
+// writeStatsWith runs statement (writeListedStats or writeUnlistedStats)
+// on writes, adds what it disabled and the stale keys to res, and returns
+// the keys that it left to the other statement.
+func writeStatsWith(ctx context.Context, tx pgx.Tx, statement string, writes []revisit.VisitStatsWrite,
+	res *revisit.VisitStatsWriteResult) ([]revisit.OriginKey, error) {
 	n := len(writes)
 	var (
 		urls, types                  = make([]string, n), make([]string, n)
@@ -120,46 +189,117 @@ func (s *Store) VisitStatsWrite(ctx context.Context, writes []revisit.VisitStats
 		guarded[i], ifLastVisit[i], disable[i] = w.Guarded, timestamptz(w.IfLastVisit), w.Disable
 		recents[i] = recent.Encode(st.Recent)
 	}
-	err = s.inTx(ctx, func(tx pgx.Tx) error {
-		if err := shareGrabLocks(ctx, tx, types); err != nil {
-			return err
-		}
-		return s.withIndexLookups(ctx, tx, func() error {
-			var staleURLs, staleTypes []string
-			err := tx.QueryRow(ctx, writeStats,
-				urls, types, successful, visit, status, scheduled, snapshots, positions, offsets, successive,
-				guarded, ifLastVisit, disable, recents).Scan(&res.Disabled, &staleURLs, &staleTypes)
-			for i := range staleURLs {
-				res.Stale = append(res.Stale, revisit.OriginKey{URL: staleURLs[i], VisitType: staleTypes[i]})
-			}
-			return err
-		})
-	})
-	return res, translate(wrap(s.notified(err, wake.OfStats(writes)), "write %d visit stats", n))
+	var (
+		disabled                                   int
+		staleURLs, staleTypes, urlsLeft, typesLeft []string
+	)
+	err := tx.QueryRow(ctx, statement, urls, types, successful, visit, status, scheduled, snapshots, positions,
+		offsets, successive, guarded, ifLastVisit, disable, recents).
+		Scan(&disabled, &staleURLs, &staleTypes, &urlsLeft, &typesLeft)
+	res.Disabled += disabled
+	for i := range staleURLs {
+		res.Stale = append(res.Stale, revisit.OriginKey{URL: staleURLs[i], VisitType: staleTypes[i]})
+	}
+	left := make([]revisit.OriginKey, len(urlsLeft))
+	for i := range urlsLeft {
+		left[i] = revisit.OriginKey{URL: urlsLeft[i], VisitType: typesLeft[i]}
+	}
+	return left, err
 }
 
-// writeStats is VisitStatsWrite's statement. The grab locks it holds keep
-// grabs, and so new pending rows, out until it commits: the pending origins
-// that marks finds are all there are, and only those are probed again to
-// move them back (most results are of origins that are not pending).
-var writeStats = `
+// statsInput is the CTE "input" of the stats writes: the writes' columns
+// ($1–$14) as a table.
+const statsInput = `
 	WITH input AS (
 		SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::timestamptz[], $5::text[],
 			$6::timestamptz[], $7::bytea[], $8::int8[], $9::int4[], $10::int4[], $11::bool[], $12::timestamptz[],
 			$13::bool[], $14::bytea[]) AS i(` + statsColumns + `, guarded, if_last_visit, disable, recent)
-	), marks AS (
+	)`
+
+// keyArrays selects the URLs and the visit types of the keys that the
+// query keys returns, as two arrays.
+func keyArrays(keys string) string {
+	return "(SELECT COALESCE(array_agg(url), '{}'), COALESCE(array_agg(visit_type), '{}') FROM (" + keys + ") k)"
+}
+
+// writeListedStats writes the stats of listed origins on their rows. The
+// grab locks it holds keep grabs, and so new pending rows, out until it
+// commits. A pending origin's rows come back to listed_origin, their
+// grab's mark folded into the stats. It returns the listed rows it
+// disabled, the keys of the stale writes and those of the origins that no
+// lister lists.
+var writeListedStats = statsInput + `, marks AS (
 		SELECT p.url, p.visit_type, max(p.last_scheduled) AS last_scheduled
 		FROM listed_origin_pending p JOIN input i ON p.url = i.url AND p.visit_type = i.visit_type
 		GROUP BY p.url, p.visit_type
 	), src AS (
-		SELECT i.*, GREATEST(i.last_scheduled, m.last_scheduled) AS scheduled
+		SELECT i.*, m.last_scheduled AS mark, GREATEST(i.last_scheduled, m.last_scheduled) AS scheduled
 		FROM input i LEFT JOIN marks m ON m.url = i.url AND m.visit_type = i.visit_type
+	), listed AS (
+		UPDATE listed_origin lo SET
+			last_successful = COALESCE(s.last_successful, lo.last_successful),
+			last_visit = COALESCE(s.last_visit, lo.last_visit),
+			last_visit_status = COALESCE(s.last_visit_status, lo.last_visit_status),
+			last_scheduled = COALESCE(s.scheduled, lo.last_scheduled),
+			last_snapshot = COALESCE(s.last_snapshot, lo.last_snapshot),
+			next_visit_queue_position = COALESCE(s.next_visit_queue_position, lo.next_visit_queue_position),
+			next_position_offset = s.next_position_offset,
+			successive_visits = s.successive_visits,
+			recent = COALESCE(s.recent, lo.recent),
+			enabled = lo.enabled AND NOT s.disable
+		FROM src s
+		WHERE lo.url = s.url AND lo.visit_type = s.visit_type
+			AND (NOT s.guarded OR lo.last_visit IS NOT DISTINCT FROM s.if_last_visit)
+		RETURNING lo.lister_id, lo.url, lo.visit_type, s.disable
+	), back AS (
+		DELETE FROM listed_origin_pending p USING src s
+		WHERE p.url = s.url AND p.visit_type = s.visit_type
+			AND (NOT s.guarded OR p.last_visit IS NOT DISTINCT FROM s.if_last_visit)
+		RETURNING p.id, p.lister_id, p.url, p.visit_type, p.extra_loader_arguments, p.enabled AND NOT s.disable AS enabled,
+			p.first_seen, p.last_seen, p.last_update, p.is_fork, p.forked_from_url,
+			COALESCE(s.last_successful, p.last_successful) AS last_successful,
+			COALESCE(s.last_visit, p.last_visit) AS last_visit,
+			COALESCE(s.last_visit_status, p.last_visit_status) AS last_visit_status,
+			COALESCE(s.scheduled, p.last_scheduled) AS last_scheduled,
+			COALESCE(s.next_visit_queue_position, p.next_visit_queue_position) AS next_visit_queue_position,
+			p.shared, COALESCE(s.last_snapshot, p.last_snapshot) AS last_snapshot, s.next_position_offset,
+			s.successive_visits, COALESCE(s.recent, p.recent) AS recent, p.enabled AND s.disable AS disabling
+	), returned AS (
+		INSERT INTO listed_origin (` + listedColumns + `) OVERRIDING SYSTEM VALUE
+		SELECT ` + listedColumns + ` FROM back
+	), disabled AS (
+		SELECT count(*) AS n FROM (SELECT * FROM listed WHERE disable) u
+		JOIN listed_origin lo ON lo.lister_id = u.lister_id AND lo.url = u.url AND lo.visit_type = u.visit_type
+		WHERE lo.enabled
+	), written AS (
+		SELECT url, visit_type FROM listed UNION SELECT url, visit_type FROM back
+	), unlisted AS (
+		SELECT s.url, s.visit_type FROM src s
+		WHERE s.mark IS NULL AND NOT EXISTS (SELECT FROM written w WHERE w.url = s.url AND w.visit_type = s.visit_type)
+			AND NOT EXISTS (SELECT FROM listed_origin lo WHERE lo.url = s.url AND lo.visit_type = s.visit_type)
+	)
+	SELECT (SELECT n FROM disabled) + (SELECT count(*) FROM back WHERE disabling), stale.*, left_over.*
+	FROM ` + keyArrays(`SELECT url, visit_type FROM input
+		EXCEPT SELECT * FROM written EXCEPT SELECT * FROM unlisted`) + ` AS stale,
+		` + keyArrays("SELECT * FROM unlisted") + ` AS left_over`
+
+// writeUnlistedStats writes the stats of origins that no lister lists in
+// visit_stats, under the record locks of their visit types. It returns no
+// disabled row (an origin that no lister lists has none), the keys of the
+// stale writes, and those of the origins listed since writeListedStats
+// looked, to write on their listed rows.
+var writeUnlistedStats = statsInput + `, listed AS (
+		SELECT i.url, i.visit_type FROM input i
+		WHERE EXISTS (SELECT FROM listed_origin lo WHERE lo.url = i.url AND lo.visit_type = i.visit_type)
+			OR EXISTS (SELECT FROM listed_origin_pending p WHERE p.url = i.url AND p.visit_type = i.visit_type)
+	), src AS (
+		SELECT * FROM input i WHERE NOT EXISTS (SELECT FROM listed l WHERE l.url = i.url AND l.visit_type = i.visit_type)
 	), updated AS (
 		UPDATE visit_stats vs SET
 			last_successful = COALESCE(s.last_successful, vs.last_successful),
 			last_visit = COALESCE(s.last_visit, vs.last_visit),
 			last_visit_status = COALESCE(s.last_visit_status, vs.last_visit_status),
-			last_scheduled = COALESCE(s.scheduled, vs.last_scheduled),
+			last_scheduled = COALESCE(s.last_scheduled, vs.last_scheduled),
 			last_snapshot = COALESCE(s.last_snapshot, vs.last_snapshot),
 			next_visit_queue_position = COALESCE(s.next_visit_queue_position, vs.next_visit_queue_position),
 			next_position_offset = s.next_position_offset,
@@ -168,51 +308,21 @@ var writeStats = `
 		FROM src s
 		WHERE vs.url = s.url AND vs.visit_type = s.visit_type
 			AND (NOT s.guarded OR vs.last_visit IS NOT DISTINCT FROM s.if_last_visit)
-		RETURNING vs.url, vs.visit_type, vs.last_successful, vs.last_visit, vs.last_visit_status, vs.last_scheduled,
-			vs.next_visit_queue_position
+		RETURNING vs.url, vs.visit_type
 	), inserted AS (
 		INSERT INTO visit_stats (` + statsColumns + `, recent)
-		SELECT s.url, s.visit_type, s.last_successful, s.last_visit, s.last_visit_status, s.scheduled, s.last_snapshot,
+		SELECT s.url, s.visit_type, s.last_successful, s.last_visit, s.last_visit_status, s.last_scheduled, s.last_snapshot,
 			s.next_visit_queue_position, s.next_position_offset, s.successive_visits, s.recent
 		FROM src s
 		WHERE (NOT s.guarded OR s.if_last_visit IS NULL)
 			AND NOT EXISTS (SELECT FROM updated u WHERE u.url = s.url AND u.visit_type = s.visit_type)
 		ON CONFLICT (url, visit_type) DO NOTHING
-		RETURNING url, visit_type, last_successful, last_visit, last_visit_status, last_scheduled, next_visit_queue_position
-	), up AS (
-		SELECT w.*, i.disable
-		FROM (SELECT * FROM updated UNION ALL SELECT * FROM inserted) w
-		JOIN input i ON i.url = w.url AND i.visit_type = w.visit_type
-	), back AS (
-		DELETE FROM listed_origin_pending p USING up JOIN marks m ON m.url = up.url AND m.visit_type = up.visit_type
-		WHERE p.url = up.url AND p.visit_type = up.visit_type RETURNING p.*
-	), returned AS (
-		INSERT INTO listed_origin (` + listedColumns + `) OVERRIDING SYSTEM VALUE
-		SELECT b.id, b.lister_id, b.url, b.visit_type, b.extra_loader_arguments, b.enabled AND NOT up.disable, b.first_seen,
-			b.last_seen, b.last_update, b.is_fork, b.forked_from_url, up.last_successful, up.last_visit,
-			up.last_visit_status, up.last_scheduled, up.next_visit_queue_position, b.shared
-		FROM back b JOIN up ON up.url = b.url AND up.visit_type = b.visit_type
-		RETURNING 1
-	), disabling AS (
-		SELECT count(*) AS n FROM listed_origin lo JOIN up ON lo.url = up.url AND lo.visit_type = up.visit_type
-		WHERE up.disable AND lo.enabled
-	), copied AS (
-		UPDATE listed_origin lo SET last_successful = up.last_successful, last_visit = up.last_visit,
-			last_visit_status = up.last_visit_status, last_scheduled = up.last_scheduled,
-			next_visit_queue_position = up.next_visit_queue_position, enabled = lo.enabled AND NOT up.disable
-		FROM up
-		WHERE lo.url = up.url AND lo.visit_type = up.visit_type
-			AND ((lo.last_successful, lo.last_visit, lo.last_visit_status, lo.last_scheduled, lo.next_visit_queue_position)
-				IS DISTINCT FROM (up.last_successful, up.last_visit, up.last_visit_status, up.last_scheduled,
-					up.next_visit_queue_position)
-				OR (up.disable AND lo.enabled))
-		RETURNING 1
+		RETURNING url, visit_type
 	)
-	SELECT (SELECT n FROM disabling) + (SELECT count(*) FROM back b JOIN up ON up.url = b.url AND up.visit_type = b.visit_type
-			WHERE up.disable AND b.enabled),
-		stale.urls, stale.types
-	FROM (SELECT COALESCE(array_agg(i.url), '{}') AS urls, COALESCE(array_agg(i.visit_type), '{}') AS types FROM input i
-		WHERE NOT EXISTS (SELECT FROM up WHERE up.url = i.url AND up.visit_type = i.visit_type)) AS stale`
+	SELECT 0, stale.*, left_over.*
+	FROM ` + keyArrays(`SELECT url, visit_type FROM src
+		EXCEPT SELECT * FROM updated EXCEPT SELECT * FROM inserted`) + ` AS stale,
+		` + keyArrays("SELECT * FROM listed") + ` AS left_over`
 
 func scanStats(row pgx.CollectableRow) (revisit.VisitStats, error) {
 	var (

@@ -2,10 +2,12 @@ package postgres
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/revisit-sched/revisit"
 	"github.com/revisit-sched/revisit/store"
@@ -123,4 +125,108 @@ func TestResultsUpdateStatsInPlace(t *testing.T) {
 	require.NoError(t, s.pool.QueryRow(ctx, `SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables
 		WHERE schemaname = current_schema() AND relname = 'visit_stats'`).Scan(&updates, &hot))
 	require.Equal(t, [2]int64{19, 19}, [2]int64{updates, hot}, "updates of visit_stats, HOT ones")
+}
+
+// TestListedStatsMigration: migration 00032 moves the stats of listed
+// origins onto their listed rows (pending or not, of every lister) and
+// keeps those of the others in visit_stats; down and up again, every
+// origin reads the same stats, and a pending origin's visit still gives
+// back, released, the mark its stats had before it.
+func TestListedStatsMigration(t *testing.T) {
+	ctx := context.Background()
+	s := OpenMigrated(t, nil)
+	one, err := s.ListerGetOrCreate(ctx, "gitlab", "")
+	require.NoError(t, err)
+	two, err := s.ListerGetOrCreate(ctx, "gitlab", "other")
+	require.NoError(t, err)
+	key := func(name string) revisit.OriginKey {
+		return revisit.OriginKey{URL: "https://forge.example/" + name, VisitType: "git"}
+	}
+	listed := func(l revisit.Lister, name string) revisit.ListedOrigin {
+		return revisit.ListedOrigin{ListerID: l.ID, URL: key(name).URL, VisitType: "git", Enabled: true}
+	}
+	_, err = s.ListedOriginsRecord(ctx, []revisit.ListedOrigin{listed(one, "visited"), listed(one, "pending"),
+		listed(one, "fresh"), listed(one, "shared"), listed(two, "shared")})
+	require.NoError(t, err)
+	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	var written []revisit.VisitStats
+	for i, name := range []string{"visited", "pending", "shared", "unlisted"} {
+		st := revisit.NewVisitStats(key(name))
+		st.LastVisit, st.LastVisitStatus = new(t0.Add(time.Duration(i)*time.Hour)), new(revisit.VisitSuccessful)
+		st.LastSuccessful, st.LastScheduled, st.LastSnapshot = st.LastVisit, new(t0), []byte{byte(i)}
+		st.Recent = []revisit.RecentResult{{Date: *st.LastVisit, Status: revisit.VisitSuccessful, Eventful: true}}
+		written = append(written, st)
+	}
+	require.NoError(t, s.VisitStatsUpsert(ctx, written))
+	v, err := s.VisitsDispatchOrigin(ctx, revisit.OriginDispatchParams{Key: key("pending"), Owner: "operator",
+		Now: t0.Add(48 * time.Hour)})
+	require.NoError(t, err)
+	keys := []revisit.OriginKey{key("visited"), key("pending"), key("fresh"), key("shared"), key("unlisted")}
+	before, err := s.VisitStatsGet(ctx, keys)
+	require.NoError(t, err)
+	require.Len(t, before, 4, "every origin but the fresh one")
+	statsRows := func() int {
+		var n int
+		require.NoError(t, s.pool.QueryRow(ctx, "SELECT count(*) FROM visit_stats").Scan(&n))
+		return n
+	}
+	require.Equal(t, 1, statsRows(), "the origin that no lister lists")
+
+	p, db, err := s.provider(ctx)
+	require.NoError(t, err)
+	defer db.Close()
+	_, err = p.DownTo(ctx, 31)
+	require.NoError(t, err)
+	require.Equal(t, 4, statsRows(), "a row an origin with stats")
+	var scheduled time.Time
+	require.NoError(t, s.pool.QueryRow(ctx, "SELECT last_scheduled FROM visit_stats WHERE url = $1",
+		key("pending").URL).Scan(&scheduled))
+	require.True(t, scheduled.Equal(t0), "the pending origin's stats keep their mark from before the visit")
+
+	require.NoError(t, s.Migrate(ctx))
+	require.Equal(t, 1, statsRows())
+	after, err := s.VisitStatsGet(ctx, keys)
+	require.NoError(t, err)
+	require.Equal(t, before, after)
+	_, err = s.VisitsRelease(ctx, []string{v.ID}, false)
+	require.NoError(t, err)
+	released, err := s.VisitStatsGet(ctx, []revisit.OriginKey{key("pending")})
+	require.NoError(t, err)
+	require.True(t, released[0].LastScheduled.Equal(t0), "released, the visit gives the mark back")
+}
+
+// TestResultsAndFirstListingsAtOnce: results of origins that no lister
+// lists, written while a recording lists them for the first time, end on
+// the listed rows, whichever commits first, and leave no visit_stats row
+// behind (VisitStatsWrite, settleNewOrigins).
+func TestResultsAndFirstListingsAtOnce(t *testing.T) {
+	ctx := context.Background()
+	s := OpenMigrated(t, nil)
+	l, err := s.ListerGetOrCreate(ctx, "gitlab", "")
+	require.NoError(t, err)
+	const n = 40
+	visit := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	keys := make([]revisit.OriginKey, n)
+	for i := range keys {
+		keys[i] = revisit.OriginKey{URL: fmt.Sprintf("https://forge.example/%d", i), VisitType: "git"}
+		st := revisit.NewVisitStats(keys[i])
+		st.LastVisit, st.LastVisitStatus = new(visit), new(revisit.VisitFailed)
+		var g errgroup.Group
+		g.Go(func() error { return s.VisitStatsUpsert(ctx, []revisit.VisitStats{st}) })
+		g.Go(func() error {
+			_, err := s.ListedOriginsRecord(ctx, []revisit.ListedOrigin{{ListerID: l.ID, URL: keys[i].URL,
+				VisitType: "git", Enabled: true}})
+			return err
+		})
+		require.NoError(t, g.Wait())
+	}
+	stats, err := s.VisitStatsGet(ctx, keys)
+	require.NoError(t, err)
+	require.Len(t, stats, n)
+	for _, st := range stats {
+		require.NotNil(t, st.LastVisit, st.URL)
+	}
+	var left int
+	require.NoError(t, s.pool.QueryRow(ctx, "SELECT count(*) FROM visit_stats").Scan(&left))
+	require.Zero(t, left, "visit_stats rows of listed origins")
 }

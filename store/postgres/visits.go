@@ -40,14 +40,6 @@ var restoreEligibility = `,
 	returned AS (
 		INSERT INTO listed_origin (` + listedColumns + `) OVERRIDING SYSTEM VALUE
 		SELECT ` + restoredColumns + ` FROM back),
-	known AS (
-		INSERT INTO visit_stats (url, visit_type, last_scheduled)
-		SELECT DISTINCT ON (url, visit_type) url, visit_type, prev_scheduled FROM back
-		ON CONFLICT (url, visit_type) DO NOTHING),
-	stats AS (
-		UPDATE visit_stats AS s SET last_scheduled = g.prev_scheduled FROM gone AS g
-		WHERE s.url = g.url AND s.visit_type = g.visit_type AND s.last_scheduled = g.scheduled_at
-		RETURNING 1),
 	listed AS (
 		UPDATE listed_origin AS l SET last_scheduled = g.prev_scheduled FROM gone AS g
 		WHERE l.url = g.url AND l.visit_type = g.visit_type AND l.last_scheduled = g.scheduled_at
