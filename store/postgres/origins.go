@@ -159,9 +159,11 @@ func (s *Store) recordOrigins(ctx context.Context, input []revisit.ListedOrigin,
 // up, the rows of listed_origin it inserted (inserted) or updated, and
 // whether they are shared.
 //
-// Pending rows are updated where they sit; a new row of an origin pending
-// under another lister takes that grab's last_scheduled, and the origin's
-// stats afterwards (settleNewOrigins). The URL of a new
+// Pending rows are updated where they sit. A new row takes the stats of
+// its origin from visit_stats (settleNewOrigins deletes them there), or
+// the last_scheduled of the grab of an origin pending under another
+// lister, and its other listed rows' stats afterwards (settleNewOrigins).
+// The URL of a new
 // row goes to origin_url_backlog, to be indexed for searches
 // (IndexOriginURLs), unless the search is off (urlsearch.go). The rows of origins
 // that several listers list are flagged shared (markScheduled): here those
@@ -185,11 +187,15 @@ func recordStatement(returned, tail string) string {
 		RETURNING ` + qualified("p", returned) + `
 	), up AS (
 		INSERT INTO listed_origin AS lo (` + grabsql.OriginColumns + `,
-			last_successful, last_visit, last_visit_status, last_scheduled, next_visit_queue_position, shared)
+			last_successful, last_visit, last_visit_status, last_scheduled, next_visit_queue_position, shared,
+			last_snapshot, next_position_offset, successive_visits, recent)
 		SELECT b.lister_id, b.url, b.visit_type, b.extra::jsonb, b.enabled, COALESCE(b.first_seen, $9), COALESCE(b.last_seen, $9),
-			b.last_update, b.is_fork, b.forked_from_url, NULL, NULL, NULL, (` + pendingMark("b") + `), NULL,
-			(b.url, b.visit_type) IN (SELECT * FROM multi)
-		FROM b
+			b.last_update, b.is_fork, b.forked_from_url,
+			vs.last_successful, vs.last_visit, vs.last_visit_status,
+			GREATEST(vs.last_scheduled, (` + pendingMark("b") + `)),
+			vs.next_visit_queue_position, (b.url, b.visit_type) IN (SELECT * FROM multi),
+			` + qualified("vs", "last_snapshot, next_position_offset, successive_visits, recent") + `
+		FROM b LEFT JOIN visit_stats vs ON vs.url = b.url AND vs.visit_type = b.visit_type
 		WHERE NOT EXISTS (SELECT FROM pend
 			WHERE pend.lister_id = b.lister_id AND pend.url = b.url AND pend.visit_type = b.visit_type)
 		ON CONFLICT (lister_id, url, visit_type) DO UPDATE SET
@@ -292,34 +298,37 @@ func settleNewOrigins(ctx context.Context, tx pgx.Tx, added newRows) error {
 	})
 }
 
-// takeOriginStats gives the listed rows without stats of the origins ($1
-// their URLs, $2 their visit types) the stats of their origin: its
-// visit_stats row, which it deletes, or those of its other listed rows;
-// their mark is the later of the two.
+// takeOriginStats deletes the visit_stats rows of the origins ($1 their
+// URLs, $2 their visit types), and writes the stats of each origin on
+// those of its listed rows that lack them or hold others than its
+// visit_stats row (written since the recording copied it): the
+// visit_stats row's, or else those of its other listed rows. The mark is
+// the later of the row's and the stats'.
 var takeOriginStats = `
 	WITH n AS (
 		SELECT DISTINCT * FROM unnest($1::text[], $2::text[]) AS n(url, visit_type)
 	), moved AS (
 		DELETE FROM visit_stats vs USING n WHERE vs.url = n.url AND vs.visit_type = n.visit_type
-		RETURNING vs.url, vs.visit_type, ` + qualified("vs", storedStats) + `
+		RETURNING true AS moved, vs.url, vs.visit_type, ` + qualified("vs", storedStats) + `
 	), src AS (
 		SELECT DISTINCT ON (url, visit_type) * FROM (
 			SELECT * FROM moved
 			UNION ALL
-			SELECT n.url, n.visit_type, o.* FROM n CROSS JOIN LATERAL (
+			SELECT false, n.url, n.visit_type, o.* FROM n CROSS JOIN LATERAL (
 				SELECT ` + storedStats + ` FROM listed_origin
 				WHERE url = n.url AND visit_type = n.visit_type AND ` + hasStats + `
 				UNION ALL
 				SELECT ` + storedStats + ` FROM listed_origin_pending WHERE url = n.url AND visit_type = n.visit_type
 				OFFSET 0) o
-		) s ORDER BY url, visit_type, last_scheduled DESC NULLS LAST
+		) s ORDER BY url, visit_type, moved DESC, last_scheduled DESC NULLS LAST
 	)
 	UPDATE listed_origin lo SET last_successful = s.last_successful, last_visit = s.last_visit,
 		last_visit_status = s.last_visit_status, last_scheduled = GREATEST(lo.last_scheduled, s.last_scheduled),
 		last_snapshot = s.last_snapshot, next_visit_queue_position = s.next_visit_queue_position,
 		next_position_offset = s.next_position_offset, successive_visits = s.successive_visits, recent = s.recent
 	FROM src s
-	WHERE lo.url = s.url AND lo.visit_type = s.visit_type AND lo.next_position_offset IS NULL`
+	WHERE lo.url = s.url AND lo.visit_type = s.visit_type AND (lo.next_position_offset IS NULL
+		OR s.moved AND (` + qualified("lo", storedStats) + `) IS DISTINCT FROM (` + qualified("s", storedStats) + `))`
 
 // shareListedRows flags shared every row of the origins ($1 their URLs, $2
 // their visit types) that more than one lister lists.
