@@ -2,6 +2,8 @@ package postgres
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -222,6 +224,27 @@ func keyArrays(keys string) string {
 	return "(SELECT COALESCE(array_agg(url), '{}'), COALESCE(array_agg(visit_type), '{}') FROM (" + keys + ") k)"
 }
 
+// writtenStats renders, with format (of a column's name and its value),
+// each stats column that a write from the CTE "s" leaves on a stored row
+// (alias stored): the write's value, or the stored one where the write has
+// none (scheduled: the write's last_scheduled); the offset and the
+// successive visits, always the write's.
+func writtenStats(stored, scheduled, format string) string {
+	values := []struct{ column, value string }{
+		{"last_successful", "s.last_successful"}, {"last_visit", "s.last_visit"},
+		{"last_visit_status", "s.last_visit_status"}, {"last_scheduled", scheduled},
+		{"last_snapshot", "s.last_snapshot"}, {"next_visit_queue_position", "s.next_visit_queue_position"},
+		{"recent", "s.recent"},
+	}
+	cols := make([]string, 0, len(values)+2)
+	for _, v := range values {
+		cols = append(cols, fmt.Sprintf(format, v.column, "COALESCE("+v.value+", "+stored+"."+v.column+")"))
+	}
+	cols = append(cols, fmt.Sprintf(format, "next_position_offset", "s.next_position_offset"),
+		fmt.Sprintf(format, "successive_visits", "s.successive_visits"))
+	return strings.Join(cols, ", ")
+}
+
 // writeListedStats writes the stats of listed origins on their rows. The
 // grab locks it holds keep grabs, and so new pending rows, out until it
 // commits. A pending origin's rows come back to listed_origin, their
@@ -237,15 +260,7 @@ var writeListedStats = statsInput + `, marks AS (
 		FROM input i LEFT JOIN marks m ON m.url = i.url AND m.visit_type = i.visit_type
 	), listed AS (
 		UPDATE listed_origin lo SET
-			last_successful = COALESCE(s.last_successful, lo.last_successful),
-			last_visit = COALESCE(s.last_visit, lo.last_visit),
-			last_visit_status = COALESCE(s.last_visit_status, lo.last_visit_status),
-			last_scheduled = COALESCE(s.scheduled, lo.last_scheduled),
-			last_snapshot = COALESCE(s.last_snapshot, lo.last_snapshot),
-			next_visit_queue_position = COALESCE(s.next_visit_queue_position, lo.next_visit_queue_position),
-			next_position_offset = s.next_position_offset,
-			successive_visits = s.successive_visits,
-			recent = COALESCE(s.recent, lo.recent),
+			` + writtenStats("lo", "s.scheduled", "%[1]s = %[2]s") + `,
 			enabled = lo.enabled AND NOT s.disable
 		FROM src s
 		WHERE lo.url = s.url AND lo.visit_type = s.visit_type
@@ -256,14 +271,8 @@ var writeListedStats = statsInput + `, marks AS (
 		WHERE p.url = s.url AND p.visit_type = s.visit_type
 			AND (NOT s.guarded OR p.last_visit IS NOT DISTINCT FROM s.if_last_visit)
 		RETURNING p.id, p.lister_id, p.url, p.visit_type, p.extra_loader_arguments, p.enabled AND NOT s.disable AS enabled,
-			p.first_seen, p.last_seen, p.last_update, p.is_fork, p.forked_from_url,
-			COALESCE(s.last_successful, p.last_successful) AS last_successful,
-			COALESCE(s.last_visit, p.last_visit) AS last_visit,
-			COALESCE(s.last_visit_status, p.last_visit_status) AS last_visit_status,
-			COALESCE(s.scheduled, p.last_scheduled) AS last_scheduled,
-			COALESCE(s.next_visit_queue_position, p.next_visit_queue_position) AS next_visit_queue_position,
-			p.shared, COALESCE(s.last_snapshot, p.last_snapshot) AS last_snapshot, s.next_position_offset,
-			s.successive_visits, COALESCE(s.recent, p.recent) AS recent, p.enabled AND s.disable AS disabling
+			p.first_seen, p.last_seen, p.last_update, p.is_fork, p.forked_from_url, p.shared,
+			` + writtenStats("p", "s.scheduled", "%[2]s AS %[1]s") + `, p.enabled AND s.disable AS disabling
 	), returned AS (
 		INSERT INTO listed_origin (` + listedColumns + `) OVERRIDING SYSTEM VALUE
 		SELECT ` + listedColumns + ` FROM back
@@ -296,15 +305,7 @@ var writeUnlistedStats = statsInput + `, listed AS (
 		SELECT * FROM input i WHERE NOT EXISTS (SELECT FROM listed l WHERE l.url = i.url AND l.visit_type = i.visit_type)
 	), updated AS (
 		UPDATE visit_stats vs SET
-			last_successful = COALESCE(s.last_successful, vs.last_successful),
-			last_visit = COALESCE(s.last_visit, vs.last_visit),
-			last_visit_status = COALESCE(s.last_visit_status, vs.last_visit_status),
-			last_scheduled = COALESCE(s.last_scheduled, vs.last_scheduled),
-			last_snapshot = COALESCE(s.last_snapshot, vs.last_snapshot),
-			next_visit_queue_position = COALESCE(s.next_visit_queue_position, vs.next_visit_queue_position),
-			next_position_offset = s.next_position_offset,
-			successive_visits = s.successive_visits,
-			recent = COALESCE(s.recent, vs.recent)
+			` + writtenStats("vs", "s.last_scheduled", "%[1]s = %[2]s") + `
 		FROM src s
 		WHERE vs.url = s.url AND vs.visit_type = s.visit_type
 			AND (NOT s.guarded OR vs.last_visit IS NOT DISTINCT FROM s.if_last_visit)
