@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -14,15 +13,15 @@ import (
 // listedColumns are every column of listed_origin, and of
 // listed_origin_pending, in table order: the listing, then the origin's
 // visit stats (migration 00032).
-var listedColumns = listedColumnsWith("last_scheduled")
+var listedColumns = listedColumnsWith("last_scheduled", "next_position_offset")
 
-// listedColumnsWith returns listedColumns with lastScheduled, an
-// expression, in place of the last_scheduled column: moves between the two
-// tables copy whole rows but set the mark.
-func listedColumnsWith(lastScheduled string) string {
+// listedColumnsWith returns listedColumns with lastScheduled and offset,
+// expressions, in place of the last_scheduled and next_position_offset
+// columns: moves between the two tables copy whole rows but set the mark.
+func listedColumnsWith(lastScheduled, offset string) string {
 	return "id, lister_id, url, visit_type, extra_loader_arguments, enabled, first_seen, last_seen, " +
 		"last_update, is_fork, forked_from_url, last_successful, last_visit, last_visit_status, " +
-		lastScheduled + ", next_visit_queue_position, shared, last_snapshot, next_position_offset, " +
+		lastScheduled + ", next_visit_queue_position, shared, last_snapshot, " + offset + ", " +
 		"successive_visits, recent"
 }
 
@@ -36,8 +35,8 @@ var pendingColumns = listedColumns + ", stats_scheduled"
 // columns). A marked origin has stats, as a grab's upsert of its stats
 // gives it upstream: its next_position_offset is set (hasStats).
 func pendingValues(mark string) string {
-	return strings.Replace(listedColumnsWith(mark), "next_position_offset",
-		fmt.Sprintf("COALESCE(next_position_offset, %d)", revisit.DefaultNextPositionOffset), 1) + ", last_scheduled"
+	return listedColumnsWith(mark, fmt.Sprintf("COALESCE(next_position_offset, %d)", revisit.DefaultNextPositionOffset)) +
+		", last_scheduled"
 }
 
 // grabLockKey is the advisory lock key of a visit type's grabs.

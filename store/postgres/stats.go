@@ -126,26 +126,21 @@ func (s *Store) VisitStatsWrite(ctx context.Context, writes []revisit.VisitStats
 			return err
 		}
 		return s.withIndexLookups(ctx, tx, func() error {
-			todo, locked := writes, false
-			for len(todo) > 0 {
-				unlisted, err := writeStatsWith(ctx, tx, writeListedStats, todo, &res)
-				if err != nil || len(unlisted) == 0 {
-					return err
-				}
-				todo = onlyKeys(todo, unlisted)
-				if !locked {
-					if err := lockVisitTypes(ctx, tx, recordLockKey, visitTypesOf(todo)); err != nil {
-						return err
-					}
-					locked = true
-				}
-				relisted, err := writeStatsWith(ctx, tx, writeUnlistedStats, todo, &res)
-				if err != nil {
-					return err
-				}
-				todo = onlyKeys(writes, relisted)
+			unlisted, err := writeStatsWith(ctx, tx, writeListedStats, writes, &res)
+			if err != nil || len(unlisted) == 0 {
+				return err
 			}
-			return nil
+			todo := onlyKeys(writes, unlisted)
+			if err := lockVisitTypes(ctx, tx, recordLockKey, visitTypesOf(todo)); err != nil {
+				return err
+			}
+			relisted, err := writeStatsWith(ctx, tx, writeUnlistedStats, todo, &res)
+			if err != nil || len(relisted) == 0 {
+				return err
+			}
+			// Listed rows are never deleted: these leave nothing over.
+			_, err = writeStatsWith(ctx, tx, writeListedStats, onlyKeys(writes, relisted), &res)
+			return err
 		})
 	})
 	return res, translate(wrap(s.notified(err, wake.OfStats(writes)), "write %d visit stats", len(writes)))

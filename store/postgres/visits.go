@@ -48,7 +48,7 @@ var restoreEligibility = `,
 
 // restoredColumns are listedColumns with the last_scheduled of before the
 // visit.
-var restoredColumns = listedColumnsWith("prev_scheduled")
+var restoredColumns = listedColumnsWith("prev_scheduled", "next_position_offset")
 
 // insertVisits records pending visits: $1 their ids, $2 URLs, $3
 // listers and $4 the origins' last_scheduled before them, of visit type
