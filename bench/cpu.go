@@ -73,12 +73,15 @@ func serversCPU() cpuSample {
 // CPUTime uses the same).
 const userHZ = 100
 
-// per returns the time used from s to end per unit of work, in µs.
+// per returns the time used from s to end per unit of work, in µs. A
+// server's sum can fall when one of its processes exits during the span
+// (an exited process that its parent has not reaped yet reads no time):
+// a fall counts as none.
 func (s cpuSample) per(end cpuSample, units int64) CPU {
 	if units <= 0 {
 		return CPU{}
 	}
-	us := func(from, to float64) float64 { return (to - from) * 1e6 / float64(units) }
+	us := func(from, to float64) float64 { return max(to-from, 0) * 1e6 / float64(units) }
 	return CPU{RevisitMicros: us(s.self, end.self), PostgresMicros: us(s.postgres, end.postgres),
 		RabbitMQMicros: us(s.rabbitmq, end.rabbitmq)}
 }
