@@ -1,8 +1,6 @@
 package bench
 
 import (
-	"slices"
-
 	"github.com/prometheus/procfs"
 )
 
@@ -42,17 +40,13 @@ func selfCPU() float64 {
 // process of /proc (~2 ms of this process's time with 80 of them). A server
 // process's time includes that of its reaped children, so that a
 // PostgreSQL backend which exits between two samples still counts: the
-// postmaster inherits its time when it reaps it. The scan reads the
-// processes from the newest (highest id) to the oldest, so the postmaster
-// after its backends: one that exits during the scan counts once or twice,
-// never zero times (which made a span's time negative).
+// postmaster inherits its time when it reaps it.
 func serversCPU() cpuSample {
 	var s cpuSample
 	procs, err := procfs.AllProcs()
 	if err != nil {
 		return s
 	}
-	slices.Reverse(procs)
 	for _, p := range procs {
 		st, err := p.Stat()
 		if err != nil {
